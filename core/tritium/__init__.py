@@ -1,0 +1,25 @@
+"""tritium: a Triton-style kernel compiler with pluggable targets.
+
+``import tritium as triton; import tritium.language as tl`` ports a Triton kernel.
+"""
+
+__version__ = "0.1.0"
+
+from .errors import ArgumentError, CompilationError, TargetError, TritiumError  # noqa: E402
+from .runtime.compiler import CompiledKernel, compile  # noqa: E402,A004
+from .runtime.jit import JITFunction, jit  # noqa: E402
+
+
+def cdiv(x, y):
+    """Ceiling division: ``cdiv(10, 4) == 3``; works on ints and on integer tensors in kernels."""
+    return (x + y - 1) // y
+
+
+def next_power_of_2(n: int) -> int:
+    """The smallest power of two >= n (1 for n <= 1)."""
+    n = int(n)
+    return 1 if n <= 1 else 1 << (n - 1).bit_length()
+
+
+__all__ = ["ArgumentError", "CompilationError", "CompiledKernel", "JITFunction", "TargetError",
+           "TritiumError", "cdiv", "compile", "jit", "next_power_of_2"]

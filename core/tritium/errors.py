@@ -1,0 +1,31 @@
+"""Errors users see. Each names the kernel and, where there is one, the source line to change."""
+
+from __future__ import annotations
+
+
+class TritiumError(Exception):
+    """Base class of every error tritium raises on purpose."""
+
+
+class TargetError(TritiumError):
+    """An unknown or unavailable target."""
+
+
+class ArgumentError(TritiumError):
+    """A kernel launched with arguments it cannot take."""
+
+
+class CompilationError(TritiumError):
+    """A kernel that cannot be compiled; the message quotes the offending source line."""
+
+    def __init__(self, kernel: str, message: str, *, filename: str = "", lineno: int | None = None,
+                 source_line: str = "", col: int | None = None):
+        self.kernel, self.message, self.filename, self.lineno = kernel, message, filename, lineno
+        where = f"{filename}:{lineno}" if lineno is not None else filename
+        text = f"in kernel '{kernel}'" + (f" at {where}" if where else "") + f": {message}"
+        if source_line:
+            text += f"\n    {source_line.rstrip()}"
+            if col is not None:
+                indent = len(source_line) - len(source_line.lstrip())
+                text += "\n    " + " " * max(col - indent, 0) + "^"
+        super().__init__(text)

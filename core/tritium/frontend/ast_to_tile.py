@@ -1,0 +1,485 @@
+"""Python AST -> ``tile`` IR: the frontend of the compiler.
+
+``generate_module`` walks a ``@jit`` function's AST and evaluates it abstractly: Python values
+(constexprs, literals, dtypes, modules) are computed in Python, tensors are MLIR values, and
+builtins/operators emit IR through ``IRBuilder``. Control flow on tensors becomes ``scf``; calls
+to other ``@jit`` functions become private ``func.func``s (inlined later by the ``inline`` pass).
+Every error is re-raised as a ``CompilationError`` naming the kernel and the source line.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import contextlib
+import operator
+from typing import Any
+
+from ..errors import CompilationError, TritiumError
+from ..ir import tile
+from ..ir.mlir import func, ir, scf
+from ..language import core as tlc
+from ..language import dtypes as T
+from ..language import semantic
+from .ir_builder import IRBuilder, ir_type
+
+_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+           ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+           ast.BitAnd: operator.and_, ast.BitOr: operator.or_, ast.BitXor: operator.xor,
+           ast.LShift: operator.lshift, ast.RShift: operator.rshift, ast.Pow: operator.pow}
+_CMPOPS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+           ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Is: operator.is_,
+           ast.IsNot: operator.is_not, ast.In: lambda a, b: a in b,
+           ast.NotIn: lambda a, b: a not in b}
+_BUILTINS = {n: getattr(builtins, n) for n in (
+    "range", "min", "max", "len", "int", "float", "bool", "abs", "tuple", "list", "isinstance",
+    "enumerate", "zip", "getattr", "hasattr", "ValueError", "TypeError", "AssertionError")}
+
+
+def _is_tensor(v: Any) -> bool:
+    return isinstance(v, tlc.tensor)
+
+
+def assigned_names(stmts: list[ast.stmt]) -> set[str]:
+    """Names a block of statements (re)binds, including in nested blocks."""
+    out: set[str] = set()
+    for s in stmts:
+        for node in ast.walk(s):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                out.add(node.id)
+    return out
+
+
+class ModuleGenerator:
+    """Owns the MLIR module of one compilation and the callee functions instantiated into it."""
+
+    def __init__(self, kernel_name: str):
+        self.kernel_name = kernel_name
+        self.module = ir.Module.create()
+        self.builder = IRBuilder()
+        self.callees: dict[Any, tuple[str, list, bool]] = {}
+
+    def callee(self, jitfn, args: list[Any]) -> tuple[str, list, bool]:
+        """Instantiate ``jitfn`` for these argument types/constants once; return (symbol, result specs)."""
+        key = (jitfn, tuple((a.dtype, a.shape) if _is_tensor(a) else ("const", _hashable(a)) for a in args))
+        if key not in self.callees:
+            symbol = f"{jitfn.__name__}__{len(self.callees)}"
+            with ir.InsertionPoint(self.module.body), ir.Location.unknown():
+                gen = FunctionGenerator(self, jitfn, symbol)
+                self.callees[key] = (symbol, *gen.build(args, public=False))
+        return self.callees[key]
+
+
+def _hashable(v: Any) -> Any:
+    try:
+        hash(v)
+        return v
+    except TypeError:
+        return repr(v)
+
+
+class FunctionGenerator(ast.NodeVisitor):
+    """Generates one ``func.func`` from one ``@jit`` function's AST."""
+
+    def __init__(self, mod: ModuleGenerator, jitfn, symbol: str):
+        self.mod, self.jitfn, self.symbol = mod, jitfn, symbol
+        self.fn = jitfn.fn
+        self.globals = dict(jitfn.fn.__globals__)
+        self.globals.update(jitfn.closure_vars())
+        self.scope: dict[str, Any] = {}
+        self.returned: Any = None
+        self.has_return = False
+
+    # -- entry points ------------------------------------------------------------------------------
+    def build(self, args: list[Any], public: bool, arg_attrs: list[dict] | None = None,
+              known: dict[str, Any] | None = None) -> tuple[list, bool]:
+        """Emit the function for ``args`` (tensors become parameters, other values constants);
+        ``known`` parameters stay in the signature but their uses see the given constant.
+        Returns the result (dtype, shape) pairs and whether the function returns a tuple."""
+        fdef = self.jitfn.ast.body[0]
+        params = [a.arg for a in fdef.args.args]
+        inputs = [ir_type(a.dtype, a.shape) for a in args if _is_tensor(a)]
+        fop = func.FuncOp(self.symbol, (inputs, []), visibility="public" if public else "private")
+        if arg_attrs and any(arg_attrs):
+            fop.attributes["arg_attrs"] = ir.ArrayAttr.get([ir.DictAttr.get(d) for d in arg_attrs])
+        entry = fop.add_entry_block()
+        block_args = iter(entry.arguments)
+        for name, a in zip(params, args):
+            self.scope[name] = tlc.tensor(next(block_args), a.dtype, a.shape) if _is_tensor(a) else a
+        with ir.InsertionPoint(entry), semantic.using(self.mod.builder):
+            for name, value in (known or {}).items():
+                self.scope[name] = semantic.to_tensor(value, self.scope[name].dtype)
+            self.visit_body(fdef.body, top=True)
+            results = self._materialize_return()
+            func.ReturnOp([r.handle for r in results])
+        fop.attributes["function_type"] = ir.TypeAttr.get(
+            ir.FunctionType.get(inputs, [ir_type(r.dtype, r.shape) for r in results]))
+        return [(r.dtype, r.shape) for r in results], isinstance(self.returned, tuple)
+
+    def _materialize_return(self) -> list:
+        r = self.returned
+        if r is None:
+            return []
+        vals = list(r) if isinstance(r, tuple) else [r]
+        return [semantic.to_tensor(v) for v in vals]
+
+    # -- errors and locations ----------------------------------------------------------------------
+    def error(self, node: ast.AST, message: str) -> CompilationError:
+        lineno = getattr(node, "lineno", None)
+        lines = self.jitfn.src.splitlines()
+        text = lines[lineno - 1] if lineno and lineno <= len(lines) else ""
+        return CompilationError(self.jitfn.__name__, message, filename=self.jitfn.filename,
+                                lineno=(lineno + self.jitfn.first_line - 1) if lineno else None,
+                                source_line=text, col=getattr(node, "col_offset", None))
+
+    def visit(self, node: ast.AST) -> Any:
+        lineno = getattr(node, "lineno", None)
+        loc = (ir.Location.file(self.jitfn.filename, lineno + self.jitfn.first_line - 1, node.col_offset + 1)
+               if lineno else contextlib.nullcontext())
+        try:
+            with loc:
+                return super().visit(node)
+        except CompilationError:
+            raise
+        except TritiumError as e:
+            raise self.error(node, str(e)) from None
+        except Exception as e:  # user code called wrongly, or a value of the wrong kind
+            raise self.error(node, f"{type(e).__name__}: {e}") from e
+
+    def generic_visit(self, node: ast.AST) -> Any:
+        raise self.error(node, f"unsupported Python construct in a kernel: {type(node).__name__}")
+
+    # -- statements -------------------------------------------------------------------------------
+    def visit_body(self, stmts: list[ast.stmt], top: bool = False) -> None:
+        for i, s in enumerate(stmts):
+            if self.has_return:
+                raise self.error(s, "code after 'return' is not supported")
+            if isinstance(s, ast.Return) and not (top and i == len(stmts) - 1):
+                raise self.error(s, "'return' is only supported as the last statement of a function")
+            self.visit(s)
+
+    def visit_Return(self, node: ast.Return) -> None:
+        self.returned = self.visit(node.value) if node.value is not None else None
+        self.has_return = True
+
+    def visit_Pass(self, node) -> None:
+        pass
+
+    def visit_Expr(self, node: ast.Expr) -> None:
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return  # docstring
+        self.visit(node.value)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        value = self.visit(node.value)
+        for target in node.targets:
+            self.assign(target, value)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:
+            self.assign(node.target, self.visit(node.value))
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        if not isinstance(node.target, ast.Name):
+            raise self.error(node, "augmented assignment is only supported to plain names")
+        value = self.apply_binop(node.op, self.lookup(node.target.id, node), self.visit(node.value), node)
+        self.assign(node.target, value)
+
+    def assign(self, target: ast.AST, value: Any) -> None:
+        if isinstance(target, ast.Name):
+            self.scope[target.id] = value
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            vals = list(value) if isinstance(value, (tuple, list)) else None
+            if vals is None or len(vals) != len(target.elts):
+                raise self.error(target, "cannot unpack this value into the names on the left")
+            for t, v in zip(target.elts, vals):
+                self.assign(t, v)
+        else:
+            raise self.error(target, "only assignments to names are supported (tensors are values; use tl.store to write memory)")
+
+    def visit_Assert(self, node: ast.Assert) -> None:
+        cond = self.visit(node.test)
+        if _is_tensor(cond):
+            raise self.error(node, "assert on a tensor value is not supported yet; assert on constexprs only")
+        if not cond:
+            msg = self.visit(node.msg) if node.msg is not None else "assertion failed"
+            raise self.error(node, f"static assertion failed: {msg}")
+
+    def visit_If(self, node: ast.If) -> None:
+        cond = self.visit(node.test)
+        if not _is_tensor(cond):
+            self.visit_body(node.body if cond else node.orelse)
+            return
+        self._scf_if(node, self._scalar_condition(cond, node))
+
+    def _scalar_condition(self, cond, node) -> ir.Value:
+        if cond.shape != ():
+            raise self.error(node, f"the condition must be a scalar, got a block of shape {list(cond.shape)}; "
+                                   "use tl.where for elementwise choices")
+        return semantic.cast(cond, T.int1).handle
+
+    def _scf_if(self, node: ast.If, cond: ir.Value) -> None:
+        before = dict(self.scope)
+        scratch = scf.IfOp(cond, [], has_else=True)
+        scopes = []
+        for block, body in ((scratch.then_block, node.body), (scratch.else_block, node.orelse)):
+            self.scope = dict(before)
+            with ir.InsertionPoint(block):
+                self.visit_body(body)
+            scopes.append(self.scope)
+        self.scope = before
+        if self.has_return:
+            raise self.error(node, "'return' inside an 'if' on a tensor condition is not supported")
+        names = sorted(n for n in assigned_names(node.body) | assigned_names(node.orelse)
+                       if _needs_yield(n, *scopes))
+        yields = []
+        for block, s in zip((scratch.then_block, scratch.else_block), scopes):
+            with ir.InsertionPoint(block):
+                yields.append([semantic.to_tensor(s[n]) for n in names])
+        for n, a, b in zip(names, *yields):
+            if (a.dtype, a.shape) != (b.dtype, b.shape):
+                raise self.error(node, f"'{n}' is {_desc(a)} in one branch and {_desc(b)} in the other; "
+                                       "both branches must give it one type and shape")
+        final = scf.IfOp(cond, [ir_type(a.dtype, a.shape) for a in yields[0]], has_else=True)
+        for old, new, vals in ((scratch.then_block, final.then_block, yields[0]),
+                               (scratch.else_block, final.else_block, yields[1])):
+            with ir.InsertionPoint(new):
+                term = scf.YieldOp([v.handle for v in vals])
+            for op in list(old.operations):
+                op.move_before(term)
+        scratch.operation.erase()
+        for n, a, r in zip(names, yields[0], final.results):
+            self.scope[n] = tlc.tensor(r, a.dtype, a.shape)
+
+    def _carried(self, body: list[ast.stmt], extra: set[str] = frozenset()) -> list[tuple[str, Any]]:
+        out = []
+        for n in sorted(assigned_names(body) - set(extra)):
+            v = self.scope.get(n)
+            if _is_tensor(v) or (isinstance(v, (int, float)) and not isinstance(v, bool)):
+                out.append((n, semantic.to_tensor(v)))
+        return out
+
+    def _check_carried(self, node, carried, new_values) -> list:
+        out = []
+        for (n, init), v in zip(carried, new_values):
+            v = semantic.to_tensor(v, init.dtype)
+            if (v.dtype, v.shape) != (init.dtype, init.shape):
+                raise self.error(node, f"loop-carried variable '{n}' starts as {_desc(init)} but becomes "
+                                       f"{_desc(v)} inside the loop; give it its final type before the loop "
+                                       "(e.g. with .to() or tl.zeros(..., dtype))")
+            out.append(v)
+        return out
+
+    def visit_For(self, node: ast.For) -> None:
+        it = node.iter
+        if not (isinstance(it, ast.Call) and self.visit(it.func) in (builtins.range, tlc.range)):
+            raise self.error(node, "kernels can only loop over range(...) or tl.range(...)")
+        if node.orelse:
+            raise self.error(node, "'for ... else' is not supported")
+        if not isinstance(node.target, ast.Name):
+            raise self.error(node, "the loop variable must be a single name")
+        args = [self.visit(a) for a in it.args]
+        if not 1 <= len(args) <= 3:
+            raise self.error(it, "range() takes 1 to 3 arguments")
+        lb, ub, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3 else 1)
+        step_v = step.value if isinstance(step, tlc.constexpr) else step
+        if not _is_tensor(step_v) and step_v <= 0:
+            raise self.error(it, f"loop step must be positive, got {step_v}")
+        bounds = [semantic.to_tensor(b.value if isinstance(b, tlc.constexpr) else b) for b in (lb, ub, step)]
+        if any(not b.dtype.is_int() or b.shape != () for b in bounds):
+            raise self.error(it, "range() bounds must be scalar integers")
+        ity = T.int64 if any(b.dtype.primitive_bitwidth > 32 for b in bounds) else T.int32
+        lb_v, ub_v, st_v = (semantic.cast(b, ity).handle for b in bounds)
+        carried = self._carried(node.body, {node.target.id})
+        loop = scf.ForOp(lb_v, ub_v, st_v, [c.handle for _, c in carried])
+        before = dict(self.scope)
+        self.scope[node.target.id] = tlc.tensor(loop.induction_variable, ity, ())
+        for (n, c), arg in zip(carried, loop.inner_iter_args):
+            self.scope[n] = tlc.tensor(arg, c.dtype, c.shape)
+        with ir.InsertionPoint(loop.body):
+            self.visit_body(node.body)
+            new = self._check_carried(node, carried, [self.scope[n] for n, _ in carried])
+            scf.YieldOp([v.handle for v in new])
+        self._end_loop(node, before, carried, loop.results)
+
+    def _end_loop(self, node, before, carried, results) -> None:
+        if self.has_return:
+            raise self.error(node, "'return' inside a loop is not supported")
+        self.scope = before
+        for (n, c), r in zip(carried, results):
+            self.scope[n] = tlc.tensor(r, c.dtype, c.shape)
+
+    def visit_While(self, node: ast.While) -> None:
+        if node.orelse:
+            raise self.error(node, "'while ... else' is not supported")
+        carried = self._carried(node.body)
+        types = [ir_type(c.dtype, c.shape) for _, c in carried]
+        loop = scf.WhileOp(types, [c.handle for _, c in carried])
+        before_block = loop.before.blocks.append(*types)
+        after_block = loop.after.blocks.append(*types)
+        before = dict(self.scope)
+        for (n, c), arg in zip(carried, before_block.arguments):
+            self.scope[n] = tlc.tensor(arg, c.dtype, c.shape)
+        with ir.InsertionPoint(before_block):
+            cond = self.visit(node.test)
+            if not _is_tensor(cond):
+                raise self.error(node.test, "a while loop's condition must depend on tensors; "
+                                            "a constant condition would never end or never start")
+            scf.ConditionOp(self._scalar_condition(cond, node.test), list(before_block.arguments))
+        self.scope = dict(before)
+        for (n, c), arg in zip(carried, after_block.arguments):
+            self.scope[n] = tlc.tensor(arg, c.dtype, c.shape)
+        with ir.InsertionPoint(after_block):
+            self.visit_body(node.body)
+            new = self._check_carried(node, carried, [self.scope[n] for n, _ in carried])
+            scf.YieldOp([v.handle for v in new])
+        self._end_loop(node, before, carried, loop.results)
+
+    # -- expressions ------------------------------------------------------------------------------
+    def lookup(self, name: str, node: ast.AST) -> Any:
+        for table in (self.scope, self.globals, _BUILTINS):
+            if name in table:
+                return table[name]
+        raise self.error(node, f"name '{name}' is not defined")
+
+    def visit_Name(self, node: ast.Name) -> Any:
+        return self.lookup(node.id, node)
+
+    def visit_Constant(self, node: ast.Constant) -> Any:
+        return node.value
+
+    def visit_Attribute(self, node: ast.Attribute) -> Any:
+        return getattr(self.visit(node.value), node.attr)
+
+    def visit_Tuple(self, node: ast.Tuple) -> Any:
+        return tuple(self.visit(e) for e in node.elts)
+
+    def visit_List(self, node: ast.List) -> Any:
+        return [self.visit(e) for e in node.elts]
+
+    def visit_Slice(self, node: ast.Slice) -> Any:
+        return slice(*(self.visit(p) if p is not None else None for p in (node.lower, node.upper, node.step)))
+
+    def visit_Subscript(self, node: ast.Subscript) -> Any:
+        return self.visit(node.value)[self.visit(node.slice)]
+
+    def apply_binop(self, op: ast.operator, a: Any, b: Any, node: ast.AST) -> Any:
+        fn = _BINOPS.get(type(op))
+        if fn is None:
+            raise self.error(node, f"operator {type(op).__name__} is not supported")
+        a, b = _unwrap(a), _unwrap(b)
+        if fn is operator.pow and (_is_tensor(a) or _is_tensor(b)):
+            raise self.error(node, "'**' on tensors is not supported; use tl.exp/tl.log or multiply")
+        return fn(a, b)
+
+    def visit_BinOp(self, node: ast.BinOp) -> Any:
+        return self.apply_binop(node.op, self.visit(node.left), self.visit(node.right), node)
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> Any:
+        v = _unwrap(self.visit(node.operand))
+        if isinstance(node.op, ast.Not):
+            return v.logical_not() if _is_tensor(v) else not v
+        return {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert}[type(node.op)](v)
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> Any:
+        is_and = isinstance(node.op, ast.And)
+        result = _unwrap(self.visit(node.values[0]))
+        for expr in node.values[1:]:
+            if not _is_tensor(result) and (not result if is_and else result):
+                return result  # Python short-circuit on constants
+            nxt = _unwrap(self.visit(expr))
+            if _is_tensor(result) or _is_tensor(nxt):
+                result = semantic.logical("and" if is_and else "or", result, nxt)
+            else:
+                result = nxt
+        return result
+
+    def visit_Compare(self, node: ast.Compare) -> Any:
+        left = _unwrap(self.visit(node.left))
+        result = None
+        for op, right_node in zip(node.ops, node.comparators):
+            right = _unwrap(self.visit(right_node))
+            if isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) and (_is_tensor(left) or _is_tensor(right)):
+                if not isinstance(op, (ast.Is, ast.IsNot)):
+                    raise self.error(node, "'in' is not supported on tensors")
+            part = _CMPOPS[type(op)](left, right)
+            result = part if result is None else (
+                semantic.logical("and", result, part) if _is_tensor(result) or _is_tensor(part) else (result and part))
+            left = right
+        return result
+
+    def visit_IfExp(self, node: ast.IfExp) -> Any:
+        cond = _unwrap(self.visit(node.test))
+        if not _is_tensor(cond):
+            return self.visit(node.body if cond else node.orelse)
+        return semantic.where(cond, self.visit(node.body), self.visit(node.orelse))
+
+    def visit_Call(self, node: ast.Call) -> Any:
+        fn = self.visit(node.func)
+        if any(isinstance(a, ast.Starred) for a in node.args):
+            raise self.error(node, "*args in calls are not supported")
+        args = [self.visit(a) for a in node.args]
+        kwargs = {k.arg: self.visit(k.value) for k in node.keywords if k.arg is not None}
+        if len(kwargs) != len(node.keywords):
+            raise self.error(node, "**kwargs in calls are not supported")
+        from ..runtime.jit import JITFunction
+
+        if isinstance(fn, JITFunction):
+            return self.call_jit(fn, args, kwargs, node)
+        if fn is builtins.print:
+            raise self.error(node, "print() is not supported in compiled kernels yet; run with "
+                                   "TRITIUM_TARGET=interpreter to print and debug")
+        if fn in (builtins.min, builtins.max) and any(_is_tensor(_unwrap(a)) for a in args):
+            combine = tlc.minimum if fn is builtins.min else tlc.maximum
+            out = args[0]
+            for a in args[1:]:
+                out = combine(out, a)
+            return out
+        if fn in (builtins.int, builtins.float, builtins.bool) and any(_is_tensor(_unwrap(a)) for a in args):
+            raise self.error(node, f"{fn.__name__}() of a tensor is not known at compile time; use .to(tl.<dtype>)")
+        return fn(*args, **kwargs)
+
+    def call_jit(self, jfn, args: list, kwargs: dict, node: ast.Call) -> Any:
+        try:
+            bound = jfn.signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise self.error(node, f"bad call to @jit function '{jfn.__name__}': {e}") from None
+        bound.apply_defaults()
+        vals = [_unwrap(v) for v in bound.arguments.values()]
+        symbol, results, is_tuple = self.mod.callee(jfn, vals)
+        tensors = [v for v in vals if _is_tensor(v)]
+        call = func.CallOp([ir_type(d, s) for d, s in results], ir.FlatSymbolRefAttr.get(symbol),
+                           [t.handle for t in tensors])
+        outs = [tlc.tensor(r, d, s) for r, (d, s) in zip(call.results, results)]
+        return tuple(outs) if is_tuple else (outs[0] if outs else None)
+
+
+def _unwrap(v: Any) -> Any:
+    return v.value if isinstance(v, tlc.constexpr) else v
+
+
+def _needs_yield(name: str, then_scope: dict, else_scope: dict) -> bool:
+    """Whether a name bound by an ``if`` on a tensor must flow out of it as an ``scf.if`` result."""
+    if name not in then_scope or name not in else_scope:
+        return False  # bound in one branch only: local to that branch
+    a, b = then_scope[name], else_scope[name]
+    if _is_tensor(a) or _is_tensor(b):
+        return True
+    return a is not b and all(isinstance(v, (int, float)) for v in (a, b))
+
+
+def _desc(t) -> str:
+    return f"{t.dtype}" + (f" of shape {list(t.shape)}" if t.shape else " (scalar)")
+
+
+def generate_module(jitfn, arg_values: list[Any], arg_attrs: list[dict], known: dict[str, Any]) -> ir.Module:
+    """The ``tile`` stage: the kernel and every @jit function it calls, as one MLIR module.
+
+    ``arg_values`` has one entry per parameter: a ``tensor`` whose handle is None for runtime
+    arguments (its dtype gives the parameter type) or a Python value for constants.
+    """
+    mod = ModuleGenerator(jitfn.__name__)
+    with ir.InsertionPoint(mod.module.body), ir.Location.unknown():
+        gen = FunctionGenerator(mod, jitfn, jitfn.__name__)
+        gen.build(arg_values, public=True, arg_attrs=arg_attrs, known=known)
+    return mod.module

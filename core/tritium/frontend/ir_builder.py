@@ -1,0 +1,104 @@
+"""The builder that emits ``tile``/``arith``/``math`` ops: what language calls turn into at compile time.
+
+It relies on the caller's MLIR insertion point and location (the AST visitor manages both) and
+receives operands that ``semantic`` already promoted and broadcast.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from ..ir import tile
+from ..ir.mlir import arith, ir
+from ..language.dtypes import dtype
+
+_MATH = {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "floor", "ceil", "absf", "absi"}
+
+
+def scalar_type(t: dtype) -> ir.Type:
+    """The MLIR type of one element of ``t`` (signedness lives in the ops, not the type)."""
+    if t.is_ptr():
+        return tile.ptr_type(scalar_type(t.element_ty), t.address_space)
+    if t.is_int():
+        return ir.IntegerType.get_signless(t.primitive_bitwidth)
+    return {"fp16": ir.F16Type, "bf16": ir.BF16Type, "fp32": ir.F32Type, "fp64": ir.F64Type}[t.name].get()
+
+
+def ir_type(t: dtype, shape: Sequence[int]) -> ir.Type:
+    elem = scalar_type(t)
+    return ir.RankedTensorType.get(list(shape), elem) if shape else elem
+
+
+class IRBuilder:
+    """Implements the builder protocol of ``tritium.language.semantic`` with MLIR ops."""
+
+    def truth(self, x) -> bool:
+        from ..language.semantic import SemanticError
+
+        raise SemanticError("a tensor's truth value is not known at compile time; use it as the "
+                            "condition of an 'if'/'while' directly, or tl.where for blocks")
+
+    def constant(self, value: Any, t: dtype) -> ir.Value:
+        ty = scalar_type(t)
+        if t.is_floating():
+            attr = ir.FloatAttr.get(ty, float(value))
+        else:
+            v = int(value)
+            if t.is_int_unsigned() and v >= 2 ** (t.primitive_bitwidth - 1):
+                v -= 2 ** t.primitive_bitwidth  # MLIR integer attributes are two's complement
+            attr = ir.IntegerAttr.get(ty, v)
+        return arith.ConstantOp(ty, attr).result
+
+    def splat(self, h, t: dtype, shape) -> ir.Value:
+        return tile.SplatOp(h, res=ir_type(t, shape)).res
+
+    def broadcast(self, h, t: dtype, src_shape, shape) -> ir.Value:
+        return tile.BroadcastOp(h, res=ir_type(t, shape)).res
+
+    def expand_dims(self, h, t: dtype, axis: int, shape) -> ir.Value:
+        return tile.ExpandDimsOp(h, tile.i32_attr(axis), res=ir_type(t, shape)).res
+
+    def arith(self, op: str, operands: Sequence[ir.Value], t: dtype, shape) -> ir.Value:
+        name = f"math.{op}" if op in _MATH else f"arith.{op}"
+        return ir.Operation.create(name, results=[ir_type(t, shape)], operands=list(operands)).result
+
+    def cmp(self, kind: str, pred: str, a, b, t: dtype, shape) -> ir.Value:
+        if kind == "f":
+            return arith.cmpf(getattr(arith.CmpFPredicate, pred.upper()), a, b)
+        return arith.cmpi(getattr(arith.CmpIPredicate, pred), a, b)
+
+    def cast(self, op: str, h, src: dtype, dst: dtype, shape) -> ir.Value:
+        return ir.Operation.create(f"arith.{op}", results=[ir_type(dst, shape)], operands=[h]).result
+
+    def retype(self, h, src: dtype, dst: dtype, shape) -> ir.Value:
+        return h  # MLIR integers are signless
+
+    def select(self, c, a, b, t: dtype, shape) -> ir.Value:
+        return arith.SelectOp(c, a, b).result
+
+    def program_id(self, axis: int) -> ir.Value:
+        return tile.ProgramIdOp(tile.i32_attr(axis), res=ir.IntegerType.get_signless(32)).res
+
+    def num_programs(self, axis: int) -> ir.Value:
+        return tile.NumProgramsOp(tile.i32_attr(axis), res=ir.IntegerType.get_signless(32)).res
+
+    def make_range(self, start: int, end: int) -> ir.Value:
+        ty = ir.RankedTensorType.get([end - start], ir.IntegerType.get_signless(32))
+        return tile.MakeRangeOp(tile.i32_attr(start), tile.i32_attr(end), res=ty).res
+
+    def addptr(self, p, off, t: dtype, shape) -> ir.Value:
+        return tile.AddPtrOp(p, off, res=ir_type(t, shape)).res
+
+    def load(self, p, mask, other, t: dtype, shape) -> ir.Value:
+        return tile.LoadOp(p, mask=mask, other=other, res=ir_type(t, shape)).res
+
+    def store(self, p, value, mask, shape) -> None:
+        tile.StoreOp(p, value, mask=mask)
+
+    def reduce(self, h, t: dtype, axis: int, src_shape, shape, combine: Callable) -> ir.Value:
+        op = tile.ReduceOp(h, tile.i32_attr(axis), res=ir_type(t, shape))
+        elem = scalar_type(t)
+        block = op.combine.blocks.append(elem, elem)
+        with ir.InsertionPoint(block):
+            tile.ReduceReturnOp(combine(block.arguments[0], block.arguments[1]))
+        return op.res

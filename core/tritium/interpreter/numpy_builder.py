@@ -1,0 +1,154 @@
+"""The interpreter's builder: language calls evaluated eagerly on numpy arrays.
+
+Pointers are uint64 numpy arrays of byte addresses, so pointer arithmetic, masks and loads keep
+their exact meaning; loads and stores view the addressed host memory through ctypes.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any, Callable
+
+import numpy as np
+
+from ..language.dtypes import dtype
+from ..language.semantic import SemanticError
+
+_NP = {"int1": np.bool_, "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
+       "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
+       "fp16": np.float16, "fp32": np.float32, "fp64": np.float64}
+
+
+def np_dtype(t: dtype) -> Any:
+    if t.is_ptr():
+        return np.uint64
+    if t.name not in _NP:
+        raise SemanticError(f"the interpreter does not support {t} (numpy has no such type)")
+    return _NP[t.name]
+
+
+def _c_div(a, b):
+    q = np.floor_divide(a, b)
+    return q + ((np.remainder(a, b) != 0) & ((a < 0) != (b < 0)))
+
+
+_ARITH: dict[str, Callable] = {
+    "addi": np.add, "addf": np.add, "subi": np.subtract, "subf": np.subtract, "muli": np.multiply,
+    "mulf": np.multiply, "divf": np.divide, "divsi": _c_div, "divui": np.floor_divide,
+    "remsi": np.fmod, "remui": np.remainder, "remf": np.fmod, "andi": np.bitwise_and,
+    "ori": np.bitwise_or, "xori": np.bitwise_xor, "shli": np.left_shift, "shrsi": np.right_shift,
+    "shrui": np.right_shift, "negf": np.negative, "maxnumf": np.fmax, "minnumf": np.fmin,
+    "maxsi": np.maximum, "maxui": np.maximum, "minsi": np.minimum, "minui": np.minimum,
+    "exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sqrt": np.sqrt,
+    "rsqrt": lambda x: 1 / np.sqrt(x), "sin": np.sin, "cos": np.cos, "floor": np.floor,
+    "ceil": np.ceil, "absf": np.abs, "absi": np.abs,
+}
+_CMP = {"lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
+        "eq": np.equal, "ne": np.not_equal}
+
+
+class NumpyBuilder:
+    """Implements the builder protocol of ``tritium.language.semantic`` eagerly with numpy."""
+
+    interprets = True
+
+    def __init__(self, pid: tuple[int, int, int], grid: tuple[int, int, int]):
+        self.pid, self.grid = pid, grid
+
+    def truth(self, x) -> bool:
+        if x.shape != ():
+            raise SemanticError(f"the truth value of a block of shape {list(x.shape)} is ambiguous; "
+                                "use tl.where, tl.max or tl.min")
+        return bool(x.handle)
+
+    def constant(self, value, t: dtype):
+        return np.array(value).astype(np_dtype(t))
+
+    def splat(self, h, t, shape):
+        return np.full(shape, h, dtype=np_dtype(t))
+
+    def broadcast(self, h, t, src_shape, shape):
+        return np.broadcast_to(h, shape)
+
+    def expand_dims(self, h, t, axis, shape):
+        return np.expand_dims(h, axis)
+
+    def arith(self, op: str, operands, t: dtype, shape):
+        with np.errstate(all="ignore"):
+            return np.asarray(_ARITH[op](*operands)).astype(np_dtype(t), copy=False)
+
+    def cmp(self, kind: str, pred: str, a, b, t, shape):
+        base = pred[1:] if kind == "f" and pred not in ("eq", "ne") else pred
+        base = {"oeq": "eq", "une": "ne"}.get(pred, base)
+        base = base[1:] if base[0] in "su" and base not in ("eq", "ne") else base
+        return np.asarray(_CMP[base](a, b))
+
+    def cast(self, op: str, h, src: dtype, dst: dtype, shape):
+        if op == "bitcast":
+            return np.asarray(h).view(np_dtype(dst))
+        with np.errstate(all="ignore"):
+            return np.asarray(h).astype(np_dtype(dst))
+
+    def retype(self, h, src: dtype, dst: dtype, shape):
+        return np.asarray(h).view(np_dtype(dst))
+
+    def select(self, c, a, b, t, shape):
+        return np.where(c, a, b).astype(np_dtype(t), copy=False)
+
+    def program_id(self, axis: int):
+        return np.int32(self.pid[axis])
+
+    def num_programs(self, axis: int):
+        return np.int32(self.grid[axis])
+
+    def make_range(self, start: int, end: int):
+        return np.arange(start, end, dtype=np.int32)
+
+    def addptr(self, p, off, t, shape):
+        step = np.asarray(off).astype(np.int64) * t.element_ty.itemsize
+        return (np.asarray(p, dtype=np.uint64) + step.astype(np.uint64)).astype(np.uint64)
+
+    def _memory(self, addrs: np.ndarray, t: dtype, writable: bool):
+        """A numpy view over the memory spanned by ``addrs`` and each address's index in it."""
+        size = t.itemsize
+        lo, hi = int(addrs.min()), int(addrs.max()) + size
+        delta = (addrs - np.uint64(lo)).astype(np.int64)
+        if np.any(delta % size):
+            raise SemanticError("misaligned pointers: the interpreter needs addresses that are multiples of "
+                                "the element size apart")
+        buf = (ctypes.c_char * (hi - lo)).from_address(lo)
+        view = np.frombuffer(buf, dtype=np_dtype(t))
+        return view, delta // size
+
+    def load(self, p, mask, other, t: dtype, shape):
+        p = np.asarray(p, dtype=np.uint64)
+        out = np.zeros(shape, dtype=np_dtype(t)) if other is None else np.array(other, dtype=np_dtype(t))
+        out = np.broadcast_to(out, p.shape).copy()
+        active = np.ones(p.shape, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+        if active.any():
+            view, idx = self._memory(p[active], t, writable=False)
+            out[active] = view[idx]
+        return out
+
+    def store(self, p, value, mask, shape):
+        p = np.asarray(p, dtype=np.uint64)
+        active = np.ones(p.shape, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+        if active.any():
+            value = np.broadcast_to(np.asarray(value), p.shape)
+            view, idx = self._memory(p[active], _dtype_of(value), writable=True)
+            view[idx] = value[active]
+
+    def reduce(self, h, t, axis: int, src_shape, shape, combine: Callable):
+        x = np.asarray(h)
+        while x.shape[axis] > 1:  # dims are powers of two: a pairwise tree in the combine function
+            half = x.shape[axis] // 2
+            a, b = np.split(x, [half], axis=axis)
+            x = np.asarray(combine(a, b))
+        return np.squeeze(x, axis=axis)
+
+
+def _dtype_of(value: np.ndarray) -> dtype:
+    from ..language import dtypes as T
+
+    name = {np.dtype(v).name: k for k, v in _NP.items()}[value.dtype.name]
+    return T.int1 if name == "int1" else T.dtype(name)

@@ -1,0 +1,94 @@
+"""``TRITIUM_TARGET=interpreter``: kernels run as plain Python on numpy, one program at a time.
+
+Nothing is compiled, so ``print`` and ``breakpoint()`` work inside kernels; the results define the
+language's reference semantics for tests.
+"""
+
+from __future__ import annotations
+
+import itertools
+import linecache
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..errors import CompilationError, TritiumError
+from ..language import core as tlc
+from ..language import dtypes as T
+from ..language import semantic
+from ..runtime.args import arg_type
+from ..runtime.host import host_address
+from ..runtime.launch import normalize_grid, split_arguments
+from ..target import Driver, Target
+from .numpy_builder import NumpyBuilder, np_dtype
+
+
+class HostMemory(Driver):
+    """Memory API on plain numpy arrays (the interpreter reads host memory)."""
+
+    def to_device(self, array: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(array).copy()
+
+    def empty(self, shape: Sequence[int], dtype: Any) -> np.ndarray:
+        return np.empty(shape, dtype=dtype)
+
+    def to_host(self, buffer: Any) -> np.ndarray:
+        return np.array(buffer, copy=True)
+
+
+class InterpreterTarget(Target):
+    name = "interpreter"
+    priority = -100  # never chosen automatically
+    binary_stage = ""
+
+    def __init__(self):
+        self._driver = HostMemory()
+
+    def version(self) -> str:
+        return "numpy-" + np.__version__
+
+    def parse_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        return dict(options)  # launch options have no meaning here
+
+    def add_stages(self, stages, options) -> None:
+        raise TritiumError("the interpreter runs kernels as Python and does not compile them; "
+                           "choose a compiling target (e.g. TRITIUM_TARGET=cpu) to see IR")
+
+    @property
+    def driver(self) -> Driver:
+        return self._driver
+
+    def bind_arg(self, value: Any, arg_type: str, arg_name: str) -> Any:
+        t = T.from_signature(arg_type)
+        if t.is_ptr():
+            return tlc.tensor(np.uint64(host_address(value, arg_name, self.name)), t, ())
+        return tlc.tensor(np.array(value).astype(np_dtype(t)), t, ())
+
+    def run(self, kernel, grid, args: tuple, kwargs: dict) -> None:
+        bound, _options = split_arguments(kernel, args, kwargs, self)
+        call = {}
+        for name, v in bound.items():
+            if name in kernel.constexprs or v is None:
+                call[name] = v.value if isinstance(v, tlc.constexpr) else v
+            else:
+                call[name] = self.bind_arg(v, arg_type(v, name, kernel.__name__), name)
+        dims = normalize_grid(grid, bound, kernel.__name__)
+        for z, y, x in itertools.product(range(dims[2]), range(dims[1]), range(dims[0])):
+            with semantic.using(NumpyBuilder((x, y, z), dims)):
+                try:
+                    kernel.fn(**call)
+                except semantic.SemanticError as e:
+                    raise _located(kernel, e) from None
+
+
+def _located(kernel, e: Exception) -> CompilationError:
+    """The error, pointing at the innermost kernel source line that raised it."""
+    filename, lineno = kernel.filename, None
+    tb = e.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_filename == kernel.filename or "tritium" not in code.co_filename:
+            filename, lineno = code.co_filename, tb.tb_lineno
+        tb = tb.tb_next
+    line = linecache.getline(filename, lineno) if lineno else ""
+    return CompilationError(kernel.__name__, str(e), filename=filename, lineno=lineno, source_line=line.strip())

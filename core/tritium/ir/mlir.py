@@ -1,0 +1,53 @@
+"""The one place that imports the MLIR Python bindings.
+
+LLVM's own ``mlir`` package wins when it is importable; otherwise the full copy of the upstream
+bindings that the ``torch-mlir`` wheel vendors as ``torch_mlir`` is used. Every other module
+imports ``ir``, ``passmanager``, ``rewrite`` and the dialect modules from here.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+_ROOTS = ("mlir", "torch_mlir")
+
+
+def _provider() -> str:
+    for root in _ROOTS:
+        try:
+            importlib.import_module(f"{root}.dialects.ext")
+        except ImportError:
+            continue
+        return root
+    raise ImportError(
+        "tritium needs the MLIR Python bindings: install LLVM's 'mlir' Python package or "
+        "'pip install torch-mlir==20261001'"
+    )
+
+
+PROVIDER = _provider()
+
+
+def _mod(name: str):
+    return importlib.import_module(f"{PROVIDER}.{name}")
+
+
+ir = _mod("ir")
+passmanager = _mod("passmanager")
+rewrite = _mod("rewrite")
+arith = _mod("dialects.arith")
+math = _mod("dialects.math")
+scf = _mod("dialects.scf")
+func = _mod("dialects.func")
+ext = _mod("dialects.ext")
+
+
+def version() -> str:
+    """A string naming the bindings for cache keys (provider and its distribution version)."""
+    from importlib import metadata
+
+    dist = {"torch_mlir": "torch-mlir", "mlir": "mlir"}[PROVIDER]
+    try:
+        return f"{PROVIDER}-{metadata.version(dist)}"
+    except metadata.PackageNotFoundError:
+        return PROVIDER

@@ -1,0 +1,187 @@
+"""The ``tile`` dialect: block-level ops on ranked tensors and ``!tile.ptr`` pointers.
+
+Defined in Python on the upstream dialect API (IRDL underneath), so the IR parses, prints,
+verifies and runs upstream passes. Elementwise arithmetic stays in upstream ``arith``/``math``;
+this dialect holds only what those lack: program ids, ranges, shape ops, pointers, memory and
+reductions. Ops print in MLIR's generic form.
+"""
+
+
+from typing import Any
+
+from .mlir import ir
+
+from .mlir import ext as _ext
+Dialect, Operand, Result, Region = _ext.Dialect, _ext.Operand, _ext.Result, _ext.Region
+result, operand, Pure = _ext.result, _ext.operand, _ext.Pure
+
+
+class Tile(Dialect, name="tile"):
+    pass
+
+
+class PtrType(Tile.Type, name="ptr"):
+    """``!tile.ptr<f32, 1 : i32>``: a pointer to ``pointee`` in address space ``addrspace``."""
+
+    pointee: ir.TypeAttr
+    addrspace: ir.IntegerAttr
+
+
+class BlockedAttr(Tile.Attribute, name="blocked"):
+    """``#tile.blocked<...>``: how a tensor's elements are spread over one program's workers.
+
+    ``size_per_thread`` is the contiguous chunk one worker holds (on a CPU: one SIMD vector),
+    ``threads_per_warp``/``warps_per_cta`` how many workers share the tile along each dimension,
+    ``order`` the dimensions from fastest to slowest varying. Every list has one entry per dimension.
+    """
+
+    size_per_thread: ir.ArrayAttr
+    threads_per_warp: ir.ArrayAttr
+    warps_per_cta: ir.ArrayAttr
+    order: ir.ArrayAttr
+
+
+# -- ops ---------------------------------------------------------------------------------------
+
+
+class ProgramIdOp(Tile.Operation, name="program_id", traits=[Pure]):
+    """The index of this program along grid ``axis`` (0, 1 or 2), as i32."""
+
+    axis: ir.IntegerAttr
+    res: Result[Any] = result()
+
+
+class NumProgramsOp(Tile.Operation, name="num_programs", traits=[Pure]):
+    """The grid's extent along ``axis``, as i32."""
+
+    axis: ir.IntegerAttr
+    res: Result[Any] = result()
+
+
+class MakeRangeOp(Tile.Operation, name="make_range", traits=[Pure]):
+    """``tensor<(end-start)xi32>`` holding start, start+1, ..., end-1."""
+
+    start: ir.IntegerAttr
+    end: ir.IntegerAttr
+    res: Result[Any] = result()
+
+
+class SplatOp(Tile.Operation, name="splat", traits=[Pure]):
+    """A tensor whose every element is the scalar ``src``."""
+
+    src: Operand[Any] = operand()
+    res: Result[Any] = result()
+
+
+class BroadcastOp(Tile.Operation, name="broadcast", traits=[Pure]):
+    """Repeat ``src`` along its size-1 dimensions to the (same-rank) result shape."""
+
+    src: Operand[Any] = operand()
+    res: Result[Any] = result()
+
+
+class ExpandDimsOp(Tile.Operation, name="expand_dims", traits=[Pure]):
+    """Insert a dimension of size 1 at ``axis``."""
+
+    src: Operand[Any] = operand()
+    axis: ir.IntegerAttr
+    res: Result[Any] = result()
+
+
+class AddPtrOp(Tile.Operation, name="addptr", traits=[Pure]):
+    """``ptr + offset`` elements (not bytes); scalars, or tensors of one shape."""
+
+    ptr: Operand[Any] = operand()
+    offset: Operand[Any] = operand()
+    res: Result[Any] = result()
+
+
+class LoadOp(Tile.Operation, name="load"):
+    """Read through ``ptr``; where ``mask`` is false, yield ``other`` (undefined when absent)."""
+
+    ptr: Operand[Any] = operand()
+    mask: Operand[Any] | None = None
+    other: Operand[Any] | None = None
+    res: Result[Any] = result(kw_only=True)
+
+
+class StoreOp(Tile.Operation, name="store"):
+    """Write ``value`` through ``ptr`` where ``mask`` (when given) is true."""
+
+    ptr: Operand[Any] = operand()
+    value: Operand[Any] = operand()
+    mask: Operand[Any] | None = None
+
+
+class ReduceOp(Tile.Operation, name="reduce", traits=[Pure]):
+    """Combine ``src`` along ``axis`` with the scalar ``combine`` region ((a, b) -> a op b).
+
+    The combine function must be associative and commutative; targets may reassociate it.
+    """
+
+    src: Operand[Any] = operand()
+    axis: ir.IntegerAttr
+    res: Result[Any] = result()
+    combine: Region
+
+
+class ReduceReturnOp(Tile.Operation, name="reduce_return", traits=[Pure, ir.IsTerminatorTrait]):
+    """Terminates a ``tile.reduce`` combine region with the combined value."""
+
+    value: Operand[Any] = operand()
+
+
+class ConvertLayoutOp(Tile.Operation, name="convert_layout", traits=[Pure]):
+    """The same tensor, moved to the layout of the result type (inserted by layout lowering)."""
+
+    src: Operand[Any] = operand()
+    res: Result[Any] = result()
+
+
+# -- helpers -------------------------------------------------------------------------------------
+
+
+def context() -> ir.Context:
+    """A new MLIR context with the ``tile`` dialect loaded (the dialect loads once per context)."""
+    ctx = ir.Context()
+    with ctx, ir.Location.unknown():
+        Tile.load()
+    return ctx
+
+
+def i32_attr(value: int) -> ir.IntegerAttr:
+    return ir.IntegerAttr.get(ir.IntegerType.get_signless(32), int(value))
+
+
+def ptr_type(pointee: ir.Type, addrspace: int = 1) -> ir.Type:
+    return PtrType.get(ir.TypeAttr.get(pointee), i32_attr(addrspace))
+
+
+def is_ptr(t: ir.Type) -> bool:
+    return isinstance(t, PtrType)
+
+
+def pointee(t: ir.Type) -> ir.Type:
+    """The element type a ``!tile.ptr`` points to."""
+    return ir.TypeAttr(t.pointee).value
+
+
+def addrspace(t: ir.Type) -> int:
+    return ir.IntegerAttr(t.addrspace).value
+
+
+def blocked(size_per_thread, threads_per_warp, warps_per_cta, order) -> ir.Attribute:
+    arr = lambda xs: ir.ArrayAttr.get([i32_attr(x) for x in xs])  # noqa: E731
+    return BlockedAttr.get(arr(size_per_thread), arr(threads_per_warp), arr(warps_per_cta), arr(order))
+
+
+def blocked_fields(attr: ir.Attribute) -> dict[str, list[int]]:
+    """The fields of a ``#tile.blocked`` encoding as plain lists of ints."""
+    a = attr if isinstance(attr, BlockedAttr) else BlockedAttr(attr)
+    ints = lambda arr: [ir.IntegerAttr(x).value for x in ir.ArrayAttr(arr)]  # noqa: E731
+    return {
+        "size_per_thread": ints(a.size_per_thread),
+        "threads_per_warp": ints(a.threads_per_warp),
+        "warps_per_cta": ints(a.warps_per_cta),
+        "order": ints(a.order),
+    }

@@ -1,0 +1,229 @@
+"""The language's values (``tensor``, ``constexpr``) and builtins (``tl.load``, ``tl.sum`` ...).
+
+Builtins compute nothing themselves: they check and promote types in ``semantic`` and emit through
+the active builder, which is the MLIR builder while the frontend compiles and the numpy builder
+while the interpreter runs. One definition of the language therefore serves both.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from . import semantic
+from .dtypes import dtype
+
+
+class constexpr:
+    """A compile-time constant; ``x: tl.constexpr`` marks a kernel parameter as one."""
+
+    def __init__(self, value: Any):
+        self.value = value.value if isinstance(value, constexpr) else value
+
+    def __repr__(self) -> str:
+        return f"constexpr[{self.value!r}]"
+
+    def __index__(self) -> int:
+        return int(self.value)
+
+    def __bool__(self) -> bool:
+        return bool(self.value)
+
+
+def _unwrap(v: Any) -> Any:
+    return v.value if isinstance(v, constexpr) else v
+
+
+class tensor:
+    """A block of values (``shape`` == () for a scalar) held by the active builder as ``handle``."""
+
+    def __init__(self, handle: Any, dtype: dtype, shape: Sequence[int] = ()):
+        self.handle, self.dtype, self.shape = handle, dtype, tuple(int(s) for s in shape)
+
+    @property
+    def type(self) -> dtype:
+        return self.dtype
+
+    @property
+    def numel(self) -> int:
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+    def __repr__(self) -> str:
+        values = getattr(self.handle, "tolist", None)  # the interpreter holds numpy arrays
+        shown = f"{values()}, " if values is not None else ""
+        return f"tensor({shown}shape={list(self.shape)}, dtype={self.dtype!r})"
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __bool__(self) -> bool:
+        return semantic.builder().truth(self)
+
+    # arithmetic ------------------------------------------------------------------------------
+    def __add__(self, o): return semantic.add(self, o)
+    def __radd__(self, o): return semantic.add(o, self)
+    def __sub__(self, o): return semantic.sub(self, o)
+    def __rsub__(self, o): return semantic.sub(o, self)
+    def __mul__(self, o): return semantic.mul(self, o)
+    def __rmul__(self, o): return semantic.mul(o, self)
+    def __truediv__(self, o): return semantic.truediv(self, o)
+    def __rtruediv__(self, o): return semantic.truediv(o, self)
+    def __floordiv__(self, o): return semantic.floordiv(self, o)
+    def __rfloordiv__(self, o): return semantic.floordiv(o, self)
+    def __mod__(self, o): return semantic.mod(self, o)
+    def __rmod__(self, o): return semantic.mod(o, self)
+    def __and__(self, o): return semantic.bitwise("and", self, o)
+    def __rand__(self, o): return semantic.bitwise("and", o, self)
+    def __or__(self, o): return semantic.bitwise("or", self, o)
+    def __ror__(self, o): return semantic.bitwise("or", o, self)
+    def __xor__(self, o): return semantic.bitwise("xor", self, o)
+    def __rxor__(self, o): return semantic.bitwise("xor", o, self)
+    def __lshift__(self, o): return semantic.shift("shl", self, o)
+    def __rlshift__(self, o): return semantic.shift("shl", o, self)
+    def __rshift__(self, o): return semantic.shift("shr", self, o)
+    def __rrshift__(self, o): return semantic.shift("shr", o, self)
+    def __neg__(self): return semantic.neg(self)
+    def __pos__(self): return self
+    def __invert__(self): return semantic.invert(self)
+
+    # comparisons -----------------------------------------------------------------------------
+    def __lt__(self, o): return semantic.compare("lt", self, o)
+    def __le__(self, o): return semantic.compare("le", self, o)
+    def __gt__(self, o): return semantic.compare("gt", self, o)
+    def __ge__(self, o): return semantic.compare("ge", self, o)
+    def __eq__(self, o): return semantic.compare("eq", self, o)  # type: ignore[override]
+    def __ne__(self, o): return semantic.compare("ne", self, o)  # type: ignore[override]
+
+    def logical_and(self, o): return semantic.logical("and", self, o)
+    def logical_or(self, o): return semantic.logical("or", self, o)
+    def logical_not(self): return semantic.logical_not(self)
+
+    # shape and type --------------------------------------------------------------------------
+    def __getitem__(self, idx):
+        return semantic.subscript(self, idx if isinstance(idx, tuple) else (idx,))
+
+    def to(self, dtype: dtype, bitcast: bool = False) -> "tensor":
+        return semantic.cast(self, _unwrap(dtype), bitcast=_unwrap(bitcast))
+
+
+# -- builtins ------------------------------------------------------------------------------------
+
+
+def program_id(axis) -> tensor:
+    return semantic.program_id(_axis(axis))
+
+
+def num_programs(axis) -> tensor:
+    return semantic.num_programs(_axis(axis))
+
+
+def arange(start, end) -> tensor:
+    return semantic.arange(_static_int(start, "tl.arange start"), _static_int(end, "tl.arange end"))
+
+
+def zeros(shape, dtype) -> tensor:
+    return semantic.full(_static_shape(shape), 0, _unwrap(dtype))
+
+
+def full(shape, value, dtype) -> tensor:
+    return semantic.full(_static_shape(shape), _unwrap(value), _unwrap(dtype))
+
+
+def load(pointer, mask=None, other=None, cache_modifier="", eviction_policy="", volatile=False) -> tensor:
+    return semantic.load(pointer, _unwrap(mask), _unwrap(other))
+
+
+def store(pointer, value, mask=None, cache_modifier="", eviction_policy="") -> None:
+    semantic.store(pointer, _unwrap(value), _unwrap(mask))
+
+
+def where(condition, x, y) -> tensor:
+    return semantic.where(_unwrap(condition), _unwrap(x), _unwrap(y))
+
+
+def broadcast_to(input, *shape) -> tensor:
+    shape = shape[0] if len(shape) == 1 and isinstance(_unwrap(shape[0]), (tuple, list)) else shape
+    return semantic.broadcast_to(semantic.to_tensor(input), _static_shape(shape))
+
+
+def expand_dims(input, axis) -> tensor:
+    return semantic.expand_dims(semantic.to_tensor(input), _axis(axis))
+
+
+def _math(op: str, doc: str):
+    def fn(x):
+        return semantic.math_unary(op, _unwrap(x))
+    fn.__name__, fn.__doc__ = op, doc
+    return fn
+
+
+exp = _math("exp", "Elementwise e**x.")
+exp2 = _math("exp2", "Elementwise 2**x.")
+log = _math("log", "Elementwise natural logarithm.")
+log2 = _math("log2", "Elementwise base-2 logarithm.")
+sqrt = _math("sqrt", "Elementwise square root.")
+rsqrt = _math("rsqrt", "Elementwise 1/sqrt(x).")
+sin = _math("sin", "Elementwise sine.")
+cos = _math("cos", "Elementwise cosine.")
+floor = _math("floor", "Elementwise floor.")
+ceil = _math("ceil", "Elementwise ceiling.")
+
+
+def abs(x) -> tensor:  # noqa: A001 - Triton's name
+    return semantic.abs(_unwrap(x))
+
+
+def maximum(x, y) -> tensor:
+    return semantic.minmax("max", _unwrap(x), _unwrap(y))
+
+
+def minimum(x, y) -> tensor:
+    return semantic.minmax("min", _unwrap(x), _unwrap(y))
+
+
+def sum(input, axis=None, keep_dims=False) -> tensor:  # noqa: A001
+    return semantic.reduce_builtin("sum", input, _unwrap(axis), _unwrap(keep_dims))
+
+
+def max(input, axis=None, keep_dims=False) -> tensor:  # noqa: A001
+    return semantic.reduce_builtin("max", input, _unwrap(axis), _unwrap(keep_dims))
+
+
+def min(input, axis=None, keep_dims=False) -> tensor:  # noqa: A001
+    return semantic.reduce_builtin("min", input, _unwrap(axis), _unwrap(keep_dims))
+
+
+def cdiv(x, div):
+    """Ceiling division of integers (Python ints or integer tensors)."""
+    return (x + div - 1) // div
+
+
+def range(*args, num_stages=None, loop_unroll_factor=None):  # noqa: A001
+    """``for i in tl.range(...)``: like ``range``; the frontend compiles it to a loop."""
+    import builtins
+
+    return builtins.range(*(_unwrap(a) for a in args))
+
+
+def _axis(axis) -> int:
+    axis = _unwrap(axis)
+    if not isinstance(axis, int):
+        raise semantic.SemanticError(f"axis must be a constant integer, got {axis!r}")
+    return axis
+
+
+def _static_int(v, what: str) -> int:
+    v = _unwrap(v)
+    if isinstance(v, tensor) or not isinstance(v, int):
+        raise semantic.SemanticError(
+            f"{what} must be a compile-time constant (a tl.constexpr parameter or a literal), got {v!r}")
+    return v
+
+
+def _static_shape(shape) -> tuple[int, ...]:
+    shape = _unwrap(shape)
+    if not isinstance(shape, (tuple, list)):
+        shape = (shape,)
+    return tuple(_static_int(s, "shape") for s in shape)

@@ -1,0 +1,19 @@
+"""Target-neutral optimisation of ``tile`` IR: upstream MLIR passes that apply as they are."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..ir.mlir import passmanager
+
+#: run in order on the whole module; ``inline`` folds @jit helpers into the kernel and
+#: ``symbol-dce`` drops them afterwards
+NEUTRAL_PASSES = ("inline", "symbol-dce", "canonicalize", "cse", "loop-invariant-code-motion",
+                  "sccp", "canonicalize", "cse")
+
+
+def optimize(module: Any, ctx: Any) -> Any:
+    """inline, symbol-dce, canonicalize, cse, licm, sccp on the ``tile`` module (in place)."""
+    pm = passmanager.PassManager.parse(f"builtin.module({','.join(NEUTRAL_PASSES)})")
+    pm.run(module.operation)
+    return module

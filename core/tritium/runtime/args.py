@@ -1,0 +1,63 @@
+"""Typing of launch arguments: what a user value is in the kernel's signature, and how it specialises."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import ArgumentError
+from ..language import dtypes as T
+
+
+def _np_generic():
+    import numpy as np
+
+    return np.generic
+
+
+def arg_type(value: Any, name: str, kernel: str) -> str:
+    """The signature type of one runtime argument: ``*fp32`` for arrays, ``i32``/``i64``/``fp32``/``i1``."""
+    if isinstance(value, bool):
+        return "i1"
+    if isinstance(value, int):
+        if -2**31 <= value < 2**31:
+            return "i32"
+        if -2**63 <= value < 2**63:
+            return "i64"
+        if value < 2**64:
+            return "u64"
+        raise ArgumentError(f"kernel '{kernel}': argument '{name}' = {value} does not fit in 64 bits")
+    if isinstance(value, float):
+        return "fp32"
+    if isinstance(value, _np_generic()):
+        t = T.from_foreign(value.dtype.name)
+        if t is None:
+            raise ArgumentError(f"kernel '{kernel}': argument '{name}' has unsupported dtype {value.dtype}")
+        return t.short
+    if isinstance(value, (list, tuple)):
+        raise ArgumentError(f"kernel '{kernel}': argument '{name}' is a {type(value).__name__}; pointer "
+                            "arguments take arrays (numpy.ndarray, torch.Tensor or any DLPack/buffer object), "
+                            f"e.g. numpy.asarray({name})")
+    dt = getattr(value, "dtype", None)
+    if dt is not None:
+        t = T.from_foreign(str(dt))
+        if t is None:
+            raise ArgumentError(f"kernel '{kernel}': argument '{name}' has unsupported element type {dt}")
+        return "*" + t.short
+    if isinstance(value, (memoryview, bytearray, bytes)):
+        raise ArgumentError(f"kernel '{kernel}': argument '{name}' is a raw {type(value).__name__} with no "
+                            "element type; wrap it with numpy.frombuffer(..., dtype=...)")
+    raise ArgumentError(f"kernel '{kernel}': argument '{name}' of type {type(value).__name__} is not supported; "
+                        "pass an array, a Python int/float/bool, or a numpy scalar")
+
+
+def specialization(arg_type: str, bound: Any) -> str:
+    """Triton's integer specialisation: ``'1'`` for ints equal to 1, ``'D'`` for ints and pointers
+    divisible by 16 (pointers by address in bytes), ``''`` otherwise."""
+    if arg_type.startswith("*"):
+        return "D" if isinstance(bound, int) and bound % 16 == 0 else ""
+    if arg_type[0] in "iu" and arg_type != "i1" and isinstance(bound, int):
+        if bound == 1:
+            return "1"
+        if bound % 16 == 0:
+            return "D"
+    return ""

@@ -1,0 +1,172 @@
+"""Compilation driver: specialisation -> pipeline -> binary, through the disk cache.
+
+``compile_specialized`` serves the launch path; ``tritium.compile`` compiles from an explicit
+signature without launching. Both return a ``CompiledKernel`` whose ``asm`` maps stage names to
+their text (or bytes for binaries).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from ..errors import ArgumentError, CompilationError
+from ..target import KernelSignature
+from . import cache as disk_cache
+
+
+class CompiledKernel:
+    """A kernel compiled for one target and one specialisation."""
+
+    def __init__(self, target, signature: KernelSignature, asm: dict[str, Any], metadata: dict, binary: bytes):
+        self.target, self.signature, self.asm, self.metadata = target, signature, asm, metadata
+        self.binary = binary
+        self._launcher = None
+
+    @property
+    def launcher(self):
+        if self._launcher is None:
+            self._launcher = self.target.driver.load(self.binary, self.signature)
+        return self._launcher
+
+    @property
+    def name(self) -> str:
+        return self.signature.name
+
+    def __getitem__(self, grid):
+        """``compiled[grid](*runtime_args)``: launch with the runtime arguments only."""
+        from .launch import normalize_grid
+
+        def run(*args):
+            sig = self.signature
+            if len(args) != len(sig.arg_types):
+                raise ArgumentError(f"kernel '{sig.name}' takes {len(sig.arg_types)} runtime arguments "
+                                    f"({', '.join(sig.arg_names)}), got {len(args)}")
+            vals = [self.target.bind_arg(a, t, n) for a, t, n in zip(args, sig.arg_types, sig.arg_names)]
+            dims = normalize_grid(grid, dict(zip(sig.arg_names, args)), sig.name)
+            if dims[0] * dims[1] * dims[2]:
+                self.launcher(dims, vals)
+        return run
+
+    def __repr__(self) -> str:
+        return f"CompiledKernel({self.signature.name}, target={self.target.name}, stages={list(self.asm)})"
+
+
+@functools.lru_cache(maxsize=None)
+def _versions() -> dict[str, str]:
+    from importlib import metadata
+
+    from .. import __version__
+
+    def dist(name: str) -> str:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return "-"
+
+    # read from package metadata: importing the MLIR bindings would cost a cache hit ~100 ms
+    return {"tritium": __version__, "llvmlite": dist("llvmlite"),
+            "mlir": f"torch-mlir {dist('torch-mlir')}, mlir {dist('mlir')}"}
+
+
+def build_pipeline(target, options):
+    """The ordered stages for ``target``: frontend, neutral passes, the target's, then plugins'."""
+    from .. import plugins
+    from ..passes.neutral import optimize
+    from ..passes.pipeline import Pipeline
+
+    stages = Pipeline()
+    stages["tile"] = _frontend
+    stages["tile-opt"] = optimize
+    target.add_stages(stages, options)
+    plugins.extend_pipeline(target, stages, options)
+    return stages
+
+
+def _frontend(request, ctx):
+    """Python AST -> tile dialect (frontend.ast_to_tile)."""
+    from ..frontend.ast_to_tile import generate_module
+
+    jitfn, arg_values, arg_attrs, known = request
+    module = generate_module(jitfn, arg_values, arg_attrs, known)
+    try:
+        module.operation.verify()
+    except Exception as e:  # an IR the frontend should never produce: report it with the kernel name
+        raise CompilationError(jitfn.__name__, f"internal error, generated IR does not verify: {e}") from e
+    return module
+
+
+def compile_specialized(jitfn, target, arg_types: dict[str, str], constants: dict[str, Any],
+                        specs: dict[str, str], options: dict[str, Any]) -> CompiledKernel:
+    """Compile ``jitfn`` for runtime argument types, constexpr values and specialisations."""
+    opts = target.parse_options(options)
+    signature = KernelSignature(jitfn.__name__, tuple(arg_types), tuple(arg_types.values()))
+    key = disk_cache.cache_key({
+        "source": jitfn.cache_key, "name": jitfn.__name__, "arg_types": list(arg_types.items()),
+        "specialization": sorted(specs.items()), "constants": sorted((k, repr(v)) for k, v in constants.items()),
+        "options": repr(opts), "target": target.name, "target_version": target.version(), **_versions(),
+    })
+    cache = disk_cache.Cache()
+    entry = cache.get(key)
+    if entry is not None:
+        return CompiledKernel(target, signature, entry.asm, entry.metadata, entry.binary)
+    asm, metadata = _run_pipeline(jitfn, target, opts, signature, arg_types, constants, specs)
+    binary = asm[target.binary_stage]
+    cache.put(key, binary, metadata, asm)
+    return CompiledKernel(target, signature, asm, metadata, binary)
+
+
+def _run_pipeline(jitfn, target, opts, signature, arg_types, constants, specs):
+    from ..ir import tile
+    from ..ir.mlir import ir
+    from ..language import core as tlc
+    from ..language import dtypes as T
+    from ..passes.pipeline import CompileContext
+
+    arg_values, divisible, known = [], [], {}
+    for name in jitfn.arg_names:
+        if name in arg_types:
+            arg_values.append(tlc.tensor(None, T.from_signature(arg_types[name]), ()))
+            divisible.append(specs.get(name) == "D")
+            if specs.get(name) == "1":
+                known[name] = 1
+        else:
+            arg_values.append(constants.get(name))
+    ctx = CompileContext(signature, target, opts, {"name": jitfn.__name__})
+    with tile.context(), ir.Location.unknown():
+        attrs = [{"tile.divisibility": tile.i32_attr(16)} if d else {} for d in divisible]
+        asm = build_pipeline(target, opts).run((jitfn, arg_values, attrs, known), ctx)
+    return asm, _plain(ctx.metadata)
+
+
+def _plain(metadata: dict) -> dict:
+    return {k: v for k, v in metadata.items() if isinstance(v, (str, int, float, bool, list, dict, type(None)))}
+
+
+def compile(fn, signature: dict[str, str] | str, constants: dict[str, Any] | None = None,  # noqa: A001
+            target: str | None = None, **options) -> CompiledKernel:
+    """Compile a ``@jit`` function without launching it.
+
+    ``signature`` maps runtime parameter names to types (``{"x_ptr": "*fp32", "n": "i32"}``) or lists
+    them in order as ``"*fp32, i32"``; ``constants`` gives every constexpr parameter.
+    """
+    from .. import plugins
+
+    constants = dict(constants or {})
+    if isinstance(signature, str):
+        names = [n for n in fn.arg_names if n not in constants and n not in fn.constexprs]
+        types = [s.strip() for s in signature.split(",") if s.strip()]
+        if len(types) != len(names):
+            raise ArgumentError(f"kernel '{fn.__name__}': signature lists {len(types)} types for "
+                                f"{len(names)} runtime parameters ({', '.join(names)})")
+        signature = dict(zip(names, types))
+    missing = [n for n in fn.arg_names if n not in signature and n not in constants
+               and fn.signature.parameters[n].default is fn.signature.parameters[n].empty]
+    if missing:
+        raise ArgumentError(f"kernel '{fn.__name__}': no type or constant given for {', '.join(missing)}")
+    for n in fn.arg_names:
+        if n not in signature and n not in constants:
+            constants[n] = fn.signature.parameters[n].default
+    tgt = plugins.get_target(target)
+    ordered = {n: signature[n] for n in fn.arg_names if n in signature}
+    return compile_specialized(fn, tgt, ordered, constants, {}, options)

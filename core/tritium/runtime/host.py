@@ -1,0 +1,43 @@
+"""Host memory behind user arrays: the address of numpy arrays, CPU torch tensors, DLPack and
+buffer-protocol objects, with clear refusals for device memory and non-arrays. Shared by every
+target whose kernels read host memory directly (the cpu target, the interpreter)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import ArgumentError
+
+
+def host_address(value: Any, name: str, target: str) -> int:
+    """The address of the first element of ``value`` in host memory."""
+    if hasattr(value, "__cuda_array_interface__") or _torch_device(value) not in (None, "cpu"):
+        raise ArgumentError(
+            f"argument '{name}' lives in GPU memory, but the {target} target runs on the host: pass a host "
+            "array (e.g. tensor.cpu() or numpy), or pick a GPU target with TRITIUM_TARGET")
+    iface = getattr(value, "__array_interface__", None)
+    if iface is not None:
+        return int(iface["data"][0])
+    if hasattr(value, "data_ptr"):
+        return int(value.data_ptr())
+    if hasattr(value, "__dlpack_device__"):
+        dev_type, _ = value.__dlpack_device__()
+        if int(dev_type) not in (1, 3):  # kDLCPU, kDLCUDAHost
+            raise ArgumentError(f"argument '{name}' is DLPack memory on device type {int(dev_type)}; the "
+                                f"{target} target needs host memory")
+        import numpy as np
+
+        return int(np.from_dlpack(value).__array_interface__["data"][0])
+    try:
+        import numpy as np
+
+        arr = np.asarray(memoryview(value))
+    except TypeError:
+        raise ArgumentError(f"argument '{name}' ({type(value).__name__}) is not an array: pass a numpy "
+                            "array, a torch tensor, or a DLPack/buffer-protocol object") from None
+    return int(arr.__array_interface__["data"][0])
+
+
+def _torch_device(value: Any) -> str | None:
+    dev = getattr(value, "device", None)
+    return getattr(dev, "type", None) if dev is not None and not isinstance(dev, str) else dev

@@ -1,0 +1,98 @@
+"""``@tritium.jit``: the kernel object users launch with ``kernel[grid](*args, **meta)``."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import inspect
+import textwrap
+from typing import Any, Callable
+
+from ..errors import TritiumError
+
+
+def _is_constexpr_annotation(ann: Any) -> bool:
+    from ..language.core import constexpr
+
+    return ann is constexpr or (isinstance(ann, str) and ann.split(".")[-1] == "constexpr")
+
+
+class JITFunction:
+    """A Python function compiled for the selected target on first launch for each specialisation."""
+
+    def __init__(self, fn: Callable, do_not_specialize: tuple[str, ...] = ()):
+        if not inspect.isfunction(fn):
+            raise TritiumError(f"@tritium.jit decorates Python functions, got {fn!r}")
+        self.fn = fn
+        self.__name__ = fn.__name__
+        self.__doc__ = fn.__doc__
+        self.__module__ = fn.__module__
+        self.signature = inspect.signature(fn)
+        self.arg_names = list(self.signature.parameters)
+        self.constexprs = {n for n, p in self.signature.parameters.items()
+                           if _is_constexpr_annotation(p.annotation)}
+        self.do_not_specialize = set(do_not_specialize)
+        try:
+            lines, self.first_line = inspect.getsourcelines(fn)
+        except (OSError, TypeError):
+            raise TritiumError(f"@jit function '{fn.__name__}': its source code cannot be read; define "
+                               "kernels in a Python file (not in exec'd strings or an interactive shell)") from None
+        self.filename = inspect.getsourcefile(fn) or "<unknown>"
+        self.src = textwrap.dedent("".join(lines))
+        self.ast = ast.parse(self.src)
+        self.ast.body[0].decorator_list = []
+        self.kernels: dict[Any, Any] = {}  # (target name, specialisation key) -> CompiledKernel
+        self._cache_key: str | None = None
+
+    def closure_vars(self) -> dict[str, Any]:
+        return dict(inspect.getclosurevars(self.fn).nonlocals)
+
+    @property
+    def cache_key(self) -> str:
+        """A hash of this function's source and of every @jit function and constexpr global it uses."""
+        if self._cache_key is None:
+            h = hashlib.sha256(self.src.encode())
+            for name in sorted(self._referenced_names()):
+                v = self.fn.__globals__.get(name, self.closure_vars().get(name))
+                if isinstance(v, JITFunction) and v is not self:
+                    h.update(f"{name}:{v.cache_key}".encode())
+                elif type(v).__name__ == "constexpr":
+                    h.update(f"{name}={v.value!r}".encode())
+            self._cache_key = h.hexdigest()
+        return self._cache_key
+
+    def _referenced_names(self) -> set[str]:
+        return {n.id for n in ast.walk(self.ast) if isinstance(n, ast.Name)}
+
+    def __getitem__(self, grid) -> Callable[..., Any]:
+        return lambda *args, **kwargs: self.run(*args, grid=grid, **kwargs)
+
+    def run(self, *args, grid, **kwargs) -> Any:
+        from .. import plugins
+
+        return plugins.get_target().run(self, grid, args, kwargs)
+
+    def warmup(self, *args, grid=(1,), **kwargs) -> Any:
+        """Compile for these arguments (and the selected target) without launching."""
+        from .. import plugins
+        from .launch import prepare
+
+        return prepare(plugins.get_target(), self, args, kwargs).kernel
+
+    def __call__(self, *args, **kwargs):
+        from ..language import semantic
+
+        if semantic.active_builder_interprets():  # a call from a kernel the interpreter is running
+            return self.fn(*args, **kwargs)
+        raise TritiumError(f"@jit function '{self.__name__}' cannot be called from Python directly: launch "
+                           f"it with {self.__name__}[grid](...) or call it from another @jit function")
+
+    def __repr__(self) -> str:
+        return f"JITFunction({self.__module__}:{self.__name__})"
+
+
+def jit(fn: Callable | None = None, *, do_not_specialize=(), **_ignored) -> Any:
+    """Decorate a kernel (or a helper it calls): ``@tritium.jit`` or ``@tritium.jit(...)``."""
+    if fn is None:
+        return lambda f: JITFunction(f, tuple(do_not_specialize))
+    return JITFunction(fn, tuple(do_not_specialize))

@@ -1,0 +1,85 @@
+"""The launch path: bind arguments, find (or compile) the specialised kernel, normalise the grid, run.
+
+Kept lean because it runs on every launch: a dictionary lookup on the specialisation key is all
+that stands between a warm kernel and its launcher.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from ..errors import ArgumentError
+from .args import arg_type, specialization
+
+
+@dataclasses.dataclass
+class Prepared:
+    kernel: Any                 # CompiledKernel
+    values: list[Any]           # bound runtime arguments, in signature order
+    meta: dict[str, Any]        # every argument by name, for grid callables
+
+
+def split_arguments(jitfn, args: tuple, kwargs: dict, target) -> tuple[dict, dict]:
+    """Bind ``args``/``kwargs`` to the kernel's parameters; the rest of ``kwargs`` are options."""
+    params = set(jitfn.arg_names)
+    options = {k: v for k, v in kwargs.items() if k not in params}
+    call_kwargs = {k: v for k, v in kwargs.items() if k in params}
+    try:
+        bound = jitfn.signature.bind(*args, **call_kwargs)
+    except TypeError as e:
+        missing = [n for n in jitfn.arg_names if n not in call_kwargs][len(args):]
+        hint = ""
+        if missing and all(n in jitfn.constexprs for n in missing):
+            hint = f"; pass constexpr {', '.join(missing)} as keyword(s): {jitfn.__name__}[grid](..., " + \
+                   ", ".join(f"{n}=..." for n in missing) + ")"
+        raise ArgumentError(f"kernel '{jitfn.__name__}': {e}{hint}") from None
+    bound.apply_defaults()
+    return dict(bound.arguments), options
+
+
+def prepare(target, jitfn, args: tuple, kwargs: dict) -> Prepared:
+    from .compiler import compile_specialized
+
+    bound, options = split_arguments(jitfn, args, kwargs, target)
+    types, specs, values, constants = [], [], [], []
+    for name, v in bound.items():
+        if name in jitfn.constexprs or v is None:
+            constants.append((name, v.value if hasattr(v, "value") and type(v).__name__ == "constexpr" else v))
+            continue
+        t = arg_type(v, name, jitfn.__name__)
+        b = target.bind_arg(v, t, name)
+        types.append(t)
+        specs.append("" if name in jitfn.do_not_specialize else specialization(t, b))
+        values.append(b)
+    key = (target.name, tuple(types), tuple(specs), tuple(constants), tuple(sorted(options.items())))
+    kernel = jitfn.kernels.get(key)
+    if kernel is None:
+        names = [n for n in bound if n not in dict(constants)]
+        kernel = compile_specialized(jitfn, target, dict(zip(names, types)), dict(constants),
+                                     dict(zip(names, specs)), options)
+        jitfn.kernels[key] = kernel
+    return Prepared(kernel, values, bound)
+
+
+def normalize_grid(grid: Any, meta: dict, kernel_name: str) -> tuple[int, int, int]:
+    if callable(grid):
+        grid = grid(meta)
+    if isinstance(grid, int):
+        grid = (grid,)
+    try:
+        dims = tuple(int(g) for g in grid)
+    except TypeError:
+        raise ArgumentError(f"kernel '{kernel_name}': the grid must be a tuple of 1 to 3 ints or a "
+                            f"callable returning one, got {grid!r}") from None
+    if not 1 <= len(dims) <= 3 or any(d < 0 for d in dims):
+        raise ArgumentError(f"kernel '{kernel_name}': the grid must have 1 to 3 non-negative extents, got {dims}")
+    return dims + (1,) * (3 - len(dims))
+
+
+def launch(target, jitfn, grid: Any, args: tuple, kwargs: dict) -> Any:
+    p = prepare(target, jitfn, args, kwargs)
+    dims = normalize_grid(grid, p.meta, jitfn.__name__)
+    if dims[0] * dims[1] * dims[2]:
+        p.kernel.launcher(dims, p.values)
+    return p.kernel

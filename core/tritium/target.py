@@ -1,0 +1,97 @@
+"""The interface a target package implements: a compiler half and a driver half.
+
+A backend is a ``Target`` (name, availability, options, the pipeline stages it adds after the
+target-neutral ones) plus a ``Driver`` (load a binary, launch it on a grid, and a small memory API
+so tests and the conformance suite need no framework). Targets reach core through the ``tritium``
+entry-point group; see ``tritium.plugins`` for the hooks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+
+@dataclasses.dataclass(frozen=True)
+class KernelSignature:
+    """What a compiled kernel was specialised for; it travels with the binary in the cache.
+
+    ``arg_types`` uses Triton's spelling, one per runtime argument: ``*fp32`` (pointer to fp32),
+    ``i32``, ``i64``, ``fp32``, ``i1``. Constexpr arguments are not runtime arguments.
+    """
+
+    name: str
+    arg_names: tuple[str, ...]
+    arg_types: tuple[str, ...]
+
+
+class Driver:
+    """Runs compiled binaries and moves memory for one target."""
+
+    def load(self, binary: bytes, signature: KernelSignature) -> "Launcher":
+        raise NotImplementedError
+
+    # -- memory API (numpy in, numpy out) used by tests and the conformance suite ---------------
+    def to_device(self, array: np.ndarray) -> Any:
+        raise NotImplementedError
+
+    def empty(self, shape: Sequence[int], dtype: Any) -> Any:
+        raise NotImplementedError
+
+    def to_host(self, buffer: Any) -> np.ndarray:
+        raise NotImplementedError
+
+    def synchronize(self) -> None:
+        pass
+
+
+Launcher = Callable[[tuple[int, int, int], Sequence[Any]], None]
+"""``launcher(grid, bound_args)``: run a loaded kernel on a 3-D grid with bound arguments."""
+
+
+class Target:
+    """One compilation target. Subclass it in a target package and return an instance from the
+    ``tritium_targets`` hook."""
+
+    #: the name users pass in ``TRITIUM_TARGET``
+    name: str = ""
+    #: auto-selection (``TRITIUM_TARGET`` unset) picks the available target with the highest priority
+    priority: int = 0
+    #: the stage whose output ``Driver.load`` takes (and the disk cache keeps)
+    binary_stage: str = ""
+
+    def availability(self) -> tuple[bool, str]:
+        """``(True, "")`` when kernels can run here, else ``(False, why not)`` for humans."""
+        return True, ""
+
+    def version(self) -> str:
+        """Everything of the target's own that changes generated code (goes into cache keys)."""
+        return ""
+
+    def parse_options(self, options: dict[str, Any]) -> Any:
+        """Turn launch/compile keywords (num_warps, ...) into a hashable options object;
+        raise ``tritium.errors.TritiumError`` for options the target does not know."""
+        raise NotImplementedError
+
+    def add_stages(self, stages: "Any", options: Any) -> None:
+        """Append this target's stages (``tile-layout``, ``llir``, its assembly and binary) to the
+        ordered ``stages`` mapping of stage name to callable."""
+        raise NotImplementedError
+
+    def bind_arg(self, value: Any, arg_type: str, arg_name: str) -> Any:
+        """Convert one user argument for the launcher (an address for pointers, a Python number
+        for scalars); raise ``tritium.errors.ArgumentError`` naming what is wrong and how to fix it."""
+        raise NotImplementedError
+
+    @property
+    def driver(self) -> Driver:
+        raise NotImplementedError
+
+    def run(self, kernel: Any, grid: Any, args: tuple, kwargs: dict) -> Any:
+        """Launch a ``@jit`` kernel on ``grid``: compile (or fetch from the cache) and run it.
+        Targets that do not compile (the interpreter) override this."""
+        from .runtime.launch import launch
+
+        return launch(self, kernel, grid, args, kwargs)
