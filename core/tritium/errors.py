@@ -23,8 +23,8 @@ class CompilationError(TritiumError):
         self.kernel, self.message, self.filename, self.lineno = kernel, message, filename, lineno
         where = f"{filename}:{lineno}" if lineno is not None else filename
         text = f"in kernel '{kernel}'" + (f" at {where}" if where else "") + f": {message}"
-        if source_line:
-            text += f"\n    {source_line.rstrip()}"
+        if source_line.strip():
+            text += f"\n    {source_line.strip()}"
             if col is not None:
                 indent = len(source_line) - len(source_line.lstrip())
                 text += "\n    " + " " * max(col - indent, 0) + "^"

@@ -32,11 +32,11 @@ def ir_type(t: dtype, shape: Sequence[int]) -> ir.Type:
 class IRBuilder:
     """Implements the builder protocol of ``tritium.language.semantic`` with MLIR ops."""
 
-    def truth(self, x) -> bool:
+    def python_value(self, x) -> Any:
         from ..language.semantic import SemanticError
 
-        raise SemanticError("a tensor's truth value is not known at compile time; use it as the "
-                            "condition of an 'if'/'while' directly, or tl.where for blocks")
+        raise SemanticError("a tensor's value is not known at compile time; use it as the condition of "
+                            "an 'if'/'while' or a range() bound directly, or tl.where for blocks")
 
     def constant(self, value: Any, t: dtype) -> ir.Value:
         ty = scalar_type(t)

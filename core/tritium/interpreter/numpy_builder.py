@@ -55,11 +55,11 @@ class NumpyBuilder:
     def __init__(self, pid: tuple[int, int, int], grid: tuple[int, int, int]):
         self.pid, self.grid = pid, grid
 
-    def truth(self, x) -> bool:
+    def python_value(self, x) -> Any:
         if x.shape != ():
-            raise SemanticError(f"the truth value of a block of shape {list(x.shape)} is ambiguous; "
+            raise SemanticError(f"the value of a block of shape {list(x.shape)} is not one number; "
                                 "use tl.where, tl.max or tl.min")
-        return bool(x.handle)
+        return x.handle.item()
 
     def constant(self, value, t: dtype):
         return np.array(value).astype(np_dtype(t))

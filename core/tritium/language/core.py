@@ -59,7 +59,13 @@ class tensor:
         return id(self)
 
     def __bool__(self) -> bool:
-        return semantic.builder().truth(self)
+        return bool(semantic.builder().python_value(self))
+
+    def __index__(self) -> int:
+        """Only the interpreter knows a tensor's value (``range(n)`` with a runtime ``n``)."""
+        if not self.dtype.is_int():
+            raise semantic.SemanticError(f"a {self.dtype} value cannot be used as an integer")
+        return int(semantic.builder().python_value(self))
 
     # arithmetic ------------------------------------------------------------------------------
     def __add__(self, o): return semantic.add(self, o)

@@ -112,6 +112,7 @@ def compile_specialized(jitfn, target, arg_types: dict[str, str], constants: dic
         return CompiledKernel(target, signature, entry.asm, entry.metadata, entry.binary)
     asm, metadata = _run_pipeline(jitfn, target, opts, signature, arg_types, constants, specs)
     binary = asm[target.binary_stage]
+    binary = binary.encode() if isinstance(binary, str) else binary  # e.g. PTX, loaded as text
     cache.put(key, binary, metadata, asm)
     return CompiledKernel(target, signature, asm, metadata, binary)
 

@@ -1,0 +1,7 @@
+"""``python -m tritium``: the ``tritium`` command (see ``tritium.cli``)."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,181 @@
+"""The ``tritium`` command (also ``python -m tritium``).
+
+    tritium targets [--json]      installed targets: available or why not, providing package,
+                                  and which one TRITIUM_TARGET / automatic selection picks
+    tritium cache dir             the cache directory
+    tritium cache list [--json]   cache entries with size and kernel name
+    tritium cache clear           delete every cache entry
+
+Exit status: 0 on success; 1 when something is wrong (a plugin failed to load, two packages provide
+one target name, TRITIUM_TARGET names a target that cannot be used, a cache error); 2 for usage
+errors. ``tritium targets`` with nothing available but TRITIUM_TARGET unset says so and exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from typing import Sequence
+
+TARGET_ENV = "TRITIUM_TARGET"
+
+
+def _table(rows: list[list[str]], headers: list[str]) -> str:
+    widths = [max(len(str(r[i])) for r in [headers, *rows]) for i in range(len(headers))]
+    lines = ["  ".join(str(c).ljust(w) for c, w in zip(headers, widths)).rstrip()]
+    lines += ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
+    return "\n".join(lines)
+
+
+def _targets_report() -> dict:
+    from . import plugins
+    from .errors import TritiumError
+
+    infos = plugins.target_infos()
+    dups = plugins.duplicate_targets()
+    auto = plugins.auto_target_info()
+    env = os.environ.get(TARGET_ENV, "")
+    selected, selection_error = None, None
+    try:
+        selected = getattr(plugins.get_target(), "name", None)
+    except TritiumError as exc:
+        selection_error = str(exc)
+    rows = []
+    for info in infos:
+        ok, why = info.availability()
+        rows.append({
+            "name": info.name, "available": ok, "reason": why, "priority": info.priority,
+            "distribution": info.distribution, "version": info.version, "plugin": info.plugin,
+            "auto": auto is not None and info is auto, "duplicate": info.name in dups,
+        })
+    broken = [{"name": b.name, "value": b.value, "distribution": b.distribution, "version": b.version,
+               "stage": b.stage, "error": b.error, "message": b.describe()}
+              for b in plugins.broken_plugins()]
+    return {"targets": rows, "auto": auto.name if auto is not None else None, "env": {TARGET_ENV: env},
+            "selected": selected, "selection_error": selection_error, "broken_plugins": broken,
+            "duplicates": sorted(dups)}
+
+
+def cmd_targets(args: argparse.Namespace) -> int:
+    report = _targets_report()
+    explicit = bool(report["env"][TARGET_ENV].strip()) and report["env"][TARGET_ENV].strip().lower() != "auto"
+    bad = bool(report["broken_plugins"] or report["duplicates"] or (explicit and report["selection_error"]))
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 1 if bad else 0
+    rows = []
+    for t in report["targets"]:
+        dist = t["distribution"] or f"(plugin {t['plugin']})"
+        rows.append([t["name"] + (" *" if t["auto"] else ""), "yes" if t["available"] else "no",
+                     str(t["priority"]), f"{dist} {t['version']}".strip(),
+                     "; ".join(filter(None, [
+                         "DUPLICATE NAME" if t["duplicate"] else "", t["reason"],
+                         "only when named (negative priority)" if t["priority"] < 0 else ""]))])
+    if rows:
+        print(_table(rows, ["TARGET", "AVAILABLE", "PRIORITY", "PROVIDED BY", "NOTE"]))
+    else:
+        print("no tritium targets are installed (install a target package, e.g. tritium-cpu)")
+    print()
+    auto = report["auto"]
+    print(f"auto-selection picks: {auto} (marked *)" if auto else
+          "auto-selection picks: nothing (no available target with priority >= 0)")
+    env = report["env"][TARGET_ENV]
+    if env.strip():
+        if report["selected"]:
+            print(f"{TARGET_ENV}={env} selects: {report['selected']}")
+        else:
+            print(f"{TARGET_ENV}={env}: error")
+    if report["selection_error"]:
+        print(f"error: {report['selection_error']}", file=sys.stderr)
+    for b in report["broken_plugins"]:
+        print(f"error: {b['message']}", file=sys.stderr)
+    return 1 if bad else 0
+
+
+def _human_size(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"
+
+
+def cmd_cache(args: argparse.Namespace) -> int:
+    from .runtime.cache import Cache
+
+    cache = Cache()
+    if args.action == "dir":
+        print(cache.directory)
+        return 0
+    if args.action == "clear":
+        if not os.path.isdir(cache.directory):
+            print(f"removed 0 files from {cache.directory} (it does not exist)")
+            return 0
+        removed = cache.clear()
+        print(f"removed {removed} file{'s' if removed != 1 else ''} from {cache.directory}")
+        return 0
+    # list
+    entries = sorted(cache.entries(), key=lambda e: e.mtime, reverse=True)
+    if args.json:
+        print(json.dumps({"directory": cache.directory, "entries": [e.as_dict() for e in entries]}, indent=2))
+        return 0
+    if not entries:
+        print(f"no entries in {cache.directory}")
+        return 0
+    rows = [[e.key[:16], e.name or "?", _human_size(e.size),
+             time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e.mtime)) if e.mtime else "",
+             "" if e.valid else f"CORRUPT: {e.error}"] for e in entries]
+    print(_table(rows, ["KEY", "KERNEL", "SIZE", "MODIFIED", ""]))
+    total = sum(e.size for e in entries)
+    print(f"\n{len(entries)} entr{'ies' if len(entries) != 1 else 'y'}, {_human_size(total)} in {cache.directory}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tritium", description="tritium kernel compiler: targets and cache.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    p = sub.add_parser("targets", help="list installed targets, their availability and the auto choice",
+                       description="List every installed target: whether it can run here (and why not), "
+                                   "the package that provides it, and which one TRITIUM_TARGET or "
+                                   "automatic selection picks. Exit status 1 if a plugin is broken.")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.set_defaults(func=cmd_targets)
+
+    p = sub.add_parser("cache", help="the on-disk kernel cache (TRITIUM_CACHE_DIR)",
+                       description="Inspect or clear the on-disk kernel cache.")
+    csub = p.add_subparsers(dest="action", metavar="ACTION")
+    csub.required = True
+    csub.add_parser("dir", help="print the cache directory")
+    pl = csub.add_parser("list", help="list entries with size and kernel name")
+    pl.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    csub.add_parser("clear", help="delete every entry")
+    p.set_defaults(func=cmd_cache)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # a clear line instead of a traceback for expected failures
+        from .errors import TritiumError
+
+        if isinstance(exc, (TritiumError, OSError)):
+            print(f"tritium: error: {exc}", file=sys.stderr)
+            return 1
+        raise
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

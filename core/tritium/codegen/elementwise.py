@@ -1,0 +1,151 @@
+"""Lowering of one elementwise ``arith``/``math`` op to LLVM IR.
+
+Operands are llvmlite values that are all scalars or all vectors of one width (a select's
+condition may stay scalar), so the same emitter serves scalar code, SIMD chunks of a tensor and
+GPU per-thread values. ``EMITTERS`` maps each MLIR op name to its emitter.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Mapping, Sequence
+
+from llvmlite import ir as ll
+
+from ..errors import TritiumError
+from ..ir.mlir import ir
+from . import intrinsics
+from .math import TRANSCENDENTAL, MathHooks
+from .types import const, scalar_of
+
+Emitter = Callable[[ll.IRBuilder, Sequence[ll.Value], ll.Type, Mapping[str, ir.Attribute], MathHooks],
+                   ll.Value]
+EMITTERS: dict[str, Emitter] = {}
+
+
+def emit(builder: ll.IRBuilder, op_name: str, operands: Sequence[ll.Value], result_type: ll.Type,
+         attrs: Mapping[str, ir.Attribute], hooks: MathHooks) -> ll.Value:
+    """Emit ``op_name`` on ``operands``; ``result_type`` has the operands' width."""
+    emitter = EMITTERS.get(op_name)
+    if emitter is None:
+        raise TritiumError(f"op {op_name} is not an elementwise op this code generator knows")
+    return emitter(builder, operands, result_type, attrs, hooks)
+
+
+def is_elementwise(op_name: str) -> bool:
+    return op_name in EMITTERS
+
+
+def _simple(method: str) -> Emitter:
+    return lambda b, ops, ty, attrs, hooks: getattr(b, method)(*ops)
+
+
+def _cast(method: str) -> Emitter:
+    return lambda b, ops, ty, attrs, hooks: ops[0] if ops[0].type == ty else getattr(b, method)(ops[0], ty)
+
+
+def _intrinsic(name: str) -> Emitter:
+    return lambda b, ops, ty, attrs, hooks: intrinsics.call(b, name, ops)
+
+
+def _safe_divisor(b: ll.IRBuilder, num: ll.Value, den: ll.Value, signed: bool) -> ll.Value:
+    """Replace divisors that would trap (0, and -1 under INT_MIN) by 1.
+
+    LLVM scalarises vector division on x86 and masked-off lanes often hold zeros; Triton kernels
+    must not fault there. Dividing by 1 yields the wrapped result for INT_MIN / -1.
+    """
+    t = den.type
+    bad = b.icmp_unsigned("==", den, const(t, 0))
+    if signed:
+        width = scalar_of(t).width
+        overflow = b.and_(b.icmp_signed("==", num, const(t, -(1 << (width - 1)))),
+                          b.icmp_signed("==", den, const(t, -1)))
+        bad = b.or_(bad, overflow)
+    return b.select(bad, const(t, 1), den)
+
+
+def _division(method: str, signed: bool) -> Emitter:
+    def emit_div(b, ops, ty, attrs, hooks):
+        num, den = ops
+        return getattr(b, method)(num, _safe_divisor(b, num, den, signed))
+    return emit_div
+
+
+_ICMP = {0: ("==", True), 1: ("!=", True), 2: ("<", True), 3: ("<=", True), 4: (">", True),
+         5: (">=", True), 6: ("<", False), 7: ("<=", False), 8: (">", False), 9: (">=", False)}
+_FCMP = {1: ("==", True), 2: (">", True), 3: (">=", True), 4: ("<", True), 5: ("<=", True),
+         6: ("!=", True), 7: ("ord", True), 8: ("==", False), 9: (">", False), 10: (">=", False),
+         11: ("<", False), 12: ("<=", False), 13: ("!=", False), 14: ("uno", False)}
+
+
+def _predicate(attrs: Mapping[str, ir.Attribute]) -> int:
+    return ir.IntegerAttr(attrs["predicate"]).value
+
+
+def _cmpi(b, ops, ty, attrs, hooks):
+    op, signed = _ICMP[_predicate(attrs)]
+    return (b.icmp_signed if signed else b.icmp_unsigned)(op, *ops)
+
+
+def _cmpf(b, ops, ty, attrs, hooks):
+    pred = _predicate(attrs)
+    if pred in (0, 15):  # always false / always true
+        return const(ty, int(pred == 15))
+    op, ordered = _FCMP[pred]
+    return (b.fcmp_ordered if ordered else b.fcmp_unordered)(op, *ops)
+
+
+def _math(fn: str) -> Emitter:
+    """A ``math`` op through the target's hooks; half types compute in f32 (as Triton does)."""
+    def emit_math(b, ops, ty, attrs, hooks):
+        narrow = fn in TRANSCENDENTAL and str(scalar_of(ty)) in ("half", "bfloat")
+        if not narrow:
+            return hooks.call(b, fn, ops)
+        wide = ll.VectorType(ll.FloatType(), ty.count) if isinstance(ty, ll.VectorType) else ll.FloatType()
+        return b.fptrunc(hooks.call(b, fn, [b.fpext(x, wide) for x in ops]), ty)
+    return emit_math
+
+
+def _negf(b, ops, ty, attrs, hooks):
+    return b.fneg(ops[0])
+
+
+def _int_or_float_cast(int_method: str) -> Emitter:
+    """``index_cast``-style casts that extend or truncate depending on the widths."""
+    def emit_cast(b, ops, ty, attrs, hooks):
+        src = scalar_of(ops[0].type).width
+        dst = scalar_of(ty).width
+        if src == dst:
+            return ops[0]
+        return getattr(b, int_method if dst > src else "trunc")(ops[0], ty)
+    return emit_cast
+
+
+EMITTERS.update({
+    "arith.addi": _simple("add"), "arith.subi": _simple("sub"), "arith.muli": _simple("mul"),
+    "arith.andi": _simple("and_"), "arith.ori": _simple("or_"), "arith.xori": _simple("xor"),
+    "arith.shli": _simple("shl"), "arith.shrsi": _simple("ashr"), "arith.shrui": _simple("lshr"),
+    "arith.divsi": _division("sdiv", True), "arith.divui": _division("udiv", False),
+    "arith.remsi": _division("srem", True), "arith.remui": _division("urem", False),
+    "arith.addf": _simple("fadd"), "arith.subf": _simple("fsub"), "arith.mulf": _simple("fmul"),
+    "arith.divf": _simple("fdiv"), "arith.remf": _simple("frem"), "arith.negf": _negf,
+    "arith.maxnumf": _intrinsic("llvm.maxnum"), "arith.minnumf": _intrinsic("llvm.minnum"),
+    "arith.maximumf": _intrinsic("llvm.maximum"), "arith.minimumf": _intrinsic("llvm.minimum"),
+    "arith.maxsi": _intrinsic("llvm.smax"), "arith.minsi": _intrinsic("llvm.smin"),
+    "arith.maxui": _intrinsic("llvm.umax"), "arith.minui": _intrinsic("llvm.umin"),
+    "arith.extf": _cast("fpext"), "arith.truncf": _cast("fptrunc"),
+    "arith.sitofp": _cast("sitofp"), "arith.uitofp": _cast("uitofp"),
+    "arith.fptosi": _cast("fptosi"), "arith.fptoui": _cast("fptoui"),
+    "arith.extsi": _cast("sext"), "arith.extui": _cast("zext"), "arith.trunci": _cast("trunc"),
+    "arith.bitcast": _cast("bitcast"),
+    "arith.index_cast": _int_or_float_cast("sext"), "arith.index_castui": _int_or_float_cast("zext"),
+    "arith.cmpi": _cmpi, "arith.cmpf": _cmpf, "arith.select": _simple("select"),
+})
+EMITTERS.update({f"math.{fn}": _math(fn) for fn in (
+    "exp", "exp2", "log", "log2", "log10", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "floor",
+    "ceil", "round", "roundeven", "trunc", "absf", "absi", "fma", "copysign")})
+
+#: ops whose cost justifies keeping their result in memory rather than recomputing it
+EXPENSIVE = frozenset({"arith.divsi", "arith.divui", "arith.remsi", "arith.remui", "arith.divf",
+                       "arith.remf", *(name for name in EMITTERS if name.startswith("math.")
+                                       and name not in ("math.absf", "math.absi"))})
+

@@ -1,0 +1,45 @@
+"""Math functions behind a hook object, so each target picks its implementations.
+
+The default lowers to LLVM intrinsics (``llvm.exp.*``), which every backend accepts but which the
+x86 backend scalarises into libm calls; a target substitutes vector code or a device library by
+subclassing ``MathHooks`` and overriding ``call`` for the functions it cares about.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from llvmlite import ir as ll
+
+from ..errors import TritiumError
+from . import intrinsics
+from .types import const
+
+#: MLIR ``math`` op name -> LLVM intrinsic of the same meaning
+INTRINSICS = {
+    "exp": "llvm.exp", "exp2": "llvm.exp2", "log": "llvm.log", "log2": "llvm.log2",
+    "log10": "llvm.log10", "sqrt": "llvm.sqrt", "sin": "llvm.sin", "cos": "llvm.cos",
+    "tan": "llvm.tan", "tanh": "llvm.tanh", "floor": "llvm.floor", "ceil": "llvm.ceil",
+    "round": "llvm.round", "roundeven": "llvm.roundeven", "trunc": "llvm.trunc",
+    "absf": "llvm.fabs", "fma": "llvm.fma", "copysign": "llvm.copysign",
+}
+
+#: functions computed in f32 when the argument is f16/bf16 (as Triton does)
+TRANSCENDENTAL = frozenset({"exp", "exp2", "log", "log2", "log10", "sqrt", "rsqrt", "sin", "cos",
+                            "tan", "tanh"})
+
+
+class MathHooks:
+    """Emits ``math`` dialect functions on scalars or vectors; override ``call`` per target."""
+
+    def call(self, builder: ll.IRBuilder, fn: str, args: Sequence[ll.Value]) -> ll.Value:
+        """``fn`` (an MLIR ``math`` op name without the prefix) applied to ``args``."""
+        if fn == "rsqrt":
+            return builder.fdiv(const(args[0].type, 1.0), intrinsics.call(builder, "llvm.sqrt", args))
+        if fn == "absi":
+            return intrinsics.call(builder, "llvm.abs", [args[0], ll.Constant(ll.IntType(1), 0)])
+        name = INTRINSICS.get(fn)
+        if name is None:
+            raise TritiumError(f"math function '{fn}' is not supported yet")
+        return intrinsics.call(builder, name, args)
+

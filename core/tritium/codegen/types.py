@@ -1,0 +1,104 @@
+"""MLIR types to llvmlite types.
+
+Scalars map one to one, ``!tile.ptr<T, as>`` becomes an opaque pointer in an address space the
+target chooses (the CPU has one address space, GPUs keep the tile's), and ``i1`` is stored as a
+byte in memory, as Triton does.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from llvmlite import ir as ll
+
+from ..errors import TritiumError
+from ..ir import tile
+from ..ir.mlir import ir
+
+
+class BFloatType(ll.types._BaseFloatType):
+    """LLVM's ``bfloat``, which llvmlite does not define."""
+
+    null = "0.0"
+    intrinsic_name = "bf16"
+
+    def __str__(self) -> str:
+        return "bfloat"
+
+    def format_constant(self, value: float) -> str:
+        import struct
+
+        bits = struct.unpack("<I", struct.pack("<f", float(value)))[0]
+        rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16  # round to nearest even
+        return f"0xR{rounded & 0xFFFF:04X}"
+
+
+BFloatType._create_instance()
+
+AddrspaceMap = Callable[[int], int]
+
+
+def _same_addrspace(addrspace: int) -> int:
+    return addrspace
+
+
+def llvm_type(t: ir.Type, addrspace_map: AddrspaceMap = _same_addrspace) -> ll.Type:
+    """The llvmlite type of one *element* (scalar) MLIR type."""
+    if tile.is_ptr(t):
+        return ll.PointerType(addrspace=addrspace_map(tile.addrspace(t)))
+    if isinstance(t, ir.IntegerType):
+        return ll.IntType(t.width)
+    if isinstance(t, ir.IndexType):
+        return ll.IntType(64)
+    for mlir_cls, ll_type in _FLOATS:
+        if isinstance(t, mlir_cls):
+            return ll_type
+    raise TritiumError(f"type {t} has no LLVM equivalent")
+
+
+_FLOATS = (
+    (ir.F16Type, ll.HalfType()),
+    (ir.BF16Type, BFloatType()),
+    (ir.F32Type, ll.FloatType()),
+    (ir.F64Type, ll.DoubleType()),
+)
+
+
+def element_type(t: ir.Type) -> ir.Type:
+    """The element type of a ranked tensor, or the type itself for scalars."""
+    return t.element_type if isinstance(t, ir.RankedTensorType) else t
+
+
+def memory_type(t: ll.Type) -> ll.Type:
+    """How an element of type ``t`` is laid out in memory (``i1`` occupies a byte)."""
+    return ll.IntType(8) if isinstance(t, ll.IntType) and t.width == 1 else t
+
+
+def vector_of(t: ll.Type, width: int) -> ll.Type:
+    """``<width x t>``, or ``t`` itself for width 1 (one lane is kept scalar)."""
+    return t if width == 1 else ll.VectorType(t, width)
+
+
+def scalar_of(t: ll.Type) -> ll.Type:
+    return t.element if isinstance(t, ll.VectorType) else t
+
+
+def is_float(t: ll.Type) -> bool:
+    return isinstance(scalar_of(t), (ll.HalfType, BFloatType, ll.FloatType, ll.DoubleType))
+
+
+def size_in_bytes(t: ll.Type) -> int:
+    """Byte size of a scalar memory type (pointers are 64-bit on every target tritium has)."""
+    t = memory_type(t)
+    if isinstance(t, ll.IntType):
+        return t.width // 8
+    if isinstance(t, ll.PointerType):
+        return 8
+    return {"half": 2, "bfloat": 2, "float": 4, "double": 8}[str(t)]
+
+
+def const(t: ll.Type, value) -> ll.Constant:
+    """The constant ``value`` of scalar type ``t``, or splatted over vector type ``t``."""
+    if isinstance(t, ll.VectorType):
+        return ll.Constant(t, [value] * t.count)
+    return ll.Constant(t, value)

@@ -1,0 +1,48 @@
+"""Kernels with mistakes users make; each test expects a clear error pointing at the bad line."""
+
+import tritium
+import tritium.language as tl
+
+
+@tritium.jit
+def uses_with(x_ptr):
+    with open("f") as f:
+        tl.store(x_ptr, 1.0)
+
+
+@tritium.jit
+def uses_lambda(x_ptr):
+    f = lambda v: v + 1  # noqa: E731
+    tl.store(x_ptr, f(1.0))
+
+
+@tritium.jit
+def arange_not_pow2(x_ptr):
+    offs = tl.arange(0, 100)
+    tl.store(x_ptr + offs, 1.0)
+
+
+@tritium.jit
+def arange_runtime_extent(x_ptr, n):
+    offs = tl.arange(0, n)
+    tl.store(x_ptr + offs, 1.0)
+
+
+@tritium.jit
+def shape_mismatch(x_ptr):
+    a = tl.arange(0, 16)
+    b = tl.arange(0, 32)
+    tl.store(x_ptr + a, (a + b).to(tl.float32))
+
+
+@tritium.jit
+def needs_block(x_ptr, BLOCK: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)
+
+
+@tritium.jit
+def loop_changes_type(x_ptr, n):
+    acc = 0
+    for i in range(n):
+        acc += 0.5
+    tl.store(x_ptr, acc)

@@ -1,0 +1,110 @@
+"""Bad input gets a clear tritium error naming the kernel and the line or argument to change."""
+
+import numpy as np
+import pytest
+
+import tritium
+from tritium import plugins
+
+from .kernels import bad
+from .test_frontend_ir import FrontendOnly
+
+RUNNABLE = [t for t in ("interpreter", "cpu") if t in plugins.targets()]
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache(monkeypatch, tmp_path):
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def compile_error(fn, signature, constants=None) -> str:
+    with pytest.raises(tritium.CompilationError) as info:
+        tritium.compile(fn, signature=signature, constants=constants or {}, target=FrontendOnly())
+    msg = str(info.value)
+    assert f"in kernel '{fn.__name__}'" in msg and "bad.py:" in msg
+    return msg
+
+
+def test_unknown_target_lists_installed(monkeypatch):
+    monkeypatch.setenv("TRITIUM_TARGET", "nosuchtarget")
+    with pytest.raises(tritium.TargetError) as info:
+        bad.needs_block[(1,)](np.zeros(4, np.float32), BLOCK=4)
+    assert "nosuchtarget" in str(info.value)
+    for name in RUNNABLE:
+        assert name in str(info.value)
+
+
+@pytest.mark.parametrize("fn,line,what", [
+    (bad.uses_with, 'with open("f") as f:', "With"),
+    (bad.uses_lambda, "f = lambda v: v + 1", "Lambda"),
+])
+def test_unsupported_construct(fn, line, what):
+    msg = compile_error(fn, "*fp32")
+    assert f"unsupported Python construct in a kernel: {what}" in msg
+    assert line in msg
+
+
+def test_arange_extent_must_be_power_of_two():
+    msg = compile_error(bad.arange_not_pow2, "*fp32")
+    assert "power of two" in msg and "tl.arange(0, 100)" in msg
+
+
+def test_arange_extent_must_be_constexpr():
+    msg = compile_error(bad.arange_runtime_extent, "*fp32, i32")
+    assert "compile-time constant" in msg and "offs = tl.arange(0, n)" in msg
+
+
+def test_shape_mismatch():
+    msg = compile_error(bad.shape_mismatch, "*fp32")
+    assert "shape mismatch" in msg and "[16]" in msg and "[32]" in msg and "(a + b)" in msg
+
+
+def test_loop_carried_type_change():
+    msg = compile_error(bad.loop_changes_type, "*fp32, i32")
+    assert "loop-carried variable 'acc'" in msg and "int32" in msg and "float32" in msg
+
+
+@pytest.mark.parametrize("target", RUNNABLE)
+def test_missing_constexpr(monkeypatch, target):
+    monkeypatch.setenv("TRITIUM_TARGET", target)
+    with pytest.raises(tritium.ArgumentError) as info:
+        bad.needs_block[(1,)](np.zeros(4, np.float32))
+    assert "needs_block" in str(info.value) and "BLOCK=" in str(info.value)
+
+
+@pytest.mark.parametrize("target", RUNNABLE)
+def test_list_instead_of_array(monkeypatch, target):
+    monkeypatch.setenv("TRITIUM_TARGET", target)
+    with pytest.raises(tritium.ArgumentError) as info:
+        bad.needs_block[(1,)]([0.0] * 4, BLOCK=4)
+    assert "'x_ptr'" in str(info.value) and "list" in str(info.value) and "numpy" in str(info.value)
+
+
+@pytest.mark.parametrize("target", RUNNABLE)
+def test_wrong_number_of_arguments(monkeypatch, target):
+    monkeypatch.setenv("TRITIUM_TARGET", target)
+    with pytest.raises(tritium.ArgumentError) as info:
+        bad.needs_block[(1,)](np.zeros(4, np.float32), np.zeros(4, np.float32), BLOCK=4)
+    assert "needs_block" in str(info.value)
+
+
+class FakeGpuArray:
+    """Looks like a CUDA array (CuPy/Numba expose this interface)."""
+
+    dtype = np.dtype(np.float32)
+    __cuda_array_interface__ = {"shape": (4,), "typestr": "<f4", "data": (1 << 40, False), "version": 3}
+
+
+@pytest.mark.parametrize("target", RUNNABLE)
+def test_gpu_array_on_host_target(monkeypatch, target):
+    monkeypatch.setenv("TRITIUM_TARGET", target)
+    with pytest.raises(tritium.ArgumentError) as info:
+        bad.needs_block[(1,)](FakeGpuArray(), BLOCK=4)
+    assert "GPU memory" in str(info.value) and "TRITIUM_TARGET" in str(info.value)
+
+
+def test_interpreter_errors_point_at_the_line(monkeypatch):
+    monkeypatch.setenv("TRITIUM_TARGET", "interpreter")
+    with pytest.raises(tritium.CompilationError) as info:
+        bad.shape_mismatch[(1,)](np.zeros(16, np.float32))
+    assert "shape mismatch" in str(info.value) and "(a + b)" in str(info.value)

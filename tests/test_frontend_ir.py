@@ -1,0 +1,103 @@
+"""The frontend and the target-neutral passes, checked on the text of the `tile` stages."""
+
+import re
+
+import pytest
+
+import tritium
+from tritium.target import Target
+
+from .kernels.basic import add_kernel, binop_kernel, loops_kernel
+
+
+class FrontendOnly(Target):
+    """A target that adds no stages: compilation stops after the target-neutral passes."""
+
+    name = "frontend-only"
+    binary_stage = "tile-opt"
+
+    def parse_options(self, options):
+        return tuple(sorted(options.items()))
+
+    def add_stages(self, stages, options):
+        pass
+
+
+@pytest.fixture(autouse=True)
+def no_disk_cache(monkeypatch, tmp_path):
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def compile_ir(fn, signature, constants=None):
+    return tritium.compile(fn, signature=signature, constants=constants or {}, target=FrontendOnly()).asm
+
+
+def test_vector_add_tile_ops():
+    asm = compile_ir(add_kernel, "*fp32, *fp32, *fp32, i32", {"BLOCK": 128})
+    tile = asm["tile"]
+    assert "func.func public @add_kernel(" in tile
+    assert '"tile.program_id"() {axis = 0 : i32} : () -> i32' in tile
+    assert '"tile.make_range"() {end = 128 : i32, start = 0 : i32} : () -> tensor<128xi32>' in tile
+    assert "arith.cmpi slt" in tile
+    assert len(re.findall(r'"tile.load"\(%\w+, %\w+\)', tile)) == 2
+    assert re.search(r'"tile.store"\(%\w+, %\w+, %\w+\)', tile)
+    assert "tensor<128x!tile.ptr<f32, 1 : i32>>" in tile
+
+
+def test_calls_are_inlined_and_helpers_removed():
+    asm = compile_ir(loops_kernel, "*fp32, *fp32, i32", {"BLOCK": 32})
+    assert re.search(r"call @twice__\d+", asm["tile"])
+    assert "func.func private @twice" in asm["tile"]
+    assert "call @" not in asm["tile-opt"] and "@twice" not in asm["tile-opt"]
+
+
+def test_control_flow_becomes_scf():
+    tile = compile_ir(loops_kernel, "*fp32, *fp32, i32", {"BLOCK": 32})["tile"]
+    assert re.search(r"scf.for %\w+ = %\w+ to %\w+ step %\w+ iter_args\(%\w+ = %\w+\) -> \(tensor<32xf32>\)", tile)
+    assert "scf.while" in tile and "scf.condition" in tile
+    assert re.search(r"scf.if %\w+ -> \(f32\)", tile)
+
+
+@pytest.mark.parametrize("op,types,expect", [
+    ("floordiv", "*i32, *i32, *i32, i32", "arith.divsi"),
+    ("mod", "*i32, *i32, *i32, i32", "arith.remsi"),
+    ("mod", "*fp32, *fp32, *fp32, i32", "arith.remf"),
+    ("floordiv", "*u32, *u32, *u32, i32", "arith.divui"),
+    ("add", "*i32, *fp32, *fp32, i32", "arith.sitofp"),
+    ("add", "*fp16, *fp32, *fp64, i32", "arith.extf"),
+    ("truediv", "*i32, *i32, *i32, i32", "arith.fptosi"),
+])
+def test_typing_rules(op, types, expect):
+    tile = compile_ir(binop_kernel, types, {"OP": op, "BLOCK": 16})["tile"]
+    assert expect in tile
+
+
+def test_constexpr_branches_are_resolved_statically():
+    tile = compile_ir(binop_kernel, "*fp32, *fp32, *fp32, i32", {"OP": "max", "BLOCK": 16})["tile"]
+    assert "arith.maxnumf" in tile and "scf.if" not in tile and "arith.select" not in tile
+
+
+def test_canonicalize_and_cse_run():
+    asm = compile_ir(add_kernel, "*fp32, *fp32, *fp32, i32", {"BLOCK": 64})
+    # the frontend emits one splat of `offs < n`'s operand per use; cse leaves one make_range
+    assert asm["tile-opt"].count('"tile.make_range"') == 1
+
+
+def test_dump_writes_every_stage(monkeypatch, tmp_path):
+    monkeypatch.setenv("TRITIUM_DUMP", "all")
+    monkeypatch.setenv("TRITIUM_DUMP_DIR", str(tmp_path / "dump"))
+    compile_ir(add_kernel, "*fp32, *fp32, *fp32, i32", {"BLOCK": 64})
+    files = sorted(p.name for p in (tmp_path / "dump").iterdir())
+    assert files == ["add_kernel.tile-opt.mlir", "add_kernel.tile.mlir"]
+    assert "tile.make_range" in (tmp_path / "dump" / "add_kernel.tile.mlir").read_text()
+
+
+def test_tile_ir_parses_back():
+    from tritium.ir import tile
+    from tritium.ir.mlir import ir
+
+    text = compile_ir(loops_kernel, "*fp32, *fp32, i32", {"BLOCK": 32})["tile-opt"]
+    with tile.context():
+        module = ir.Module.parse(text)
+        module.operation.verify()
+        assert str(module) == text
