@@ -101,3 +101,11 @@ def test_tile_ir_parses_back():
         module = ir.Module.parse(text)
         module.operation.verify()
         assert str(module) == text
+
+
+def test_dump_from_a_cache_hit(monkeypatch, tmp_path):
+    compile_ir(add_kernel, "*fp32, *fp32, *fp32, i32", {"BLOCK": 32})
+    monkeypatch.setenv("TRITIUM_DUMP", "tile-opt")
+    monkeypatch.setenv("TRITIUM_DUMP_DIR", str(tmp_path / "dump"))
+    compile_ir(add_kernel, "*fp32, *fp32, *fp32, i32", {"BLOCK": 32})
+    assert [p.name for p in (tmp_path / "dump").iterdir()] == ["add_kernel.tile-opt.mlir"]

@@ -89,7 +89,8 @@ def cmd_targets(args: argparse.Namespace) -> int:
         else:
             print(f"{TARGET_ENV}={env}: error")
     if report["selection_error"]:
-        print(f"error: {report['selection_error']}", file=sys.stderr)
+        label = "error" if explicit else "note"
+        print(f"{label}: {report['selection_error']}", file=sys.stderr)
     for b in report["broken_plugins"]:
         print(f"error: {b['message']}", file=sys.stderr)
     return 1 if bad else 0
@@ -137,6 +138,8 @@ def cmd_cache(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tritium", description="tritium kernel compiler: targets and cache.")
+    version = getattr(sys.modules.get(__package__ or "tritium"), "__version__", "") or "unknown"
+    parser.add_argument("--version", action="version", version=f"tritium {version}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 

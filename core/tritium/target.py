@@ -11,8 +11,6 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable, Sequence
 
-import numpy as np
-
 
 @dataclasses.dataclass(frozen=True)
 class KernelSignature:
@@ -34,13 +32,13 @@ class Driver:
         raise NotImplementedError
 
     # -- memory API (numpy in, numpy out) used by tests and the conformance suite ---------------
-    def to_device(self, array: np.ndarray) -> Any:
+    def to_device(self, array: "np.ndarray") -> Any:
         raise NotImplementedError
 
     def empty(self, shape: Sequence[int], dtype: Any) -> Any:
         raise NotImplementedError
 
-    def to_host(self, buffer: Any) -> np.ndarray:
+    def to_host(self, buffer: Any) -> "np.ndarray":
         raise NotImplementedError
 
     def synchronize(self) -> None:

@@ -41,7 +41,6 @@ class Pipeline(OrderedDict[str, Stage]):
 
     def run(self, value: Any, ctx: CompileContext) -> dict[str, Any]:
         """Run every stage; return each stage's output as text (bytes for binaries), by name."""
-        dump = _dump_selection()
         outputs: dict[str, Any] = {}
         timings: dict[str, float] = {}
         for name, fn in self.items():
@@ -49,8 +48,7 @@ class Pipeline(OrderedDict[str, Stage]):
             value = fn(value, ctx)
             timings[name] = time.perf_counter() - t0
             outputs[name] = stage_text(value)
-            if dump is not None and (name in dump or "all" in dump):
-                _write_dump(ctx.signature.name, name, outputs[name])
+            dump(ctx.signature.name, {name: outputs[name]})  # now: a later stage may fail
         ctx.metadata["stage_seconds"] = timings
         return outputs
 
@@ -66,6 +64,16 @@ def _describe(fn: Callable) -> str:
     doc = (getattr(fn, "__doc__", None) or "").strip().splitlines()
     name = getattr(fn, "__qualname__", repr(fn))
     return f"{getattr(fn, '__module__', '')}.{name}" + (f" - {doc[0]}" if doc else "")
+
+
+def dump(kernel: str, outputs: dict[str, Any]) -> None:
+    """Write the stages ``TRITIUM_DUMP`` selects (``all`` or a comma list) to ``TRITIUM_DUMP_DIR``."""
+    selected = _dump_selection()
+    if selected is None:
+        return
+    for stage, text in outputs.items():
+        if stage in selected or "all" in selected:
+            _write_dump(kernel, stage, text)
 
 
 def _dump_selection() -> set[str] | None:

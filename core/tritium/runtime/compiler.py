@@ -8,6 +8,7 @@ their text (or bytes for binaries).
 from __future__ import annotations
 
 import functools
+import os
 from typing import Any
 
 from ..errors import ArgumentError, CompilationError
@@ -18,9 +19,11 @@ from . import cache as disk_cache
 class CompiledKernel:
     """A kernel compiled for one target and one specialisation."""
 
-    def __init__(self, target, signature: KernelSignature, asm: dict[str, Any], metadata: dict, binary: bytes):
+    def __init__(self, target, signature: KernelSignature, asm: dict[str, Any], metadata: dict, binary: bytes,
+                 cache_hit: bool = False):
         self.target, self.signature, self.asm, self.metadata = target, signature, asm, metadata
         self.binary = binary
+        self.cache_hit = cache_hit  # True when it came from the disk cache without compiling
         self._launcher = None
 
     @property
@@ -109,7 +112,11 @@ def compile_specialized(jitfn, target, arg_types: dict[str, str], constants: dic
     cache = disk_cache.Cache()
     entry = cache.get(key)
     if entry is not None:
-        return CompiledKernel(target, signature, entry.asm, entry.metadata, entry.binary)
+        if os.environ.get("TRITIUM_DUMP"):
+            from ..passes.pipeline import dump
+
+            dump(jitfn.__name__, entry.asm)
+        return CompiledKernel(target, signature, entry.asm, entry.metadata, entry.binary, cache_hit=True)
     asm, metadata = _run_pipeline(jitfn, target, opts, signature, arg_types, constants, specs)
     binary = asm[target.binary_stage]
     binary = binary.encode() if isinstance(binary, str) else binary  # e.g. PTX, loaded as text
