@@ -57,15 +57,8 @@ class CompiledKernel:
 
 @functools.lru_cache(maxsize=None)
 def _versions() -> dict[str, str]:
-    from importlib import metadata
-
     from .. import __version__
-
-    def dist(name: str) -> str:
-        try:
-            return metadata.version(name)
-        except metadata.PackageNotFoundError:
-            return "-"
+    from ..plugins import distribution_version as dist
 
     # read from package metadata: importing the MLIR bindings would cost a cache hit ~100 ms
     return {"tritium": __version__, "llvmlite": dist("llvmlite"),
