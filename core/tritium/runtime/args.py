@@ -16,6 +16,11 @@ def _np_generic():
 
 def arg_type(value: Any, name: str, kernel: str) -> str:
     """The signature type of one runtime argument: ``*fp32`` for arrays, ``i32``/``i64``/``fp32``/``i1``."""
+    if isinstance(value, _np_generic()):  # first: numpy.float64 is also a Python float
+        t = T.from_foreign(value.dtype.name)
+        if t is None:
+            raise ArgumentError(f"kernel '{kernel}': argument '{name}' has unsupported dtype {value.dtype}")
+        return t.short
     if isinstance(value, bool):
         return "i1"
     if isinstance(value, int):
@@ -28,11 +33,6 @@ def arg_type(value: Any, name: str, kernel: str) -> str:
         raise ArgumentError(f"kernel '{kernel}': argument '{name}' = {value} does not fit in 64 bits")
     if isinstance(value, float):
         return "fp32"
-    if isinstance(value, _np_generic()):
-        t = T.from_foreign(value.dtype.name)
-        if t is None:
-            raise ArgumentError(f"kernel '{kernel}': argument '{name}' has unsupported dtype {value.dtype}")
-        return t.short
     if isinstance(value, (list, tuple)):
         raise ArgumentError(f"kernel '{kernel}': argument '{name}' is a {type(value).__name__}; pointer "
                             "arguments take arrays (numpy.ndarray, torch.Tensor or any DLPack/buffer object), "

@@ -1,0 +1,13 @@
+"""tritium's conformance suite: real kernels, run on a target through its own memory API and
+checked against independent numpy references.
+
+``python -m tritium_conformance --target NAME`` (or the ``tritium-conformance`` command) prints a
+report: each case passes, fails (with its largest error), or is an expected failure (``xfail``)
+that the target declared through the ``tritium_conformance_expectations`` hook, keyed by case id
+(shell-style patterns such as ``"cast-*fp16*"`` are accepted). ``--list`` shows the case ids.
+"""
+
+from . import cases as _cases  # noqa: F401  (registers the cases)
+from .suite import CASES, Case, Device, Output, Result, declared_gap, run_case, run_suite, select
+
+__all__ = ["CASES", "Case", "Device", "Output", "Result", "declared_gap", "run_case", "run_suite", "select"]

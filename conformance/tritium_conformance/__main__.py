@@ -1,0 +1,7 @@
+"""``python -m tritium_conformance``: see ``tritium_conformance.cli``."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,76 @@
+"""The ``tritium-conformance`` command: run the suite on one target and print a report.
+
+Exit status: 0 when no case failed unexpectedly, 1 when one did, 2 for a usage error (unknown or
+unavailable target, no case matching ``-k``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from . import CASES, Device, Result, run_suite, select
+from .suite import FAIL, PASS, XFAIL, XPASS
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="tritium-conformance", description="Run tritium's conformance suite on a target.")
+    p.add_argument("--target", default=None,
+                   help="target name (default: TRITIUM_TARGET, else automatic selection)")
+    p.add_argument("-k", dest="patterns", action="append", default=[], metavar="SUBSTRING",
+                   help="run only cases whose id contains SUBSTRING (repeatable: any of them)")
+    p.add_argument("--list", action="store_true", help="list the selected case ids and exit")
+    p.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
+    p.add_argument("-q", "--quiet", action="store_true", help="print only failures and the summary")
+    return p
+
+
+def _line(r: Result) -> str:
+    err = "-" if r.max_error is None else f"{r.max_error:.3g}"
+    text = f"{r.status.upper():6} {r.case_id:44} max err {err:>9}  {r.seconds * 1e3:7.1f} ms"
+    return text + (f"\n       {r.message}" if r.message else "")
+
+
+def summary(results: list[Result], seconds: float) -> str:
+    counts = {s: sum(r.status == s for r in results) for s in (PASS, FAIL, XFAIL, XPASS)}
+    return (f"{len(results)} cases: {counts[PASS]} passed, {counts[FAIL]} failed, {counts[XFAIL]} xfailed "
+            f"(declared gaps), {counts[XPASS]} xpassed in {seconds:.1f} s")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    selected = select(args.patterns)
+    if not selected:
+        print(f"no case id contains any of {args.patterns}; {len(CASES)} cases exist (see --list)", file=sys.stderr)
+        return 2
+    if args.list:
+        print("\n".join(c.id for c in selected))
+        return 0
+
+    from tritium import plugins
+    from tritium.errors import TritiumError
+
+    try:
+        target = plugins.get_target(args.target)
+        expectations = plugins.conformance_expectations(target)
+    except TritiumError as e:
+        print(f"tritium-conformance: {e}", file=sys.stderr)
+        return 2
+    provider = next((i.provider for i in plugins.target_infos() if i.target is target), "")
+    print(f"tritium conformance on target '{target.name}' ({provider}): {len(selected)} cases, "
+          f"{len(expectations)} declared gaps", flush=True)
+
+    def show(r: Result) -> None:
+        if not args.quiet or r.status in (FAIL, XPASS):
+            print(_line(r), flush=True)
+
+    t0 = time.perf_counter()
+    results = run_suite(Device(target), selected, expectations, show)
+    print(summary(results, time.perf_counter() - t0))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"target": target.name, "provider": provider,
+                       "results": [r.__dict__ for r in results]}, f, indent=1)
+    return 0 if all(r.ok for r in results) else 1
