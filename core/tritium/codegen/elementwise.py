@@ -109,7 +109,7 @@ def _negf(b, ops, ty, attrs, hooks):
     return b.fneg(ops[0])
 
 
-def _int_or_float_cast(int_method: str) -> Emitter:
+def _int_resize(int_method: str) -> Emitter:
     """``index_cast``-style casts that extend or truncate depending on the widths."""
     def emit_cast(b, ops, ty, attrs, hooks):
         src = scalar_of(ops[0].type).width
@@ -137,7 +137,7 @@ EMITTERS.update({
     "arith.fptosi": _cast("fptosi"), "arith.fptoui": _cast("fptoui"),
     "arith.extsi": _cast("sext"), "arith.extui": _cast("zext"), "arith.trunci": _cast("trunc"),
     "arith.bitcast": _cast("bitcast"),
-    "arith.index_cast": _int_or_float_cast("sext"), "arith.index_castui": _int_or_float_cast("zext"),
+    "arith.index_cast": _int_resize("sext"), "arith.index_castui": _int_resize("zext"),
     "arith.cmpi": _cmpi, "arith.cmpf": _cmpf, "arith.select": _simple("select"),
 })
 EMITTERS.update({f"math.{fn}": _math(fn) for fn in (

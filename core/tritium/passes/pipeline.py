@@ -24,6 +24,8 @@ Stage = Callable[[Any, "CompileContext"], Any]
 class CompileContext:
     """What every stage may read: the kernel's signature, the target and its options.
 
+    ``outputs`` holds the output of every stage that already ran, by name, for stages that need
+    more than their predecessor's (a binary stage compiling from ``llir`` rather than ``asm``).
     ``metadata`` collects facts stages record for the runtime (kept with the binary in the cache).
     """
 
@@ -31,6 +33,7 @@ class CompileContext:
     target: Any
     options: Any
     metadata: dict[str, Any] = dataclasses.field(default_factory=dict)
+    outputs: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
 class Pipeline(OrderedDict[str, Stage]):
@@ -45,7 +48,7 @@ class Pipeline(OrderedDict[str, Stage]):
         timings: dict[str, float] = {}
         for name, fn in self.items():
             t0 = time.perf_counter()
-            value = fn(value, ctx)
+            value = ctx.outputs[name] = fn(value, ctx)
             timings[name] = time.perf_counter() - t0
             outputs[name] = stage_text(value)
             dump(ctx.signature.name, {name: outputs[name]})  # now: a later stage may fail

@@ -1,0 +1,132 @@
+"""SIMD chunks of tensors and the small IR-building helpers the CPU code generator loops with.
+
+A tensor is never one LLVM vector: code works on chunks of ``w`` consecutive elements along the
+last dimension (``w`` is the layout's ``size_per_thread``, or 1 when a dimension of size 1 is
+broadcast). Positions are index tuples whose entries are Python ints (folded at compile time) or
+LLVM ``i32`` values; the last entry is the first column of the chunk.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable, Sequence, Union
+
+from llvmlite import ir as ll
+
+I32 = ll.IntType(32)
+Index = Union[int, ll.Value]
+
+
+class Chunk:
+    """``w`` lanes of one tensor (``vec``: ``<w x T>``, or a scalar when ``w`` is 1), with what is
+    known about them.
+
+    ``uniform`` is the scalar every lane holds; ``contig`` the first lane when lane ``k`` is
+    ``contig + k`` (integers) or ``&contig[k]`` (pointers). Either lets loads and stores use one
+    scalar address instead of a gather. Vectors are built eagerly: a lazily built one could end up
+    in a block that does not dominate a later use, and LLVM deletes the unused ones anyway.
+    """
+
+    __slots__ = ("vec", "width", "uniform", "contig")
+
+    def __init__(self, vec: ll.Value, width: int, uniform: ll.Value | None = None,
+                 contig: ll.Value | None = None):
+        self.vec, self.width, self.uniform, self.contig = vec, width, uniform, contig
+
+
+def uniform_chunk(b: ll.IRBuilder, scalar: ll.Value, width: int) -> Chunk:
+    return Chunk(splat(b, scalar, width), width, uniform=scalar)
+
+
+def contig_chunk(b: ll.IRBuilder, first: ll.Value, width: int, pointee: ll.Type | None = None) -> Chunk:
+    """Lanes ``first + k`` (integers) or ``&first[k]`` (pointers to ``pointee``)."""
+    if width == 1:
+        return Chunk(first, 1, uniform=first, contig=first)
+    if pointee is None:
+        vec = b.add(splat(b, first, width), iota(first.type, width))
+    else:
+        vec = b.gep(first, [iota(I32, width)], source_etype=pointee)
+        vec.type = ll.VectorType(first.type, width)  # llvmlite types a vector GEP as a scalar
+    return Chunk(vec, width, contig=first)
+
+
+def splat(b: ll.IRBuilder, scalar: ll.Value, width: int) -> ll.Value:
+    if width == 1:
+        return scalar
+    vty = ll.VectorType(scalar.type, width)
+    one = b.insert_element(ll.Constant(vty, ll.Undefined), scalar, ll.Constant(I32, 0))
+    return b.shuffle_vector(one, ll.Constant(vty, ll.Undefined), ll.Constant(ll.VectorType(I32, width), [0] * width))
+
+
+def iota(t: ll.IntType, width: int) -> ll.Constant:
+    """``<0, 1, ..., width-1>`` of integer type ``t``."""
+    return ll.Constant(ll.VectorType(t, width), list(range(width)))
+
+
+def as_value(i: Index) -> ll.Value:
+    return ll.Constant(I32, i) if isinstance(i, int) else i
+
+
+def add(b: ll.IRBuilder, x: Index, y: Index) -> Index:
+    if isinstance(x, int) and isinstance(y, int):
+        return x + y
+    if isinstance(x, int) and x == 0:
+        return y
+    if isinstance(y, int) and y == 0:
+        return x
+    return b.add(as_value(x), as_value(y))
+
+
+def mul(b: ll.IRBuilder, x: Index, k: int) -> Index:
+    if isinstance(x, int):
+        return x * k
+    return x if k == 1 else (ll.Constant(I32, 0) if k == 0 else b.mul(x, ll.Constant(I32, k)))
+
+
+def linear_offset(b: ll.IRBuilder, idx: Sequence[Index], shape: Sequence[int]) -> Index:
+    """Row-major element offset of ``idx`` in a tensor of ``shape``."""
+    offset: Index = 0
+    stride = 1
+    for i, n in reversed(list(zip(idx, shape))):
+        offset = add(b, offset, mul(b, i, stride) if n > 1 else 0)
+        stride *= n
+    return offset
+
+
+def unflatten(b: ll.IRBuilder, flat: Index, dims: Sequence[int]) -> tuple[Index, ...]:
+    """The row-major index tuple of position ``flat`` in ``dims`` (all powers of two)."""
+    out: list[Index] = []
+    for n in reversed(dims):
+        if n == 1:
+            out.append(0)
+        elif isinstance(flat, int):
+            out.append(flat % n)
+            flat //= n
+        else:
+            out.append(b.and_(flat, ll.Constant(I32, n - 1)))
+            flat = b.lshr(flat, ll.Constant(I32, int(math.log2(n))))
+    return tuple(reversed(out))
+
+
+def index_key(idx: Sequence[Index]) -> tuple:
+    """A hashable identity of an index tuple (same LLVM values or same ints)."""
+    return tuple(i if isinstance(i, int) else ("v", id(i)) for i in idx)
+
+
+def counted_loop(b: ll.IRBuilder, n: int, body: Callable[[Index], None], name: str = "chunk") -> None:
+    """Emit ``for i in range(n): body(i)`` (n >= 1 known at compile time); n == 1 emits no loop."""
+    if n == 1:
+        body(0)
+        return
+    pre = b.block
+    header = b.append_basic_block(name)
+    b.branch(header)
+    b.position_at_end(header)
+    i = b.phi(I32, name=f"{name}.i")
+    i.add_incoming(ll.Constant(I32, 0), pre)
+    body(i)
+    nxt = b.add(i, ll.Constant(I32, 1))
+    i.add_incoming(nxt, b.block)
+    exit_block = b.append_basic_block(f"{name}.end")
+    b.cbranch(b.icmp_unsigned("==", nxt, ll.Constant(I32, n)), exit_block, header)
+    b.position_at_end(exit_block)

@@ -1,0 +1,275 @@
+"""The CPU's ``llir`` stage: MLIR at ``tile-layout`` to LLVM IR built with llvmlite.
+
+Scalars stay SSA values. Tensors are computed in chunks of SIMD width (see ``chunks``): ops that
+can be computed chunk by chunk stay *virtual* and are evaluated inside the loops that need them,
+so a run of elementwise ops, loads and stores becomes one loop over chunks with every intermediate
+in registers. Loops are emitted for *roots*: stores, reductions, and the few tensors that must be
+kept in memory (stack buffers allocated in the entry block): those used again after a loop that
+would recompute something costly, those read after a store, and loop-carried values.
+
+Consecutive roots of one shape share one loop (a *group*); a group is flushed (emitted) before
+anything that must see its results: a consumer of a reduction, a re-indexing op (broadcast,
+expand_dims) over a tensor the group has not written yet, control flow, and scalar memory ops.
+
+Within one loop, each chunk loads before it stores, so a kernel whose loads and stores of one tile
+overlap at *different* positions sees some stored values, exactly as on a GPU, where such
+accesses race.
+"""
+
+from __future__ import annotations
+
+import math as pymath
+from typing import Any
+
+import numpy as np
+from llvmlite import ir as ll
+from tritium.codegen import elementwise
+from tritium.codegen.math import MathHooks
+from tritium.codegen.types import memory_type
+from tritium.errors import TritiumError
+from tritium.ir.mlir import ir
+
+from . import abi
+from .chunks import I32, Index, counted_loop, mul, unflatten
+from .control_flow import ControlFlow
+from .evaluate import (BUFFER_ALIGN, CHUNK_OPS, HEAVY_OPS, REINDEXING_OPS, VIRTUAL, Buffer, ChunkEvaluator,
+                       check_chunk_width, cpu_type, is_tensor, scalar_constant, shape_of)
+from .reductions import Reductions, unsupported
+from .roots import Group, MaterializeRoot, StoreRoot
+
+TERMINATORS = frozenset({"scf.yield", "scf.condition", "func.return"})
+
+
+class KernelCodegen(ControlFlow, Reductions, ChunkEvaluator):
+    """Builds the LLVM function of one kernel (``func.func``) in ``module``."""
+
+    def __init__(self, func_op: ir.Operation, module: ll.Module, hooks: MathHooks):
+        super().__init__()
+        self.func_op, self.module, self.hooks = func_op, module, hooks
+        self.env: dict[ir.Value, Any] = {}
+        self.group: Group | None = None
+        self.pending: set[ir.Value] = set()       # tensors a group will write, not yet written
+        self.pending_deps: set[ir.Value] = set()  # virtual tensors that read pending ones
+        self.pending_results: set[ir.Value] = set()  # reductions not yet computed
+
+    # -- function --------------------------------------------------------------------------------
+    def build(self) -> ll.Function:
+        """Emit the kernel body function and its ``_grid`` entry; returns the body."""
+        name = ir.StringAttr(self.func_op.attributes["sym_name"]).value
+        block = self.func_op.regions[0].blocks[0]
+        params = [cpu_type(a.type) for a in block.arguments]
+        if any(is_tensor(a) for a in block.arguments):
+            raise TritiumError(f"kernel {name}: tensor arguments are not supported by the cpu target")
+        fn = ll.Function(self.module, ll.FunctionType(ll.VoidType(), params + [I32] * 6), name)
+        fn.linkage = "internal"
+        fn.attributes.add("alwaysinline")
+        fn.attributes.add("nounwind")
+        self.pids, self.nprogs = fn.args[len(params):len(params) + 3], fn.args[len(params) + 3:]
+        entry = fn.append_basic_block("entry")
+        start = fn.append_basic_block("start")
+        self.allocas = ll.IRBuilder(entry)
+        self.b = ll.IRBuilder(start)
+        for arg, value in zip(block.arguments, fn.args):
+            self.env[arg] = value
+        term = self.emit_block(block)
+        if term.name != "func.return":
+            raise unsupported(term.name)
+        self.flush()
+        self.b.ret_void()
+        self.allocas.branch(start)
+        abi.emit_grid_entry(self.module, fn, len(params))
+        return fn
+
+    def alloca(self, t: ll.Type, align: int | None = None) -> ll.AllocaInstr:
+        """A stack slot in the entry block (so it is allocated once, and mem2reg can promote it)."""
+        slot = self.allocas.alloca(t)
+        slot.type = ll.PointerType()  # opaque, as LLVM's IR has it
+        if align:
+            slot.align = align
+        return slot
+
+    def alloc_buffer(self, t: ir.RankedTensorType) -> ll.Value:
+        """Stack memory for one tensor of type ``t``, in the entry block (allocated once)."""
+        mem = memory_type(cpu_type(t.element_type))
+        return self.alloca(ll.ArrayType(mem, pymath.prod(t.shape)), BUFFER_ALIGN)
+
+    # -- blocks ----------------------------------------------------------------------------------
+    def emit_block(self, block: ir.Block) -> ir.Operation:
+        """Emit every op of ``block`` but its terminator, which is returned for the caller; roots may
+        still be pending (the caller adds its own, e.g. a yield's copies, then flushes)."""
+        keep = plan_buffers(block)
+        for op in block.operations:
+            op = op.operation
+            if op.name in TERMINATORS:
+                if any(o in self.pending_results for o in op.operands):
+                    self.flush()
+                return op
+            self.emit_op(op, keep)
+        raise TritiumError("block without terminator")
+
+    def emit_op(self, op: ir.Operation, keep: set[ir.Value]) -> None:
+        name = op.name
+        operands = list(op.operands)
+        if any(o in self.pending_results for o in operands):
+            self.flush()
+        elif (name in REINDEXING_OPS or name == "tile.reduce") and \
+                any(o in self.pending or o in self.pending_deps for o in operands):
+            self.flush()
+        results = list(op.results)
+        tensor_result = bool(results) and is_tensor(results[0])
+        if name in CHUNK_OPS and tensor_result:
+            self.record_virtual(op, results[0], results[0] in keep, operands)
+        elif name == "tile.store" and is_tensor(operands[1]):
+            self.add_root(StoreRoot(op), operands[1])
+        elif name == "tile.reduce":
+            self.emit_reduce(op)
+        elif name in ("scf.for", "scf.if", "scf.while"):
+            self.flush()
+            getattr(self, "emit_" + name[4:])(op)
+        elif not tensor_result:
+            self.emit_scalar(op)
+        else:
+            raise unsupported(name)
+
+    def record_virtual(self, op: ir.Operation, res: ir.Value, keep: bool, operands: list) -> None:
+        check_chunk_width(res)
+        if op.name == "arith.constant" and not ir.DenseElementsAttr(op.attributes["value"]).is_splat:
+            self.env[res] = Buffer(self.constant_buffer(op))
+            return
+        self.env[res] = VIRTUAL
+        if any(o in self.pending or o in self.pending_deps for o in operands):
+            self.pending_deps.add(res)
+        if keep:
+            self.add_root(MaterializeRoot(res, self.alloc_buffer(res.type), kept=True), res)
+            self.pending.add(res)
+
+    def emit_scalar(self, op: ir.Operation) -> None:
+        name, b = op.name, self.b
+        ins = [self.env[o] for o in op.operands]
+        res = op.results[0] if len(op.results) else None
+        if name in elementwise.EMITTERS:
+            attrs = {k: op.attributes[k] for k in op.attributes}
+            self.env[res] = elementwise.emit(b, name, ins, cpu_type(res.type), attrs, self.hooks)
+        elif name == "arith.constant":
+            self.env[res] = scalar_constant(op.attributes["value"], res.type)
+        elif name in ("tile.program_id", "tile.num_programs"):
+            axis = ir.IntegerAttr(op.attributes["axis"]).value
+            self.env[res] = (self.pids if name == "tile.program_id" else self.nprogs)[axis]
+        elif name == "tile.addptr":
+            self.env[res] = b.gep(ins[0], [ins[1]], source_etype=self.pointee(op.operands[0]))
+        elif name == "tile.load":
+            self.flush()
+            view = op.opview
+            mask = self.eval(view.mask, (), 1) if view.mask is not None else None
+            other = self.eval(view.other, (), 1) if view.other is not None else None
+            chunk = self.load_through(self.eval(view.ptr, (), 1), mask, other, self.pointee(view.ptr), 1)
+            self.env[res] = self.from_memory(chunk.vec, cpu_type(res.type))
+        elif name == "tile.store":
+            self.flush()
+            view = op.opview
+            mem = self.pointee(view.ptr)
+            mask = self.eval(view.mask, (), 1) if view.mask is not None else None
+            self.store_through(self.eval(view.ptr, (), 1), self.to_memory(self.env[view.value], mem), mask, mem, 1)
+        else:
+            raise unsupported(name)
+
+    def constant_buffer(self, op: ir.Operation) -> ll.Value:
+        """A non-splat dense tensor constant, as read-only global memory."""
+        res = op.results[0]
+        mem = memory_type(cpu_type(res.type.element_type))
+        values = np.array(ir.DenseElementsAttr(op.attributes["value"])).reshape(-1).tolist()
+        ty = ll.ArrayType(mem, len(values))
+        g = ll.GlobalVariable(self.module, ty, self.module.get_unique_name("tensor_constant"))
+        g.global_constant, g.linkage, g.align = True, "internal", BUFFER_ALIGN
+        g.initializer = ll.Constant(ty, [ll.Constant(mem, int(v) if isinstance(mem, ll.IntType) else v)
+                                         for v in values])
+        return g
+
+    # -- groups ----------------------------------------------------------------------------------
+    def add_root(self, root, value: ir.Value) -> None:
+        """Add ``root`` (computed over the shape of tensor ``value``) to the pending group."""
+        shape = tuple(shape_of(value))
+        if self.group is not None and self.group.shape != shape:
+            self.flush()
+        if self.group is None:
+            self.group = Group(shape, check_chunk_width(value))
+        self.group.roots.append(root)
+
+    def flush(self) -> None:
+        """Emit the pending group: for each row (all dims but the last), a loop over chunks."""
+        group, self.group = self.group, None
+        if group is None:
+            return
+        self.pending.clear()
+        self.pending_deps.clear()
+        self.pending_results.clear()
+        lead, w = group.shape[:-1], group.width
+        self.push_scope()
+
+        def row_body(row: Index) -> None:
+            lead_idx = unflatten(self.b, row, lead)
+
+            def chunk_body(c: Index) -> None:
+                self.push_scope()
+                idx = lead_idx + (mul(self.b, c, w),)
+                for root in group.roots:
+                    root.emit(self, idx, w, c)
+                self.pop_scope()
+
+            counted_loop(self.b, group.shape[-1] // w, chunk_body)
+            for root in group.roots:
+                root.finish_row(self, row)
+
+        counted_loop(self.b, pymath.prod(lead), row_body, name="row")
+        self.pop_scope()
+        for root in group.roots:
+            root.finish(self)
+
+
+def plan_buffers(block: ir.Block) -> set[ir.Value]:
+    """The chunk-computable tensors of ``block`` to keep in memory rather than recompute.
+
+    Kept: costly ones (a load, a division, a transcendental somewhere in what recomputing them would
+    redo) used by several ops or inside a nested region (a loop body would recompute them on every
+    iteration); and those depending on a load that are used after a later store, so the load still
+    happens before the store.
+    """
+    ops = [op.operation for op in block.operations]
+    position = {op: i for i, op in enumerate(ops)}
+    writes = [i for i, op in enumerate(ops) if op.name == "tile.store" or (len(op.regions) and op.name != "tile.reduce")]
+    costly: dict[ir.Value, bool] = {}
+    loads: dict[ir.Value, bool] = {}
+    keep: set[ir.Value] = set()
+    for i, op in enumerate(ops):
+        if op.name not in CHUNK_OPS or len(op.results) != 1 or not is_tensor(op.results[0]):
+            continue
+        res = op.results[0]
+        ins = [o for o in op.operands if o in costly]
+        costly[res] = op.name in HEAVY_OPS or any(costly[o] for o in ins)
+        loads[res] = op.name == "tile.load" or any(loads[o] for o in ins)
+        users = set()
+        nested = False
+        for use in res.uses:
+            user = use.owner.operation
+            while user.block != block:
+                user, nested = user.parent, True
+            users.add(position[user])
+        last = max(users, default=i)
+        hazard = loads[res] and any(i < wpos < last for wpos in writes)
+        if (costly[res] and (len(users) > 1 or nested)) or hazard:
+            keep.add(res)
+            costly[res] = loads[res] = False
+    return keep
+
+
+def generate(module: ir.Module, hooks: MathHooks, triple: str = "", data_layout: str = "") -> str:
+    """LLVM IR text for every kernel (``func.func``) in ``module``."""
+    llmod = ll.Module(name="tritium")
+    llmod.triple, llmod.data_layout = triple, data_layout
+    with module.context:
+        for op in module.body.operations:
+            op = op.operation
+            if op.name != "func.func":
+                raise unsupported(op.name)
+            KernelCodegen(op, llmod, hooks).build()
+    return str(llmod)

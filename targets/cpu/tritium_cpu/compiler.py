@@ -1,0 +1,66 @@
+"""The CPU compiler half: host target machine and the ``llir``, ``asm`` and ``obj`` stages."""
+
+from __future__ import annotations
+
+import functools
+import threading
+
+from llvmlite import binding as llvm
+
+from .codegen import generate
+from .vecmath import CpuMathHooks
+
+OPT_LEVEL = 3
+_LLVM = threading.Lock()  # one compilation at a time: modules and the shared machine are not thread-safe
+
+
+def new_host_target_machine() -> llvm.TargetMachine:
+    """A target machine for this host's CPU and features (kernels JIT-load in this process).
+
+    An MCJIT engine takes ownership of (and frees) the machine it is given: each engine needs its
+    own; compilation shares ``host_target_machine()``.
+    """
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    target = llvm.Target.from_triple(llvm.get_process_triple())
+    return target.create_target_machine(cpu=llvm.get_host_cpu_name(),
+                                        features=llvm.get_host_cpu_features().flatten(),
+                                        opt=OPT_LEVEL, reloc="pic", codemodel="default")
+
+
+host_target_machine = functools.cache(new_host_target_machine)
+
+
+@functools.cache
+def host_triple_and_layout() -> tuple[str, str]:
+    """Triple and data layout written into the LLVM IR text, so a dumped ``.ll`` is self-contained."""
+    return llvm.get_process_triple(), str(host_target_machine().target_data)
+
+
+@functools.lru_cache(maxsize=8)
+def optimized(llir: str) -> llvm.ModuleRef:
+    """Parse, verify and optimise LLVM IR text at -O3 for the host."""
+    tm = host_target_machine()
+    module = llvm.parse_assembly(llir)
+    module.verify()
+    pto = llvm.create_pipeline_tuning_options(speed_level=OPT_LEVEL)
+    pb = llvm.create_pass_builder(tm, pto)
+    pb.getModulePassManager().run(module, pb)
+    return module
+
+
+def llir(module, ctx) -> str:
+    """Lower tile IR with CPU layouts to LLVM IR (SIMD chunk loops, kernel entry ``<name>_grid``)."""
+    return generate(module, CpuMathHooks(), *host_triple_and_layout())
+
+
+def asm(llir_text: str, ctx) -> str:
+    """Optimise the LLVM IR at -O3 and print host assembly."""
+    with _LLVM:
+        return host_target_machine().emit_assembly(optimized(llir_text))
+
+
+def obj(_assembly: str, ctx) -> bytes:
+    """Compile the ``llir`` stage's LLVM IR (optimised once, shared with ``asm``) to a host object."""
+    with _LLVM:
+        return host_target_machine().emit_object(optimized(ctx.outputs["llir"]))

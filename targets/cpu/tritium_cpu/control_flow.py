@@ -1,0 +1,136 @@
+"""Structured control flow (``scf.for``, ``scf.if``, ``scf.while``) on the CPU.
+
+Regions become LLVM basic blocks. Values crossing them are ``Carried``: scalars in stack slots
+(mem2reg turns them back into SSA values), tensors in a pair of buffers whose roles swap on each
+assignment.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from llvmlite import ir as ll
+from tritium.ir.mlir import ir
+
+from .evaluate import Buffer, cpu_type
+from .reductions import read
+from .roots import MaterializeRoot
+
+
+class Carried:
+    """A value that crosses control flow: a scalar in a stack slot (mem2reg makes it SSA again) or a
+    tensor in one of two buffers; assignments write the spare buffer and swap, so a yield may read
+    any carried tensor (``scf.yield %b, %a``) while the new values are written."""
+
+    def __init__(self, cg, t: ir.Type):
+        if isinstance(t, ir.RankedTensorType):
+            self.slots = [cg.alloca(ll.PointerType()) for _ in range(2)]
+            for slot in self.slots:
+                cg.b.store(cg.alloc_buffer(t), slot)
+        else:
+            self.slots = [cg.alloca(cpu_type(t))]
+
+    @property
+    def is_tensor(self) -> bool:
+        return len(self.slots) == 2
+
+    def current(self, b: ll.IRBuilder) -> Any:
+        value = read(b, self.slots[0])
+        return Buffer(value) if self.is_tensor else value
+
+
+class ControlFlow:
+    """scf lowering; mixed into the kernel code generator."""
+
+    def assign(self, targets: Sequence[Carried], values: Sequence[ir.Value],
+               unchanged: Sequence[ir.Value | None] = ()) -> None:
+        """Parallel assignment ``targets := values``; ``unchanged[i]`` names the value target i
+        already holds (a loop's own block argument), which is then not copied."""
+        b = self.b
+        swapped = []
+        for i, (target, value) in enumerate(zip(targets, values)):
+            if not target.is_tensor or (i < len(unchanged) and unchanged[i] == value):
+                continue
+            self.add_root(MaterializeRoot(value, read(b, target.slots[1])), value)
+            swapped.append(target)
+        self.flush()
+        for target in swapped:
+            cur, spare = read(b, target.slots[0]), read(b, target.slots[1])
+            b.store(spare, target.slots[0])
+            b.store(cur, target.slots[1])
+        for target, value in zip(targets, values):
+            if not target.is_tensor:
+                b.store(self.env[value], target.slots[0])
+
+    def emit_region_block(self, block: ir.Block, args: Sequence[Any]) -> ir.Operation:
+        for arg, value in zip(block.arguments, args):
+            self.env[arg] = value
+        self.push_scope()
+        term = self.emit_block(block)
+        self.pop_scope()
+        return term
+
+    def emit_for(self, op: ir.Operation) -> None:
+        b = self.b
+        lb, ub, step = (self.env[o] for o in list(op.operands)[:3])
+        inits = list(op.operands)[3:]
+        carried = [Carried(self, r.type) for r in op.results]
+        self.assign(carried, inits)
+        iv_slot = self.alloca(lb.type)
+        b.store(lb, iv_slot)
+        header = b.append_basic_block("for")
+        body = b.append_basic_block("for.body")
+        exit_block = b.append_basic_block("for.end")
+        b.branch(header)
+        b.position_at_end(header)
+        iv = read(b, iv_slot)
+        compare = b.icmp_unsigned if "unsignedCmp" in op.attributes else b.icmp_signed
+        b.cbranch(compare("<", iv, ub), body, exit_block)
+        b.position_at_end(body)
+        block = op.regions[0].blocks[0]
+        term = self.emit_region_block(block, [iv] + [c.current(b) for c in carried])
+        self.assign(carried, list(term.operands), list(block.arguments)[1:])
+        b.store(b.add(iv, step), iv_slot)
+        b.branch(header)
+        b.position_at_end(exit_block)
+        for res, c in zip(op.results, carried):
+            self.env[res] = c.current(b)
+
+    def emit_if(self, op: ir.Operation) -> None:
+        b = self.b
+        carried = [Carried(self, r.type) for r in op.results]
+        then_block = b.append_basic_block("if.then")
+        else_block = b.append_basic_block("if.else")
+        merge = b.append_basic_block("if.end")
+        b.cbranch(self.env[op.operands[0]], then_block, else_block)
+        for region, block in zip(op.regions, (then_block, else_block)):
+            b.position_at_end(block)
+            if len(region.blocks):
+                term = self.emit_region_block(region.blocks[0], [])
+                self.assign(carried, list(term.operands))
+            b.branch(merge)
+        b.position_at_end(merge)
+        for res, c in zip(op.results, carried):
+            self.env[res] = c.current(b)
+
+    def emit_while(self, op: ir.Operation) -> None:
+        b = self.b
+        before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
+        state = [Carried(self, a.type) for a in before.arguments]
+        forwarded = [Carried(self, a.type) for a in after.arguments]
+        self.assign(state, list(op.operands))
+        header = b.append_basic_block("while")
+        body = b.append_basic_block("while.body")
+        exit_block = b.append_basic_block("while.end")
+        b.branch(header)
+        b.position_at_end(header)
+        cond = self.emit_region_block(before, [c.current(b) for c in state])
+        self.assign(forwarded, list(cond.operands)[1:])
+        b.cbranch(self.env[cond.operands[0]], body, exit_block)
+        b.position_at_end(body)
+        term = self.emit_region_block(after, [c.current(b) for c in forwarded])
+        self.assign(state, list(term.operands))
+        b.branch(header)
+        b.position_at_end(exit_block)
+        for res, c in zip(op.results, forwarded):
+            self.env[res] = c.current(b)

@@ -1,0 +1,158 @@
+"""The CPU driver: JIT-load kernel objects in process and run grids on a persistent thread pool.
+
+No C compiler is needed at run time: LLVM's MCJIT (through llvmlite) links the relocatable object
+into this process. A launch packs the arguments into a preallocated buffer, resets the program
+counter and calls the kernel's ``_grid`` entry on up to ``os.cpu_count()`` threads (the calling
+thread included); ctypes releases the GIL for the duration of each call, and the threads share
+the grid's programs dynamically (see ``abi``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import platform
+import threading
+from typing import Any, Sequence
+
+import numpy as np
+from llvmlite import binding as llvm
+from tritium.errors import TritiumError
+from tritium.target import Driver, KernelSignature
+
+from . import abi
+from .compiler import new_host_target_machine
+
+_GRID = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_void_p,
+                         ctypes.c_int32)
+_TRAMPOLINE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32,
+                               ctypes.c_void_p, ctypes.c_int32, ctypes.c_void_p)
+CLAIMS_PER_THREAD = 16  # programs are claimed in batches: few fences, still balanced
+WORKER_STACK_BYTES = 64 << 20  # kernels keep their tiles on the stack
+
+
+def _jit(llir: str) -> llvm.ExecutionEngine:
+    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(llir), new_host_target_machine())
+    engine.finalize_object()
+    return engine
+
+
+class WorkerPool:
+    """``size - 1`` parked threads that, with the caller, run a kernel's grid entry per launch.
+
+    Helpers are woken through Python locks; the caller waits for them natively (see
+    ``abi.trampolines_ir``), so a launch costs one wake-up per helper and no GIL hand-back.
+    """
+
+    def __init__(self, size: int):
+        self.size = max(1, size)
+        self._lock = threading.Lock()
+        self._engine = _jit(abi.trampolines_ir(platform.machine().lower() in ("x86_64", "amd64", "i686")))
+        self._run = _TRAMPOLINE(self._engine.get_function_address("tritium_cpu_run"))
+        self._run_and_wait = _TRAMPOLINE(self._engine.get_function_address("tritium_cpu_run_and_wait"))
+        self._pending = ctypes.c_int32(0)
+        self._job: tuple = ()
+        self._wake = [threading.Lock() for _ in range(self.size - 1)]
+        previous = threading.stack_size(WORKER_STACK_BYTES)
+        try:
+            for wake in self._wake:
+                wake.acquire()
+                threading.Thread(target=self._work, args=(wake,), daemon=True, name="tritium-cpu").start()
+        finally:
+            threading.stack_size(previous)
+
+    def _work(self, wake: threading.Lock) -> None:
+        while True:
+            wake.acquire()  # released by ``run``: a binary semaphore
+            self._run(*self._job)
+
+    def run(self, entry: int, args: tuple, threads: int) -> None:
+        """Run ``entry(*args)`` (a ``_grid`` function) on ``threads`` threads, this one included,
+        and return when all are done."""
+        helpers = min(threads, self.size) - 1
+        self._pending.value = helpers
+        self._job = (entry, *args, ctypes.addressof(self._pending))
+        for wake in self._wake[:helpers]:
+            wake.release()
+        self._run_and_wait(*self._job)
+
+    @property
+    def lock(self) -> threading.Lock:
+        """Held for a whole launch: one grid runs at a time."""
+        return self._lock
+
+
+class CpuLauncher:
+    """``launcher(grid, bound_args)`` for one loaded kernel."""
+
+    def __init__(self, engine: llvm.ExecutionEngine, address: int, signature: KernelSignature, pool: WorkerPool):
+        self._engine = engine  # owns the code
+        self._address, self._entry = address, _GRID(address)
+        self._pack = abi.slot_struct(signature.arg_types).pack_into
+        self._bf16 = [i for i, t in enumerate(signature.arg_types) if t == "bf16"]
+        self._args = ctypes.create_string_buffer(max(8, len(signature.arg_types) * abi.SLOT_BYTES))
+        self._counter = ctypes.c_int32(0)
+        self._args_address, self._counter_address = ctypes.addressof(self._args), ctypes.addressof(self._counter)
+        self._pool = pool
+
+    def __call__(self, grid: tuple[int, int, int], args: Sequence[Any]) -> None:
+        nx, ny, nz = (tuple(grid) + (1, 1))[:3]
+        total = nx * ny * nz
+        if total <= 0:
+            return
+        if total >= 1 << 31:
+            raise TritiumError(f"grid {grid} has more than 2**31 - 1 programs")
+        if self._bf16:
+            args = list(args)
+            for i in self._bf16:
+                args[i] = _bf16_bits(args[i])
+        with self._pool.lock:
+            self._pack(self._args, 0, *args)
+            self._counter.value = 0
+            threads = min(total, self._pool.size)
+            batch = max(1, total // (threads * CLAIMS_PER_THREAD))
+            call_args = (self._args_address, nx, ny, nz, self._counter_address, batch)
+            if threads == 1:
+                self._entry(*call_args)
+            else:
+                self._pool.run(self._address, call_args, threads)
+
+
+def _bf16_bits(value: float) -> int:
+    bits = int(np.array(value, dtype=np.float32).view(np.uint32))
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
+
+
+class CpuDriver(Driver):
+    """Loads objects with MCJIT; memory is ordinary host memory (numpy arrays)."""
+
+    def __init__(self, threads: int | None = None):
+        self._threads = threads or os.cpu_count() or 1
+        self._pool: WorkerPool | None = None
+
+    @property
+    def pool(self) -> WorkerPool:
+        if self._pool is None:  # threads start on first use, not at plugin discovery
+            self._pool = WorkerPool(self._threads)
+        return self._pool
+
+    def load(self, binary: bytes, signature: KernelSignature) -> CpuLauncher:
+        engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), new_host_target_machine())
+        engine.add_object_file(llvm.ObjectFileRef.from_data(bytes(binary)))
+        engine.finalize_object()
+        address = engine.get_function_address(abi.entry_name(signature.name))
+        if not address:
+            raise TritiumError(f"the object for kernel {signature.name} has no entry {abi.entry_name(signature.name)}")
+        return CpuLauncher(engine, address, signature, self.pool)
+
+    def to_device(self, array: np.ndarray) -> np.ndarray:
+        return np.array(array, copy=True, order="C")
+
+    def empty(self, shape: Sequence[int], dtype: Any) -> np.ndarray:
+        return np.empty(shape, dtype=dtype)
+
+    def to_host(self, buffer: Any) -> np.ndarray:
+        return np.array(buffer, copy=True)
+
+    def synchronize(self) -> None:
+        """Launches return when the grid is done: nothing to wait for."""

@@ -1,0 +1,316 @@
+"""Computing one chunk of a tensor: the ops the CPU code generator fuses into loops.
+
+Every op here is "chunk-computable": the chunk of its result at a position needs only chunks of
+its operands (at the same or a re-indexed position), so a whole group of such ops runs as one loop
+over chunks and no intermediate tensor touches memory unless it is used again later. Tensors that
+do live in memory (``Buffer``) are read a chunk at a time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Sequence
+
+from llvmlite import ir as ll
+from tritium.codegen import elementwise, intrinsics
+from tritium.codegen.math import MathHooks
+from tritium.codegen.types import const, llvm_type, memory_type, size_in_bytes, vector_of
+from tritium.errors import TritiumError
+from tritium.ir import tile
+from tritium.ir.mlir import ir
+
+from .chunks import I32, Chunk, Index, as_value, contig_chunk, index_key, linear_offset, uniform_chunk
+from .layout import chunk_width
+
+BUFFER_ALIGN = 64
+
+
+@dataclasses.dataclass(frozen=True)
+class Buffer:
+    """A tensor held in memory, row-major, at ``ptr`` (private stack memory or a constant)."""
+
+    ptr: ll.Value
+
+
+class Virtual:
+    """A tensor computed chunk by chunk where it is used; it never exists as a whole."""
+
+
+VIRTUAL = Virtual()
+
+
+def cpu_type(t: ir.Type) -> ll.Type:
+    """LLVM type of a scalar MLIR type on the CPU (one flat address space)."""
+    return llvm_type(t, lambda addrspace: 0)
+
+
+def shape_of(v: ir.Value) -> list[int]:
+    return list(v.type.shape)
+
+
+def is_tensor(v: ir.Value) -> bool:
+    return isinstance(v.type, ir.RankedTensorType)
+
+
+class ChunkEvaluator:
+    """Evaluates tensors chunk by chunk; subclassed by the kernel code generator."""
+
+    b: ll.IRBuilder
+    env: dict[ir.Value, Any]
+    hooks: MathHooks
+
+    def __init__(self) -> None:
+        self._memo: list[dict] = [{}]
+
+    # -- scopes ----------------------------------------------------------------------------------
+    def push_scope(self) -> None:
+        """Chunks computed from now on are valid only in the LLVM blocks emitted until ``pop_scope``."""
+        self._memo.append({})
+
+    def pop_scope(self) -> None:
+        self._memo.pop()
+
+    # -- evaluation ------------------------------------------------------------------------------
+    def eval(self, v: ir.Value, idx: Sequence[Index], w: int) -> Chunk:
+        """The chunk of ``v`` at position ``idx`` (``w`` lanes from its last entry)."""
+        entry = self.env[v]
+        if not is_tensor(v):
+            return uniform_chunk(self.b, entry, w)
+        key = (v, index_key(idx), w)
+        for memo in reversed(self._memo):
+            hit = memo.get(key)
+            if hit is not None:
+                return hit
+        if isinstance(entry, Buffer):
+            chunk = self.load_buffer(entry, v, idx, w)
+        else:
+            op = v.owner
+            name = op.name
+            fn = _EVALUATORS.get(name)
+            chunk = fn(self, op, idx, w) if fn else self._elementwise(op, idx, w)
+        self._memo[-1][key] = chunk
+        return chunk
+
+    def _elementwise(self, op: ir.Operation, idx: Sequence[Index], w: int) -> Chunk:
+        name = op.name
+        ins = [self.eval(o, idx, w) for o in op.operands]
+        elem = cpu_type(op.results[0].type.element_type)
+        attrs = {name: op.attributes[name] for name in op.attributes}
+        if all(c.uniform is not None for c in ins):
+            scalar = elementwise.emit(self.b, name, [c.uniform for c in ins], elem, attrs, self.hooks)
+            return uniform_chunk(self.b, scalar, w)
+        contig = _contig_sum(self.b, name, ins)
+        if contig is not None:
+            return contig_chunk(self.b, contig, w)
+        vals = [c.vec for c in ins]
+        if name == "arith.select" and ins[0].uniform is not None:
+            vals[0] = ins[0].uniform  # a scalar condition selects whole vectors
+        return Chunk(elementwise.emit(self.b, name, vals, vector_of(elem, w), attrs, self.hooks), w)
+
+    def _constant(self, op, idx, w):
+        attr = ir.DenseElementsAttr(op.attributes["value"])
+        return uniform_chunk(self.b, scalar_constant(attr.get_splat_value(), attr.type.element_type), w)
+
+    def _make_range(self, op, idx, w):
+        start = ir.IntegerAttr(op.attributes["start"]).value
+        first = idx[-1] + start if isinstance(idx[-1], int) else self.b.add(idx[-1], ll.Constant(I32, start))
+        return contig_chunk(self.b, as_value(first), w)
+
+    def _splat(self, op, idx, w):
+        return uniform_chunk(self.b, self.env[op.operands[0]], w)
+
+    def _broadcast(self, op, idx, w):
+        src = op.operands[0]
+        src_shape, res_shape = shape_of(src), shape_of(op.results[0])
+        src_idx = tuple(0 if s == 1 else i for i, s in zip(idx, src_shape))
+        if src_shape[-1] == 1 and res_shape[-1] != 1:
+            return uniform_chunk(self.b, self.eval(src, src_idx, 1).vec, w)
+        return self.eval(src, src_idx, w)
+
+    def _expand_dims(self, op, idx, w):
+        axis = ir.IntegerAttr(op.attributes["axis"]).value
+        return self.eval(op.operands[0], tuple(idx[:axis]) + tuple(idx[axis + 1:]), w)
+
+    def _convert_layout(self, op, idx, w):
+        return self.eval(op.operands[0], idx, w)
+
+    def _addptr(self, op, idx, w):
+        ptr, off = (self.eval(o, idx, w) for o in op.operands)
+        pointee = self.pointee(op.results[0])
+        b = self.b
+        if ptr.uniform is not None and off.uniform is not None:
+            return uniform_chunk(b, b.gep(ptr.uniform, [off.uniform], source_etype=pointee), w)
+        if ptr.uniform is not None and off.contig is not None:
+            return contig_chunk(b, b.gep(ptr.uniform, [off.contig], source_etype=pointee), w, pointee)
+        if ptr.contig is not None and off.uniform is not None:
+            return contig_chunk(b, b.gep(ptr.contig, [off.uniform], source_etype=pointee), w, pointee)
+        vec = b.gep(ptr.vec, [off.vec], source_etype=pointee)
+        vec.type = ptr.vec.type
+        return Chunk(vec, w)
+
+    def _load(self, op, idx, w):
+        view = op.opview
+        ptr = self.eval(view.ptr, idx, w)
+        mask = self.eval(view.mask, idx, w) if view.mask is not None else None
+        other = self.eval(view.other, idx, w) if view.other is not None else None
+        chunk = self.load_through(ptr, mask, other, self.pointee(view.ptr), w)
+        elem = cpu_type(op.results[0].type.element_type)
+        if elem != ll.IntType(1):
+            return chunk
+        if chunk.uniform is not None:
+            return uniform_chunk(self.b, self.from_memory(chunk.uniform, elem), w)
+        return Chunk(self.from_memory(chunk.vec, elem), w)
+
+    # -- memory ----------------------------------------------------------------------------------
+    def pointee(self, v: ir.Value) -> ll.Type:
+        """Memory type of what a (tensor of) pointer(s) points to."""
+        t = v.type.element_type if is_tensor(v) else v.type
+        return memory_type(cpu_type(tile.pointee(t)))
+
+    def load_through(self, ptr: Chunk, mask: Chunk | None, other: Chunk | None, mem: ll.Type,
+                     w: int) -> Chunk:
+        """``tile.load`` of one chunk: a vector load when the lanes are contiguous, else a gather."""
+        b = self.b
+        align = size_in_bytes(mem)
+        vty = vector_of(mem, w)
+        if mask is not None and mask.uniform is not None and _is_true(mask.uniform):
+            mask = None
+        if w == 1:
+            value = b.load(ptr.vec, typ=mem, align=align) if mask is None else \
+                self._masked_scalar_load(ptr.vec, mask.vec, other, mem)
+            return Chunk(value, 1, uniform=value)
+        if mask is None and ptr.uniform is not None:
+            return uniform_chunk(b, b.load(ptr.uniform, typ=mem, align=align), w)
+        passthru = other.vec if other is not None else const(vty, 0 if isinstance(mem, ll.IntType) else 0.0)
+        if isinstance(mem, ll.IntType) and other is not None and other.vec.type != vty:
+            passthru = b.zext(other.vec, vty)  # i1 values in byte-sized memory
+        if ptr.contig is not None:
+            if mask is None:
+                return Chunk(b.load(ptr.contig, typ=vty, align=align), w)
+            value = intrinsics.call_aligned(b, "llvm.masked.load", [ptr.contig, mask.vec, passthru], vty,
+                                            [vty, ptr.contig.type], align)
+            return Chunk(value, w)
+        m = mask.vec if mask is not None else const(ll.VectorType(ll.IntType(1), w), 1)
+        value = intrinsics.call_aligned(b, "llvm.masked.gather", [ptr.vec, m, passthru], vty,
+                                        [vty, ptr.vec.type], align)
+        return Chunk(value, w)
+
+    def store_through(self, ptr: Chunk, value: ll.Value, mask: Chunk | None, mem: ll.Type, w: int) -> None:
+        """``tile.store`` of one chunk: a vector store when contiguous, else a scatter."""
+        b = self.b
+        align = size_in_bytes(mem)
+        if mask is not None and mask.uniform is not None and _is_true(mask.uniform):
+            mask = None
+        if w == 1:
+            if mask is None:
+                b.store(value, ptr.vec, align=align)
+            else:
+                with b.if_then(mask.vec):
+                    b.store(value, ptr.vec, align=align)
+            return
+        if ptr.contig is not None:
+            if mask is None:
+                b.store(value, ptr.contig, align=align)
+            else:
+                intrinsics.call_aligned(b, "llvm.masked.store", [value, ptr.contig, mask.vec], ll.VoidType(),
+                                        [value.type, ptr.contig.type], align, pointer_arg=1)
+            return
+        m = mask.vec if mask is not None else const(ll.VectorType(ll.IntType(1), w), 1)
+        intrinsics.call_aligned(b, "llvm.masked.scatter", [value, ptr.vec, m], ll.VoidType(),
+                                [value.type, ptr.vec.type], align, pointer_arg=1)
+
+    def _masked_scalar_load(self, ptr: ll.Value, mask: ll.Value, other: Chunk | None, mem: ll.Type) -> ll.Value:
+        b = self.b
+        fallback = other.vec if other is not None else const(mem, 0 if isinstance(mem, ll.IntType) else 0.0)
+        if fallback.type != mem:
+            fallback = b.zext(fallback, mem)
+        before = b.block
+        with b.if_then(mask):
+            loaded = b.load(ptr, typ=mem, align=size_in_bytes(mem))
+            loaded_in = b.block
+        phi = b.phi(mem)
+        phi.add_incoming(loaded, loaded_in)
+        phi.add_incoming(fallback, before)
+        return phi
+
+    def load_buffer(self, buf: Buffer, v: ir.Value, idx: Sequence[Index], w: int) -> Chunk:
+        elem = cpu_type(v.type.element_type)
+        mem = memory_type(elem)
+        addr = self.b.gep(buf.ptr, [as_value(linear_offset(self.b, idx, shape_of(v)))], source_etype=mem)
+        value = self.b.load(addr, typ=vector_of(mem, w), align=min(size_in_bytes(mem) * w, BUFFER_ALIGN))
+        value = self.from_memory(value, elem)
+        return Chunk(value, w, uniform=value if w == 1 else None)
+
+    def store_buffer(self, ptr: ll.Value, v: ir.Value, idx: Sequence[Index], w: int, value: ll.Value) -> None:
+        """Write one chunk of ``v`` (a tensor of ``v``'s type) into the buffer at ``ptr``."""
+        mem = memory_type(cpu_type(v.type.element_type))
+        addr = self.b.gep(ptr, [as_value(linear_offset(self.b, idx, shape_of(v)))], source_etype=mem)
+        self.b.store(self.to_memory(value, mem), addr, align=min(size_in_bytes(mem) * w, BUFFER_ALIGN))
+
+    def from_memory(self, value: ll.Value, elem: ll.Type) -> ll.Value:
+        """Booleans live in memory as bytes."""
+        if elem == ll.IntType(1):
+            return self.b.icmp_unsigned("!=", value, const(value.type, 0))
+        return value
+
+    def to_memory(self, value: ll.Value, mem: ll.Type) -> ll.Value:
+        scalar = value.type.element if isinstance(value.type, ll.VectorType) else value.type
+        if scalar == ll.IntType(1) and mem == ll.IntType(8):
+            width = value.type.count if isinstance(value.type, ll.VectorType) else 1
+            return self.b.zext(value, vector_of(mem, width))
+        return value
+
+
+def _is_true(v: ll.Value) -> bool:
+    return isinstance(v, ll.Constant) and v.type == ll.IntType(1) and v.constant in (1, True)
+
+
+def _contig_sum(b: ll.IRBuilder, name: str, ins: Sequence[Chunk]) -> ll.Value | None:
+    """First lane of ``a + b`` / ``a - b`` when one side is contiguous and the other uniform."""
+    if name == "arith.addi":
+        x, y = ins
+        if x.contig is not None and y.uniform is not None:
+            return b.add(x.contig, y.uniform)
+        if y.contig is not None and x.uniform is not None:
+            return b.add(x.uniform, y.contig)
+    if name == "arith.subi":
+        x, y = ins
+        if x.contig is not None and y.uniform is not None:
+            return b.sub(x.contig, y.uniform)
+    return None
+
+
+def scalar_constant(attr: ir.Attribute, t: ir.Type) -> ll.Constant:
+    """The LLVM constant of a scalar MLIR integer or float attribute."""
+    lt = cpu_type(t)
+    if isinstance(attr, ir.FloatAttr) or isinstance(t, (ir.F16Type, ir.BF16Type, ir.F32Type, ir.F64Type)):
+        return ll.Constant(lt, ir.FloatAttr(attr).value)
+    if isinstance(attr, ir.BoolAttr):
+        return ll.Constant(lt, int(attr.value))
+    return ll.Constant(lt, ir.IntegerAttr(attr).value)
+
+
+_EVALUATORS = {
+    "arith.constant": ChunkEvaluator._constant,
+    "tile.make_range": ChunkEvaluator._make_range,
+    "tile.splat": ChunkEvaluator._splat,
+    "tile.broadcast": ChunkEvaluator._broadcast,
+    "tile.expand_dims": ChunkEvaluator._expand_dims,
+    "tile.convert_layout": ChunkEvaluator._convert_layout,
+    "tile.addptr": ChunkEvaluator._addptr,
+    "tile.load": ChunkEvaluator._load,
+}
+
+#: ops the code generator may leave virtual (computed where used)
+CHUNK_OPS = frozenset(_EVALUATORS) | frozenset(elementwise.EMITTERS)
+#: chunk ops worth keeping in memory when their result is used more than once
+HEAVY_OPS = frozenset({"tile.load"}) | elementwise.EXPENSIVE
+#: chunk ops that read their operand at a different position than their result
+REINDEXING_OPS = frozenset({"tile.broadcast", "tile.expand_dims"})
+
+
+def check_chunk_width(v: ir.Value) -> int:
+    """The layout's chunk width of tensor ``v``; fails clearly if the layout stage did not run."""
+    if v.type.encoding is None:
+        raise TritiumError("the cpu code generator needs tensors with layouts: run the tile-layout stage first")
+    return chunk_width(v.type)

@@ -1,0 +1,101 @@
+"""The CPU's ``tile-layout`` stage: every tensor gets a ``#tile.blocked`` encoding of SIMD chunks.
+
+One program runs on one core, so there is a single "thread" and a single "warp"; what the
+encoding carries is the chunk the code generator computes at once: ``size_per_thread`` is
+``[1, ..., 1, V]`` with ``V`` SIMD lanes along the contiguous last dimension. ``V`` counts 32-bit
+lanes of the host's vector registers and depends only on the shape, never on the element type, so
+every tensor of one shape shares one layout: elementwise ops, masks and pointers of a shape can be
+fused into one loop and no ``tile.convert_layout`` is ever needed (64-bit elements simply span two
+registers per chunk).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from llvmlite import binding as llvm
+from tritium.ir import tile
+from tritium.ir.mlir import ir
+
+
+@functools.cache
+def host_vector_bits() -> int:
+    """Width of the host's widest SIMD registers that LLVM will use: 512, 256 or 128 bits."""
+    features = llvm.get_host_cpu_features()
+    if features.get("avx512f"):
+        return 512
+    if features.get("avx2"):
+        return 256
+    return 128
+
+
+def encoding(shape: list[int], vector_bits: int) -> ir.Attribute:
+    """The blocked encoding of a tensor of ``shape``: V = min(last dim, 32-bit lanes)."""
+    rank = len(shape)
+    lanes = min(shape[-1], vector_bits // 32)
+    return tile.blocked([1] * (rank - 1) + [lanes], [1] * rank, [1] * rank, list(range(rank - 1, -1, -1)))
+
+
+def chunk_width(t: ir.RankedTensorType) -> int:
+    """The number of elements the code generator handles at once along the last dimension."""
+    return tile.blocked_fields(t.encoding)["size_per_thread"][-1]
+
+
+def _with_layout(t: ir.Type, vector_bits: int) -> ir.Type:
+    if not isinstance(t, ir.RankedTensorType) or t.encoding is not None:
+        return t
+    shape = list(t.shape)
+    return ir.RankedTensorType.get(shape, t.element_type, encoding(shape, vector_bits))
+
+
+def _annotate_region_tree(op: ir.Operation, vector_bits: int) -> None:
+    for region in op.regions:
+        for block in region.blocks:
+            for arg in block.arguments:
+                arg.set_type(_with_layout(arg.type, vector_bits))
+            for inner in block.operations:
+                inner = inner.operation
+                for res in inner.results:
+                    res.set_type(_with_layout(res.type, vector_bits))
+                if inner.name == "arith.constant" and isinstance(inner.results[0].type, ir.RankedTensorType):
+                    inner.attributes["value"] = _retyped(inner.attributes["value"], inner.results[0].type)
+                _annotate_region_tree(inner, vector_bits)
+                if inner.name == "func.func":
+                    _update_function_type(inner, vector_bits)
+
+
+def _retyped(value: ir.Attribute, t: ir.RankedTensorType) -> ir.Attribute:
+    """A dense constant's value with the (encoded) type of its result, as arith.constant requires."""
+    dense = ir.DenseElementsAttr(value)
+    if dense.is_splat:
+        return ir.DenseElementsAttr.get_splat(t, dense.get_splat_value())
+    return ir.DenseElementsAttr.get(np.array(dense), type=t)
+
+
+def _update_function_type(fn: ir.Operation, vector_bits: int) -> None:
+    ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
+    new = ir.FunctionType.get([_with_layout(t, vector_bits) for t in ftype.inputs],
+                              [_with_layout(t, vector_bits) for t in ftype.results])
+    fn.attributes["function_type"] = ir.TypeAttr.get(new)
+
+
+def assign_layouts(module: ir.Module, vector_bits: int) -> ir.Module:
+    """Give every ranked tensor type in ``module`` (values, block arguments, function types) its
+    CPU encoding, in place; tensors that already carry one keep it."""
+    with module.context, ir.Location.unknown():
+        _annotate_region_tree(module.operation, vector_bits)
+        module.operation.verify()
+    return module
+
+
+def layout_stage(vector_bits: int | None = None):
+    """The ``tile-layout`` stage for ``vector_bits``-wide SIMD (the host's when None)."""
+    bits = host_vector_bits() if vector_bits is None else vector_bits
+
+    def tile_layout(module: ir.Module, ctx) -> ir.Module:
+        """Assign CPU SIMD-chunk layouts (#tile.blocked) to every tensor."""
+        return assign_layouts(module, bits)
+
+    return tile_layout

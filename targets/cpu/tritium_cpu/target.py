@@ -1,0 +1,90 @@
+"""``CpuTarget``: kernels compiled for the host CPU and run in process on all cores."""
+
+from __future__ import annotations
+
+import dataclasses
+import numbers
+from typing import Any
+
+import llvmlite
+from llvmlite import binding as llvm
+from tritium.errors import ArgumentError, TritiumError
+from tritium.runtime.host import host_address
+from tritium.target import Driver, Target
+
+from . import __version__, compiler
+from .driver import CpuDriver
+from .layout import host_vector_bits, layout_stage
+
+
+@dataclasses.dataclass(frozen=True)
+class CpuOptions:
+    """Compile options. ``num_warps``/``num_stages`` are accepted so Triton launches port
+    unchanged; one program runs on one core, so they change nothing here."""
+
+    num_warps: int = 4
+    num_stages: int = 3
+
+
+_INT_RANGES = {f"{s}{bits}": ((-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if s == "i" else (0, (1 << bits) - 1))
+               for s in "iu" for bits in (8, 16, 32, 64)}
+_FLOATS = frozenset({"fp16", "bf16", "fp32", "fp64"})
+
+
+class CpuTarget(Target):
+    name = "cpu"
+    priority = 0
+    binary_stage = "obj"
+
+    def __init__(self) -> None:
+        self._driver: CpuDriver | None = None
+
+    def availability(self) -> tuple[bool, str]:
+        return True, ""
+
+    def version(self) -> str:
+        features = llvm.get_host_cpu_features().flatten()
+        return (f"tritium-cpu-{__version__} llvmlite-{llvmlite.__version__} "
+                f"cpu-{llvm.get_host_cpu_name()} simd-{host_vector_bits()} features-{features}")
+
+    def parse_options(self, options: dict[str, Any]) -> CpuOptions:
+        known = {f.name for f in dataclasses.fields(CpuOptions)}
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise TritiumError(f"the cpu target has no option(s) {', '.join(unknown)}; "
+                               f"known options: {', '.join(sorted(known))}")
+        return CpuOptions(**{k: int(v) for k, v in options.items()})
+
+    def add_stages(self, stages, options: CpuOptions) -> None:
+        stages["tile-layout"] = layout_stage()
+        stages["llir"] = compiler.llir
+        stages["asm"] = compiler.asm
+        stages["obj"] = compiler.obj
+
+    def bind_arg(self, value: Any, arg_type: str, arg_name: str) -> Any:
+        if arg_type.startswith("*"):
+            return host_address(value, arg_name, self.name)
+        if arg_type == "i1":
+            if not isinstance(value, (bool, numbers.Integral)):
+                raise ArgumentError(f"argument '{arg_name}' must be a bool for type i1, not {type(value).__name__}")
+            return int(bool(value))
+        if arg_type in _INT_RANGES:
+            if not isinstance(value, numbers.Integral):
+                raise ArgumentError(f"argument '{arg_name}' must be an integer for type {arg_type}, "
+                                    f"not {type(value).__name__}")
+            lo, hi = _INT_RANGES[arg_type]
+            if not lo <= int(value) <= hi:
+                raise ArgumentError(f"argument '{arg_name}' = {value} is out of range for {arg_type} ({lo}..{hi})")
+            return int(value)
+        if arg_type in _FLOATS:
+            if not isinstance(value, numbers.Real):
+                raise ArgumentError(f"argument '{arg_name}' must be a number for type {arg_type}, "
+                                    f"not {type(value).__name__}")
+            return float(value)
+        raise ArgumentError(f"argument '{arg_name}': the cpu target does not support arguments of type {arg_type}")
+
+    @property
+    def driver(self) -> Driver:
+        if self._driver is None:
+            self._driver = CpuDriver()
+        return self._driver
