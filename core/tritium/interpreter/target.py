@@ -16,7 +16,7 @@ from ..errors import CompilationError, TritiumError
 from ..language import core as tlc
 from ..language import dtypes as T
 from ..language import semantic
-from ..runtime.args import arg_type
+from ..runtime.args import arg_type, bind
 from ..runtime.host import host_address
 from ..runtime.launch import normalize_grid, split_arguments
 from ..target import Driver, Target
@@ -71,7 +71,7 @@ class InterpreterTarget(Target):
             if name in kernel.constexprs or v is None:
                 call[name] = v.value if isinstance(v, tlc.constexpr) else v
             else:
-                call[name] = self.bind_arg(v, arg_type(v, name, kernel.__name__), name)
+                call[name] = bind(self, v, arg_type(v, name, kernel.__name__), name, kernel.__name__)
         dims = normalize_grid(grid, bound, kernel.__name__)
         for z, y, x in itertools.product(range(dims[2]), range(dims[1]), range(dims[0])):
             with semantic.using(NumpyBuilder((x, y, z), dims)):

@@ -38,6 +38,8 @@ def arg_type(value: Any, name: str, kernel: str) -> str:
                             "arguments take arrays (numpy.ndarray, torch.Tensor or any DLPack/buffer object), "
                             f"e.g. numpy.asarray({name})")
     dt = getattr(value, "dtype", None)
+    if dt is None:
+        dt = _element_type_of_buffer(value)
     if dt is not None:
         t = T.from_foreign(str(dt))
         if t is None:
@@ -48,6 +50,32 @@ def arg_type(value: Any, name: str, kernel: str) -> str:
                             "element type; wrap it with numpy.frombuffer(..., dtype=...)")
     raise ArgumentError(f"kernel '{kernel}': argument '{name}' of type {type(value).__name__} is not supported; "
                         "pass an array, a Python int/float/bool, or a numpy scalar")
+
+
+def _element_type_of_buffer(value: Any) -> Any:
+    """The numpy dtype of a DLPack or typed buffer-protocol object without a ``dtype`` attribute."""
+    import numpy as np
+
+    if hasattr(value, "__dlpack__"):
+        try:
+            return np.from_dlpack(value).dtype
+        except (TypeError, RuntimeError, BufferError):
+            return None  # device memory: the target's bind_arg says so
+    if isinstance(value, (bytes, bytearray)):
+        return None  # raw bytes: no element type to take
+    try:
+        fmt = memoryview(value).format
+        return None if isinstance(value, memoryview) and fmt == "B" else np.dtype(fmt)
+    except TypeError:
+        return None
+
+
+def bind(target: Any, value: Any, arg_type: str, name: str, kernel: str) -> Any:
+    """``target.bind_arg`` with the kernel named in its errors."""
+    try:
+        return target.bind_arg(value, arg_type, name)
+    except ArgumentError as e:
+        raise ArgumentError(f"kernel '{kernel}': {e}") from None
 
 
 def specialization(arg_type: str, bound: Any) -> str:

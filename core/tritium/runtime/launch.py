@@ -10,7 +10,7 @@ import dataclasses
 from typing import Any
 
 from ..errors import ArgumentError
-from .args import arg_type, specialization
+from .args import arg_type, bind, specialization
 
 
 @dataclasses.dataclass
@@ -48,7 +48,7 @@ def prepare(target, jitfn, args: tuple, kwargs: dict) -> Prepared:
             constants.append((name, v.value if hasattr(v, "value") and type(v).__name__ == "constexpr" else v))
             continue
         t = arg_type(v, name, jitfn.__name__)
-        b = target.bind_arg(v, t, name)
+        b = bind(target, v, t, name, jitfn.__name__)
         types.append(t)
         specs.append("" if name in jitfn.do_not_specialize else specialization(t, b))
         values.append(b)

@@ -111,15 +111,9 @@ def test_128x128_tile_is_chunked_and_gathers_strided_loads(compile_ir):
     assert widths and max(widths) <= 16, widths  # SIMD chunks, never a 16384-lane vector
     assert "llvm.masked.gather" in llir          # x is read with stride n along the last dim
     assert "llvm.masked.store" in llir           # y is written contiguously
-    assert k.target.parse_options({}) is not None
     for n in (128, 100, 5):
         x = rng.standard_normal((n, n)).astype(np.float32)
         y = np.zeros((n, n), np.float32)
         k((1, 1, 1), x, y, n)
         np.testing.assert_array_equal(y, 2 * x.T)
 
-
-def test_compiles_a_128x128_tile_quickly(compile_ir):
-    k = compile_ir(TRANSPOSE, ("x", "y", "n"), ("*fp32", "*fp32", "i32"))
-    seconds = k.metadata["stage_seconds"]
-    assert sum(seconds.values()) < 1.0, seconds

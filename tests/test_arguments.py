@@ -1,0 +1,68 @@
+"""What kernels accept as arguments on host targets: numpy arrays, DLPack and buffer-protocol
+objects, torch CPU tensors when torch is installed, Python and numpy scalars."""
+
+import array
+
+import numpy as np
+import pytest
+
+import tritium
+from tritium import plugins
+
+from .kernels.basic import add_kernel
+
+HOST_TARGETS = [t for t in ("interpreter", "cpu") if t in plugins.targets()]
+
+
+@pytest.fixture(params=HOST_TARGETS)
+def target(request, monkeypatch):
+    monkeypatch.setenv("TRITIUM_TARGET", request.param)
+
+
+class DLPackOnly:
+    """Exposes nothing but the DLPack protocol (no dtype, no array interface)."""
+
+    def __init__(self, arr):
+        self._arr = arr
+
+    def __dlpack__(self, **kwargs):
+        return self._arr.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._arr.__dlpack_device__()
+
+
+def test_dlpack_and_buffer_protocol(target):
+    x = np.arange(40, dtype=np.float32)
+    y = array.array("f", [2.0] * 40)
+    out = np.zeros(40, np.float32)
+    add_kernel[(3,)](DLPackOnly(x), y, DLPackOnly(out), 40, BLOCK=16)
+    np.testing.assert_array_equal(out, x + 2)
+
+
+def test_strided_view_is_addressed_by_pointer(target):
+    base = np.arange(64, dtype=np.float32)
+    out = np.zeros(32, np.float32)
+    add_kernel[(1,)](base[::2], base[::2], out, 32, BLOCK=32)  # pointer semantics: contiguous reads
+    np.testing.assert_array_equal(out, 2 * base[:32])
+
+
+def test_numpy_scalars_keep_their_dtype(target):
+    x = np.arange(8, dtype=np.int64)
+    out = np.zeros(8, np.int64)
+    add_kernel[(1,)](x, x, out, np.int64(5), BLOCK=8)
+    np.testing.assert_array_equal(out[:5], 2 * x[:5])
+    np.testing.assert_array_equal(out[5:], 0)
+
+
+def test_raw_bytes_are_refused(target):
+    with pytest.raises(tritium.ArgumentError, match="numpy.frombuffer"):
+        add_kernel[(1,)](bytearray(64), np.zeros(16, np.float32), np.zeros(16, np.float32), 16, BLOCK=16)
+
+
+def test_torch_cpu_tensors(target):
+    torch = pytest.importorskip("torch")
+    x = torch.arange(100, dtype=torch.float32)
+    out = torch.zeros(100, dtype=torch.float32)
+    add_kernel[(tritium.cdiv(100, 32),)](x, x, out, 100, BLOCK=32)
+    assert torch.equal(out, 2 * x)
