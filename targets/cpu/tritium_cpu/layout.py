@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import functools
 
-import numpy as np
-
 from llvmlite import binding as llvm
 from tritium.ir import tile
 from tritium.ir.mlir import ir
+from tritium.layout import assign_encodings
 
 
 @functools.cache
@@ -43,51 +42,9 @@ def chunk_width(t: ir.RankedTensorType) -> int:
     return tile.blocked_fields(t.encoding)["size_per_thread"][-1]
 
 
-def _with_layout(t: ir.Type, vector_bits: int) -> ir.Type:
-    if not isinstance(t, ir.RankedTensorType) or t.encoding is not None:
-        return t
-    shape = list(t.shape)
-    return ir.RankedTensorType.get(shape, t.element_type, encoding(shape, vector_bits))
-
-
-def _annotate_region_tree(op: ir.Operation, vector_bits: int) -> None:
-    for region in op.regions:
-        for block in region.blocks:
-            for arg in block.arguments:
-                arg.set_type(_with_layout(arg.type, vector_bits))
-            for inner in block.operations:
-                inner = inner.operation
-                for res in inner.results:
-                    res.set_type(_with_layout(res.type, vector_bits))
-                if inner.name == "arith.constant" and isinstance(inner.results[0].type, ir.RankedTensorType):
-                    inner.attributes["value"] = _retyped(inner.attributes["value"], inner.results[0].type)
-                _annotate_region_tree(inner, vector_bits)
-                if inner.name == "func.func":
-                    _update_function_type(inner, vector_bits)
-
-
-def _retyped(value: ir.Attribute, t: ir.RankedTensorType) -> ir.Attribute:
-    """A dense constant's value with the (encoded) type of its result, as arith.constant requires."""
-    dense = ir.DenseElementsAttr(value)
-    if dense.is_splat:
-        return ir.DenseElementsAttr.get_splat(t, dense.get_splat_value())
-    return ir.DenseElementsAttr.get(np.array(dense), type=t)
-
-
-def _update_function_type(fn: ir.Operation, vector_bits: int) -> None:
-    ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
-    new = ir.FunctionType.get([_with_layout(t, vector_bits) for t in ftype.inputs],
-                              [_with_layout(t, vector_bits) for t in ftype.results])
-    fn.attributes["function_type"] = ir.TypeAttr.get(new)
-
-
 def assign_layouts(module: ir.Module, vector_bits: int) -> ir.Module:
-    """Give every ranked tensor type in ``module`` (values, block arguments, function types) its
-    CPU encoding, in place; tensors that already carry one keep it."""
-    with module.context, ir.Location.unknown():
-        _annotate_region_tree(module.operation, vector_bits)
-        module.operation.verify()
-    return module
+    """Give every ranked tensor type in ``module`` its CPU encoding, in place."""
+    return assign_encodings(module, lambda t: encoding(list(t.shape), vector_bits))
 
 
 def layout_stage(vector_bits: int | None = None):
