@@ -128,3 +128,41 @@ def test_usage_errors_exit_2(run):
     assert run().returncode == 2
     assert run("frobnicate").returncode == 2
     assert run("cache").returncode == 2
+
+
+def test_pipeline_lists_stages_including_plugin_extensions(run):
+    body = textwrap.dedent("""
+        from tritium.plugins import hookimpl
+        from tritium.target import Target
+
+        def lower(module, ctx):
+            "Pretend lowering."
+            return module
+
+        class StagedTarget(Target):
+            name = "staged"
+            priority = 5
+            def parse_options(self, options):
+                return ()
+            def add_stages(self, stages, options):
+                stages["tile-layout"] = lower
+
+        def extra(module, ctx):
+            "Added by another plugin."
+            return module
+
+        @hookimpl
+        def tritium_targets():
+            return [StagedTarget()]
+
+        @hookimpl
+        def tritium_extend_pipeline(target, stages, options):
+            stages["extra"] = extra
+    """)
+    make_dist(run.site, "staged", 5, True, body=body)
+    proc = run("pipeline", "--target", "staged")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "target staged:"
+    assert [line.split(":")[0] for line in lines[1:]] == ["1. tile", "2. tile-opt", "3. tile-layout", "4. extra"]
+    assert "Pretend lowering." in lines[3] and "Added by another plugin." in lines[4]

@@ -5,6 +5,7 @@
     tritium cache dir             the cache directory
     tritium cache list [--json]   cache entries with size and kernel name
     tritium cache clear           delete every cache entry
+    tritium pipeline [--target T] the ordered compilation stages for a target (plugins included)
 
 Exit status: 0 on success; 1 when something is wrong (a plugin failed to load, two packages provide
 one target name, TRITIUM_TARGET names a target that cannot be used, a cache error); 2 for usage
@@ -136,6 +137,16 @@ def cmd_cache(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_pipeline(args: argparse.Namespace) -> int:
+    from . import plugins
+    from .runtime.compiler import build_pipeline
+
+    target = plugins.get_target(args.target)
+    stages = build_pipeline(target, target.parse_options({}))
+    print(f"target {target.name}:\n{stages}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tritium", description="tritium kernel compiler: targets and cache.")
     version = getattr(sys.modules.get(__package__ or "tritium"), "__version__", "") or "unknown"
@@ -159,6 +170,12 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--json", action="store_true", help="print JSON instead of a table")
     csub.add_parser("clear", help="delete every entry")
     p.set_defaults(func=cmd_cache)
+
+    p = sub.add_parser("pipeline", help="print the compilation stages of a target",
+                       description="Print the ordered stages (name, callable, what it does) that compile "
+                                   "kernels for a target, after every plugin extended them.")
+    p.add_argument("--target", default=None, help="target name (default: TRITIUM_TARGET or automatic)")
+    p.set_defaults(func=cmd_pipeline)
     return parser
 
 
