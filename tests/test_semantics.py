@@ -6,7 +6,7 @@ import pytest
 import tritium
 from tritium import plugins
 
-from .kernels.basic import add_kernel, binop_kernel, grid3_kernel, loops_kernel, reduce2d_kernel
+from .kernels.basic import add_kernel, binop_kernel, grid3_kernel, loops_kernel, range_kernel, reduce2d_kernel
 
 TARGETS = [t for t in ("interpreter", "cpu") if t in plugins.targets()]
 
@@ -86,3 +86,14 @@ def test_reductions_2d(target, kind):
     ref = getattr(np, kind)
     np.testing.assert_allclose(o0, ref(x.astype(np.float64), axis=0), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(o1, ref(x.astype(np.float64), axis=1), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("lb,ub,step", [(0, 10, 3), (10, 0, -1), (10, 0, -3), (0, 10, -1), (5, 5, 2),
+                                        (-7, 7, 4), (7, -7, -4), (3, 4, 100)])
+@pytest.mark.parametrize("constant", [False, True])
+def test_range_with_steps_of_either_sign(target, lb, ub, step, constant):
+    out = np.full(32, -99, np.int32)
+    range_kernel[(1,)](out, lb, ub, step, CONST_STEP=step if constant else 0)
+    want = list(range(lb, ub, step))
+    assert out[0] == len(want)
+    assert out[1:1 + len(want)].tolist() == want

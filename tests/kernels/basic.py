@@ -86,3 +86,18 @@ def reduce2d_kernel(x_ptr, out0_ptr, out1_ptr, M: tl.constexpr, N: tl.constexpr,
         a1 = tl.min(x, axis=1)
     tl.store(out0_ptr + cols, a0)
     tl.store(out1_ptr + rows, a1)
+
+
+@tritium.jit
+def range_kernel(out_ptr, lb, ub, step, CONST_STEP: tl.constexpr):
+    """Stores each value a loop visits, then the count: runtime and constant steps of either sign."""
+    count = 0
+    if CONST_STEP == 0:
+        for i in range(lb, ub, step):
+            tl.store(out_ptr + 1 + count, i)
+            count += 1
+    else:
+        for i in range(lb, ub, CONST_STEP):
+            tl.store(out_ptr + 1 + count, i)
+            count += 1
+    tl.store(out_ptr, count)

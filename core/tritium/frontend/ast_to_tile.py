@@ -283,20 +283,25 @@ class FunctionGenerator(ast.NodeVisitor):
             raise self.error(it, "range() takes 1 to 3 arguments")
         lb, ub, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3 else 1)
         step_v = step.value if isinstance(step, tlc.constexpr) else step
-        if not _is_tensor(step_v) and step_v <= 0:
-            raise self.error(it, f"loop step must be positive, got {step_v}")
+        if not _is_tensor(step_v) and step_v == 0:
+            raise self.error(it, "range() step must not be zero")
         bounds = [semantic.to_tensor(b.value if isinstance(b, tlc.constexpr) else b) for b in (lb, ub, step)]
         if any(not b.dtype.is_int() or b.shape != () for b in bounds):
             raise self.error(it, "range() bounds must be scalar integers")
         ity = T.int64 if any(b.dtype.primitive_bitwidth > 32 for b in bounds) else T.int32
-        lb_v, ub_v, st_v = (semantic.cast(b, ity).handle for b in bounds)
+        lb_t, ub_t, st_t = (semantic.cast(b, ity) for b in bounds)
+        counted = _is_tensor(step_v) or step_v < 0
+        if counted:  # scf.for needs a positive step: iterate k in [0, trip) with i = lb + k * step
+            lb_t, ub_t, st_t, start, step_t = semantic.to_tensor(0, ity), _trip_count(lb_t, ub_t, st_t), \
+                semantic.to_tensor(1, ity), lb_t, st_t
         carried = self._carried(node.body, {node.target.id})
-        loop = scf.ForOp(lb_v, ub_v, st_v, [c.handle for _, c in carried])
+        loop = scf.ForOp(lb_t.handle, ub_t.handle, st_t.handle, [c.handle for _, c in carried])
         before = dict(self.scope)
-        self.scope[node.target.id] = tlc.tensor(loop.induction_variable, ity, ())
         for (n, c), arg in zip(carried, loop.inner_iter_args):
             self.scope[n] = tlc.tensor(arg, c.dtype, c.shape)
         with ir.InsertionPoint(loop.body):
+            iv = tlc.tensor(loop.induction_variable, ity, ())
+            self.scope[node.target.id] = start + iv * step_t if counted else iv
             self.visit_body(node.body)
             new = self._check_carried(node, carried, [self.scope[n] for n, _ in carried])
             scf.YieldOp([v.handle for v in new])
@@ -456,6 +461,15 @@ class FunctionGenerator(ast.NodeVisitor):
 
 def _unwrap(v: Any) -> Any:
     return v.value if isinstance(v, tlc.constexpr) else v
+
+
+def _trip_count(lb, ub, step):
+    """Python's ``len(range(lb, ub, step))`` for a step of either sign; 0 for a zero step (which
+    Python rejects but a running kernel cannot report)."""
+    sign = semantic.where(step > 0, 1, -1)
+    divisor = semantic.where(step == 0, 1, step)  # never divide by zero
+    trip = (ub - lb + step - sign) // divisor  # C-style division: exact wherever the result is >= 0
+    return semantic.where(step == 0, 0, semantic.minmax("max", trip, 0))
 
 
 def _needs_yield(name: str, then_scope: dict, else_scope: dict) -> bool:

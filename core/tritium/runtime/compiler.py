@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 from typing import Any
 
-from ..errors import ArgumentError, CompilationError
+from ..errors import ArgumentError, CompilationError, TritiumError
 from ..target import KernelSignature
 from . import cache as disk_cache
 
@@ -29,7 +30,9 @@ class CompiledKernel:
     @property
     def launcher(self):
         if self._launcher is None:
-            self._launcher = self.target.driver.load(self.binary, self.signature)
+            with COMPILE_LOCK:
+                if self._launcher is None:
+                    self._launcher = self.target.driver.load(self.binary, self.signature)
         return self._launcher
 
     @property
@@ -93,10 +96,23 @@ def _frontend(request, ctx):
     return module
 
 
+#: compilation and loading are serialised: MLIR contexts and LLVM are not safe to drive from
+#: several threads at once (kernels compiled on first launch from many threads)
+COMPILE_LOCK = threading.RLock()
+
+
 def compile_specialized(jitfn, target, arg_types: dict[str, str], constants: dict[str, Any],
                         specs: dict[str, str], options: dict[str, Any]) -> CompiledKernel:
     """Compile ``jitfn`` for runtime argument types, constexpr values and specialisations."""
-    opts = target.parse_options(options)
+    with COMPILE_LOCK:
+        return _compile_specialized(jitfn, target, arg_types, constants, specs, options)
+
+
+def _compile_specialized(jitfn, target, arg_types, constants, specs, options) -> CompiledKernel:
+    try:
+        opts = target.parse_options(options)
+    except TritiumError as e:
+        raise ArgumentError(f"kernel '{jitfn.__name__}': {e}") from None
     signature = KernelSignature(jitfn.__name__, tuple(arg_types), tuple(arg_types.values()))
     key = disk_cache.cache_key({
         "source": jitfn.cache_key, "name": jitfn.__name__, "arg_types": list(arg_types.items()),

@@ -39,7 +39,7 @@ def split_arguments(jitfn, args: tuple, kwargs: dict, target) -> tuple[dict, dic
 
 
 def prepare(target, jitfn, args: tuple, kwargs: dict) -> Prepared:
-    from .compiler import compile_specialized
+    from .compiler import COMPILE_LOCK, compile_specialized
 
     bound, options = split_arguments(jitfn, args, kwargs, target)
     types, specs, values, constants = [], [], [], []
@@ -53,13 +53,29 @@ def prepare(target, jitfn, args: tuple, kwargs: dict) -> Prepared:
         specs.append("" if name in jitfn.do_not_specialize else specialization(t, b))
         values.append(b)
     key = (target.name, tuple(types), tuple(specs), tuple(constants), tuple(sorted(options.items())))
-    kernel = jitfn.kernels.get(key)
+    try:
+        kernel = jitfn.kernels.get(key)
+    except TypeError:  # an unhashable constexpr or option value
+        bad = [n for n, v in constants + sorted(options.items()) if not _hashable(v)]
+        raise ArgumentError(f"kernel '{jitfn.__name__}': {', '.join(bad)} must be a constant such as an int, "
+                            "float, bool, str or dtype (constexprs are compile-time values), not an array") from None
     if kernel is None:
-        names = [n for n in bound if n not in dict(constants)]
-        kernel = compile_specialized(jitfn, target, dict(zip(names, types)), dict(constants),
-                                     dict(zip(names, specs)), options)
-        jitfn.kernels[key] = kernel
+        with COMPILE_LOCK:  # a kernel launched from several threads compiles once
+            kernel = jitfn.kernels.get(key)
+            if kernel is None:
+                names = [n for n in bound if n not in dict(constants)]
+                kernel = compile_specialized(jitfn, target, dict(zip(names, types)), dict(constants),
+                                             dict(zip(names, specs)), options)
+                jitfn.kernels[key] = kernel
     return Prepared(kernel, values, bound)
+
+
+def _hashable(v: Any) -> bool:
+    try:
+        hash(v)
+    except TypeError:
+        return False
+    return True
 
 
 def normalize_grid(grid: Any, meta: dict, kernel_name: str) -> tuple[int, int, int]:
