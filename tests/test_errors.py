@@ -108,3 +108,23 @@ def test_interpreter_errors_point_at_the_line(monkeypatch):
     with pytest.raises(tritium.CompilationError) as info:
         bad.shape_mismatch[(1,)](np.zeros(16, np.float32))
     assert "shape mismatch" in str(info.value) and "(a + b)" in str(info.value)
+
+
+def test_interpreter_rejects_what_the_compiler_rejects(monkeypatch):
+    monkeypatch.setenv("TRITIUM_TARGET", "interpreter")
+    with pytest.raises(tritium.CompilationError) as info:
+        bad.uses_lambda[(1,)](np.zeros(4, np.float32))
+    assert "unsupported Python construct in a kernel: Lambda" in str(info.value)
+    assert "f = lambda v: v + 1" in str(info.value)
+
+
+def test_interpreter_names_the_line_of_any_error(monkeypatch):
+    monkeypatch.setenv("TRITIUM_TARGET", "interpreter")
+    with pytest.raises(tritium.CompilationError) as info:
+        bad.uses_undefined[(1,)](np.zeros(4, np.float32))
+    assert "NameError" in str(info.value) and "tl.store(x_ptr, undefined_name)" in str(info.value)
+
+
+def test_mutual_recursion_is_reported():
+    msg = compile_error(bad.ping, "*fp32")
+    assert "recursive" in msg and "ping -> pong -> ping" in msg

@@ -46,3 +46,18 @@ def loop_changes_type(x_ptr, n):
     for i in range(n):
         acc += 0.5
     tl.store(x_ptr, acc)
+
+
+@tritium.jit
+def uses_undefined(x_ptr):
+    tl.store(x_ptr, undefined_name)  # noqa: F821
+
+
+@tritium.jit
+def ping(x_ptr):
+    pong(x_ptr)
+
+
+@tritium.jit
+def pong(x_ptr):
+    ping(x_ptr)

@@ -40,6 +40,34 @@ def _is_tensor(v: Any) -> bool:
     return isinstance(v, tlc.tensor)
 
 
+def source_error(jitfn, node: ast.AST, message: str, kernel: str | None = None) -> CompilationError:
+    """An error at ``node`` of ``jitfn``'s source: kernel name, file:line, the line and a caret.
+    ``kernel`` names the kernel being compiled when ``jitfn`` is a helper it calls."""
+    lineno = getattr(node, "lineno", None)
+    lines = jitfn.src.splitlines()
+    text = lines[lineno - 1] if lineno and lineno <= len(lines) else ""
+    if kernel is not None and kernel != jitfn.__name__:
+        message = f"in @jit function '{jitfn.__name__}': {message}"
+    return CompilationError(kernel or jitfn.__name__, message, filename=jitfn.filename,
+                            lineno=(lineno + jitfn.first_line - 1) if lineno else None,
+                            source_line=text, col=getattr(node, "col_offset", None))
+
+
+_STRUCTURAL = (ast.arguments, ast.arg, ast.keyword, ast.operator, ast.cmpop, ast.unaryop, ast.boolop,
+               ast.expr_context)
+
+
+def check_supported(jitfn) -> None:
+    """Reject Python constructs the compiler does not take, before anything runs: the interpreter
+    calls this so that a kernel it runs also compiles."""
+    fdef = jitfn.ast.body[0]
+    for node in ast.walk(fdef):
+        if node is fdef or isinstance(node, _STRUCTURAL):
+            continue
+        if not hasattr(FunctionGenerator, f"visit_{type(node).__name__}"):
+            raise source_error(jitfn, node, f"unsupported Python construct in a kernel: {type(node).__name__}")
+
+
 def assigned_names(stmts: list[ast.stmt]) -> set[str]:
     """Names a block of statements (re)binds, including in nested blocks."""
     out: set[str] = set()
@@ -53,20 +81,27 @@ def assigned_names(stmts: list[ast.stmt]) -> set[str]:
 class ModuleGenerator:
     """Owns the MLIR module of one compilation and the callee functions instantiated into it."""
 
-    def __init__(self, kernel_name: str):
-        self.kernel_name = kernel_name
+    def __init__(self, kernel):
+        self.active = [kernel]  # the chain of @jit functions being generated, for recursion errors
         self.module = ir.Module.create()
         self.builder = IRBuilder()
         self.callees: dict[Any, tuple[str, list, bool]] = {}
 
     def callee(self, jitfn, args: list[Any]) -> tuple[str, list, bool]:
         """Instantiate ``jitfn`` for these argument types/constants once; return (symbol, result specs)."""
+        if jitfn in self.active:
+            chain = " -> ".join(f.__name__ for f in self.active[self.active.index(jitfn):] + [jitfn])
+            raise semantic.SemanticError(f"recursive call ({chain}): @jit functions cannot recurse")
         key = (jitfn, tuple((a.dtype, a.shape) if _is_tensor(a) else ("const", _hashable(a)) for a in args))
         if key not in self.callees:
             symbol = f"{jitfn.__name__}__{len(self.callees)}"
-            with ir.InsertionPoint(self.module.body), ir.Location.unknown():
-                gen = FunctionGenerator(self, jitfn, symbol)
-                self.callees[key] = (symbol, *gen.build(args, public=False))
+            self.active.append(jitfn)
+            try:
+                with ir.InsertionPoint(self.module.body), ir.Location.unknown():
+                    gen = FunctionGenerator(self, jitfn, symbol)
+                    self.callees[key] = (symbol, *gen.build(args, public=False))
+            finally:
+                self.active.pop()
         return self.callees[key]
 
 
@@ -125,12 +160,7 @@ class FunctionGenerator(ast.NodeVisitor):
 
     # -- errors and locations ----------------------------------------------------------------------
     def error(self, node: ast.AST, message: str) -> CompilationError:
-        lineno = getattr(node, "lineno", None)
-        lines = self.jitfn.src.splitlines()
-        text = lines[lineno - 1] if lineno and lineno <= len(lines) else ""
-        return CompilationError(self.jitfn.__name__, message, filename=self.jitfn.filename,
-                                lineno=(lineno + self.jitfn.first_line - 1) if lineno else None,
-                                source_line=text, col=getattr(node, "col_offset", None))
+        return source_error(self.jitfn, node, message, kernel=self.mod.active[0].__name__)
 
     def visit(self, node: ast.AST) -> Any:
         lineno = getattr(node, "lineno", None)
@@ -492,7 +522,7 @@ def generate_module(jitfn, arg_values: list[Any], arg_attrs: list[dict], known: 
     ``arg_values`` has one entry per parameter: a ``tensor`` whose handle is None for runtime
     arguments (its dtype gives the parameter type) or a Python value for constants.
     """
-    mod = ModuleGenerator(jitfn.__name__)
+    mod = ModuleGenerator(jitfn)
     with ir.InsertionPoint(mod.module.body), ir.Location.unknown():
         gen = FunctionGenerator(mod, jitfn, jitfn.__name__)
         gen.build(arg_values, public=True, arg_attrs=arg_attrs, known=known)

@@ -43,6 +43,7 @@ class InterpreterTarget(Target):
 
     def __init__(self):
         self._driver = HostMemory()
+        self._checked: set = set()  # kernels whose source passed the compiler's construct check
 
     def version(self) -> str:
         return "numpy-" + np.__version__
@@ -65,6 +66,11 @@ class InterpreterTarget(Target):
         return tlc.tensor(np.array(value).astype(np_dtype(t)), t, ())
 
     def run(self, kernel, grid, args: tuple, kwargs: dict) -> None:
+        if kernel not in self._checked:
+            from ..frontend.ast_to_tile import check_supported  # imports MLIR: only when interpreting
+
+            check_supported(kernel)
+            self._checked.add(kernel)
         bound, _options = split_arguments(kernel, args, kwargs, self)
         call = {}
         for name, v in bound.items():
@@ -77,8 +83,10 @@ class InterpreterTarget(Target):
             with semantic.using(NumpyBuilder((x, y, z), dims)):
                 try:
                     kernel.fn(**call)
-                except semantic.SemanticError as e:
+                except TritiumError as e:
                     raise _located(kernel, e) from None
+                except Exception as e:  # the user's own mistake: keep its traceback as the cause
+                    raise _located(kernel, e) from e
 
 
 def _located(kernel, e: Exception) -> CompilationError:
@@ -91,4 +99,5 @@ def _located(kernel, e: Exception) -> CompilationError:
             filename, lineno = code.co_filename, tb.tb_lineno
         tb = tb.tb_next
     line = linecache.getline(filename, lineno) if lineno else ""
-    return CompilationError(kernel.__name__, str(e), filename=filename, lineno=lineno, source_line=line.strip())
+    message = str(e) if isinstance(e, TritiumError) else f"{type(e).__name__}: {e}"
+    return CompilationError(kernel.__name__, message, filename=filename, lineno=lineno, source_line=line.strip())

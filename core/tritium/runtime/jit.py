@@ -49,20 +49,36 @@ class JITFunction:
 
     @property
     def cache_key(self) -> str:
-        """A hash of this function's source and of every @jit function and constexpr global it uses."""
+        """A hash of the sources of this function and of every @jit function it reaches, and of
+        the constexpr globals they use (cycles included: recursion is reported by the frontend)."""
         if self._cache_key is None:
-            h = hashlib.sha256(self.src.encode())
-            for name in sorted(self._referenced_names()):
-                v = self.fn.__globals__.get(name, self.closure_vars().get(name))
-                if isinstance(v, JITFunction) and v is not self:
-                    h.update(f"{name}:{v.cache_key}".encode())
-                elif type(v).__name__ == "constexpr":
-                    h.update(f"{name}={v.value!r}".encode())
+            h = hashlib.sha256()
+            seen: list[JITFunction] = []
+            todo = [self]
+            while todo:
+                fn = todo.pop()
+                if fn in seen:
+                    continue
+                seen.append(fn)
+                h.update(fn.src.encode())
+                for name, value in sorted(fn._globals_used().items()):
+                    if isinstance(value, JITFunction):
+                        todo.append(value)
+                    else:
+                        h.update(f"{name}={value.value!r}".encode())
             self._cache_key = h.hexdigest()
         return self._cache_key
 
-    def _referenced_names(self) -> set[str]:
-        return {n.id for n in ast.walk(self.ast) if isinstance(n, ast.Name)}
+    def _globals_used(self) -> dict[str, Any]:
+        """The @jit functions and constexpr values this function's names refer to."""
+        env = {**self.fn.__globals__, **self.closure_vars()}
+        out = {}
+        for node in ast.walk(self.ast):
+            if isinstance(node, ast.Name) and node.id in env:
+                v = env[node.id]
+                if isinstance(v, JITFunction) or type(v).__name__ == "constexpr":
+                    out[node.id] = v
+        return out
 
     def __getitem__(self, grid) -> Callable[..., Any]:
         return lambda *args, **kwargs: self.run(*args, grid=grid, **kwargs)
