@@ -128,3 +128,37 @@ def test_interpreter_names_the_line_of_any_error(monkeypatch):
 def test_mutual_recursion_is_reported():
     msg = compile_error(bad.ping, "*fp32")
     assert "recursive" in msg and "ping -> pong -> ping" in msg
+
+
+@pytest.mark.parametrize("target", RUNNABLE)
+def test_misspelt_keyword_is_reported(monkeypatch, target):
+    monkeypatch.setenv("TRITIUM_TARGET", target)
+    with pytest.raises(tritium.ArgumentError) as info:
+        bad.needs_block[(1,)](np.zeros(4, np.float32), BLOCK=4, num_warpz=4)
+    assert "kernel 'needs_block'" in str(info.value) and "num_warpz" in str(info.value)
+
+
+@pytest.mark.parametrize("target", RUNNABLE)
+def test_array_as_constexpr_is_reported(monkeypatch, target):
+    monkeypatch.setenv("TRITIUM_TARGET", target)
+    with pytest.raises(tritium.ArgumentError) as info:
+        bad.needs_block[(1,)](np.zeros(4, np.float32), BLOCK=np.arange(4))
+    assert "BLOCK" in str(info.value)
+
+
+def test_mask_must_be_boolean():
+    msg = compile_error(bad.float_mask, "*fp32")
+    assert "mask must be boolean" in msg and "tl.float32" in msg
+
+
+def test_kernel_cannot_return_a_value():
+    msg = compile_error(bad.returns_value, "*fp32")
+    assert "cannot return a value" in msg and "return 1" in msg
+
+
+@pytest.mark.parametrize("target", RUNNABLE)
+@pytest.mark.parametrize("grid", [(1.5,), (-1,), (1, 2, 3, 4), (2**31,)])
+def test_bad_grids(monkeypatch, target, grid):
+    monkeypatch.setenv("TRITIUM_TARGET", target)
+    with pytest.raises(tritium.ArgumentError, match="kernel 'needs_block'.*grid"):
+        bad.needs_block[grid](np.zeros(4, np.float32), BLOCK=4)

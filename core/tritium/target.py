@@ -25,6 +25,31 @@ class KernelSignature:
     arg_types: tuple[str, ...]
 
 
+@dataclasses.dataclass(frozen=True)
+class LaunchOptions:
+    """Triton's launch keywords that every target accepts (``kernel[grid](..., num_warps=8)``).
+
+    Targets that need more subclass it with their own fields; ``parse`` checks names and types.
+    """
+
+    num_warps: int = 4
+    num_stages: int = 3
+
+    @classmethod
+    def parse(cls, options: dict[str, Any], target: str) -> "LaunchOptions":
+        from .errors import TritiumError
+
+        known = {f.name: f.type for f in dataclasses.fields(cls)}
+        unknown = sorted(set(options) - set(known))
+        if unknown:
+            raise TritiumError(f"unknown launch option(s) or parameter(s) {', '.join(unknown)} for the {target} "
+                               f"target; known options: {', '.join(sorted(known))}")
+        for k, v in options.items():
+            if known[k] in (int, "int") and (isinstance(v, bool) or not isinstance(v, int)):
+                raise TritiumError(f"launch option {k} must be an int, got {v!r}")
+        return cls(**options)
+
+
 class Driver:
     """Runs compiled binaries and moves memory for one target."""
 

@@ -61,3 +61,14 @@ def ping(x_ptr):
 @tritium.jit
 def pong(x_ptr):
     ping(x_ptr)
+
+
+@tritium.jit
+def float_mask(x_ptr):
+    offs = tl.arange(0, 4)
+    tl.store(x_ptr + offs, 1.0, mask=offs * 1.0)
+
+
+@tritium.jit
+def returns_value(x_ptr):
+    return 1

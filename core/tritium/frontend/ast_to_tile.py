@@ -189,6 +189,8 @@ class FunctionGenerator(ast.NodeVisitor):
             self.visit(s)
 
     def visit_Return(self, node: ast.Return) -> None:
+        if node.value is not None and self.symbol == self.mod.active[0].__name__:
+            raise self.error(node, "a kernel cannot return a value; store results through a pointer")
         self.returned = self.visit(node.value) if node.value is not None else None
         self.has_return = True
 

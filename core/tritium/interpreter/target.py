@@ -12,14 +12,14 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..errors import CompilationError, TritiumError
+from ..errors import ArgumentError, CompilationError, TritiumError
 from ..language import core as tlc
 from ..language import dtypes as T
 from ..language import semantic
 from ..runtime.args import arg_type, bind
 from ..runtime.host import host_address
 from ..runtime.launch import normalize_grid, split_arguments
-from ..target import Driver, Target
+from ..target import Driver, LaunchOptions, Target
 from .numpy_builder import NumpyBuilder, np_dtype
 
 
@@ -48,8 +48,8 @@ class InterpreterTarget(Target):
     def version(self) -> str:
         return "numpy-" + np.__version__
 
-    def parse_options(self, options: dict[str, Any]) -> dict[str, Any]:
-        return dict(options)  # launch options have no meaning here
+    def parse_options(self, options: dict[str, Any]) -> LaunchOptions:
+        return LaunchOptions.parse(options, self.name)  # checked so typos show; no meaning here
 
     def add_stages(self, stages, options) -> None:
         raise TritiumError("the interpreter runs kernels as Python and does not compile them; "
@@ -71,7 +71,11 @@ class InterpreterTarget(Target):
 
             check_supported(kernel)
             self._checked.add(kernel)
-        bound, _options = split_arguments(kernel, args, kwargs, self)
+        bound, options = split_arguments(kernel, args, kwargs, self)
+        try:
+            self.parse_options(options)
+        except TritiumError as e:
+            raise ArgumentError(f"kernel '{kernel.__name__}': {e}") from None
         call = {}
         for name, v in bound.items():
             if name in kernel.constexprs or v is None:

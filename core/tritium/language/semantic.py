@@ -449,6 +449,13 @@ def _check_pointer(p, what: str):
                             f"{getattr(p, 'dtype', type(p).__name__)}")
 
 
+def _bool_mask(mask, what: str):
+    mask = to_tensor(mask)
+    if not mask.dtype.is_bool():
+        raise SemanticError(f"{what}: the mask must be boolean (e.g. offs < n), got {mask.dtype}")
+    return mask
+
+
 def load(ptr, mask=None, other=None):
     core = _core()
     _check_pointer(ptr, "tl.load")
@@ -456,7 +463,7 @@ def load(ptr, mask=None, other=None):
     shape = ptr.shape
     m = o = None
     if mask is not None:
-        mask = cast(to_tensor(mask), T.int1)
+        mask = _bool_mask(mask, "tl.load")
         shape = broadcast_shapes(shape, mask.shape)
         m = broadcast_to(mask, shape)
     if other is not None:
@@ -478,7 +485,7 @@ def store(ptr, value, mask=None):
     value = to_tensor(value, elem)
     shape = broadcast_shapes(ptr.shape, value.shape)
     if mask is not None:
-        mask = cast(to_tensor(mask), T.int1)
+        mask = _bool_mask(mask, "tl.store")
         shape = broadcast_shapes(shape, mask.shape)
         mask = broadcast_to(mask, shape)
     if shape != ptr.shape and ptr.shape == ():

@@ -7,6 +7,7 @@ that stands between a warm kernel and its launcher.
 from __future__ import annotations
 
 import dataclasses
+import operator
 from typing import Any
 
 from ..errors import ArgumentError
@@ -35,6 +36,11 @@ def split_arguments(jitfn, args: tuple, kwargs: dict, target) -> tuple[dict, dic
                    ", ".join(f"{n}=..." for n in missing) + ")"
         raise ArgumentError(f"kernel '{jitfn.__name__}': {e}{hint}") from None
     bound.apply_defaults()
+    bad = [n for n, v in bound.arguments.items() if n in jitfn.constexprs and not _hashable(v)]
+    bad += [n for n, v in options.items() if not _hashable(v)]
+    if bad:
+        raise ArgumentError(f"kernel '{jitfn.__name__}': {', '.join(bad)} must be a constant such as an int, "
+                            "float, bool, str or dtype (constexprs are compile-time values), not an array")
     return dict(bound.arguments), options
 
 
@@ -53,12 +59,7 @@ def prepare(target, jitfn, args: tuple, kwargs: dict) -> Prepared:
         specs.append("" if name in jitfn.do_not_specialize else specialization(t, b))
         values.append(b)
     key = (target.name, tuple(types), tuple(specs), tuple(constants), tuple(sorted(options.items())))
-    try:
-        kernel = jitfn.kernels.get(key)
-    except TypeError:  # an unhashable constexpr or option value
-        bad = [n for n, v in constants + sorted(options.items()) if not _hashable(v)]
-        raise ArgumentError(f"kernel '{jitfn.__name__}': {', '.join(bad)} must be a constant such as an int, "
-                            "float, bool, str or dtype (constexprs are compile-time values), not an array") from None
+    kernel = jitfn.kernels.get(key)
     if kernel is None:
         with COMPILE_LOCK:  # a kernel launched from several threads compiles once
             kernel = jitfn.kernels.get(key)
@@ -84,12 +85,12 @@ def normalize_grid(grid: Any, meta: dict, kernel_name: str) -> tuple[int, int, i
     if isinstance(grid, int):
         grid = (grid,)
     try:
-        dims = tuple(int(g) for g in grid)
+        dims = tuple(operator.index(g) for g in grid)
     except TypeError:
         raise ArgumentError(f"kernel '{kernel_name}': the grid must be a tuple of 1 to 3 ints or a "
                             f"callable returning one, got {grid!r}") from None
-    if not 1 <= len(dims) <= 3 or any(d < 0 for d in dims):
-        raise ArgumentError(f"kernel '{kernel_name}': the grid must have 1 to 3 non-negative extents, got {dims}")
+    if not 1 <= len(dims) <= 3 or any(not 0 <= d < 2**31 for d in dims):
+        raise ArgumentError(f"kernel '{kernel_name}': the grid must have 1 to 3 extents in [0, 2**31), got {dims}")
     return dims + (1,) * (3 - len(dims))
 
 

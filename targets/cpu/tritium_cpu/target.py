@@ -2,28 +2,24 @@
 
 from __future__ import annotations
 
-import dataclasses
+import functools
 import numbers
 from typing import Any
 
 import llvmlite
 from llvmlite import binding as llvm
-from tritium.errors import ArgumentError, TritiumError
+from tritium.errors import ArgumentError
 from tritium.runtime.host import host_address
-from tritium.target import Driver, Target
+from tritium.target import Driver, LaunchOptions, Target
 
 from . import __version__, compiler
 from .driver import CpuDriver
 from .layout import host_vector_bits, layout_stage
 
 
-@dataclasses.dataclass(frozen=True)
-class CpuOptions:
-    """Compile options. ``num_warps``/``num_stages`` are accepted so Triton launches port
-    unchanged; one program runs on one core, so they change nothing here."""
-
-    num_warps: int = 4
-    num_stages: int = 3
+class CpuOptions(LaunchOptions):
+    """``num_warps``/``num_stages`` are accepted so Triton launches port unchanged; one program
+    runs on one core, so they change nothing here."""
 
 
 _INT_RANGES = {f"{s}{bits}": ((-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if s == "i" else (0, (1 << bits) - 1))
@@ -42,18 +38,14 @@ class CpuTarget(Target):
     def availability(self) -> tuple[bool, str]:
         return True, ""
 
+    @functools.cache
     def version(self) -> str:
         features = llvm.get_host_cpu_features().flatten()
         return (f"tritium-cpu-{__version__} llvmlite-{llvmlite.__version__} "
                 f"cpu-{llvm.get_host_cpu_name()} simd-{host_vector_bits()} features-{features}")
 
     def parse_options(self, options: dict[str, Any]) -> CpuOptions:
-        known = {f.name for f in dataclasses.fields(CpuOptions)}
-        unknown = sorted(set(options) - known)
-        if unknown:
-            raise TritiumError(f"the cpu target has no option(s) {', '.join(unknown)}; "
-                               f"known options: {', '.join(sorted(known))}")
-        return CpuOptions(**{k: int(v) for k, v in options.items()})
+        return CpuOptions.parse(options, self.name)
 
     def add_stages(self, stages, options: CpuOptions) -> None:
         stages["tile-layout"] = layout_stage()
