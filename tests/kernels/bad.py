@@ -6,7 +6,7 @@ import tritium.language as tl
 
 @tritium.jit
 def uses_with(x_ptr):
-    with open("f") as f:
+    with open("f") as f:  # noqa: F841
         tl.store(x_ptr, 1.0)
 
 

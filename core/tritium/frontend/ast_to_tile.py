@@ -16,7 +16,6 @@ import operator
 from typing import Any
 
 from ..errors import CompilationError, TritiumError
-from ..ir import tile
 from ..ir.mlir import func, ir, scf
 from ..language import core as tlc
 from ..language import dtypes as T

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 import linecache
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -16,24 +16,10 @@ from ..errors import ArgumentError, CompilationError, TritiumError
 from ..language import core as tlc
 from ..language import dtypes as T
 from ..language import semantic
-from ..runtime.args import arg_type, bind
-from ..runtime.host import host_address
-from ..runtime.launch import normalize_grid, split_arguments
+from ..runtime.host import HostMemory, host_address
+from ..runtime.launch import bind_arguments, normalize_grid, split_arguments
 from ..target import Driver, LaunchOptions, Target
 from .numpy_builder import NumpyBuilder, np_dtype
-
-
-class HostMemory(Driver):
-    """Memory API on plain numpy arrays (the interpreter reads host memory)."""
-
-    def to_device(self, array: np.ndarray) -> np.ndarray:
-        return np.ascontiguousarray(array).copy()
-
-    def empty(self, shape: Sequence[int], dtype: Any) -> np.ndarray:
-        return np.empty(shape, dtype=dtype)
-
-    def to_host(self, buffer: Any) -> np.ndarray:
-        return np.array(buffer, copy=True)
 
 
 class InterpreterTarget(Target):
@@ -76,12 +62,7 @@ class InterpreterTarget(Target):
             self.parse_options(options)
         except TritiumError as e:
             raise ArgumentError(f"kernel '{kernel.__name__}': {e}") from None
-        call = {}
-        for name, v in bound.items():
-            if name in kernel.constexprs or v is None:
-                call[name] = v.value if isinstance(v, tlc.constexpr) else v
-            else:
-                call[name] = bind(self, v, arg_type(v, name, kernel.__name__), name, kernel.__name__)
+        call = {name: value for name, _, value in bind_arguments(self, kernel, bound)}
         dims = normalize_grid(grid, bound, kernel.__name__)
         for z, y, x in itertools.product(range(dims[2]), range(dims[1]), range(dims[0])):
             with semantic.using(NumpyBuilder((x, y, z), dims)):

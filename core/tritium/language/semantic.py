@@ -13,7 +13,7 @@ import threading
 from typing import Any, Callable, Iterator, Sequence
 
 from . import dtypes as T
-from .dtypes import dtype, pointer_type
+from .dtypes import dtype
 from ..errors import TritiumError
 
 

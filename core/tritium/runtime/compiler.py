@@ -42,7 +42,7 @@ class CompiledKernel:
     def __getitem__(self, grid):
         """``compiled[grid](*runtime_args)``: launch with the runtime arguments only."""
         from .args import bind
-        from .launch import normalize_grid
+        from .launch import run_on_grid
 
         def run(*args):
             sig = self.signature
@@ -50,9 +50,7 @@ class CompiledKernel:
                 raise ArgumentError(f"kernel '{sig.name}' takes {len(sig.arg_types)} runtime arguments "
                                     f"({', '.join(sig.arg_names)}), got {len(args)}")
             vals = [bind(self.target, a, t, n, sig.name) for a, t, n in zip(args, sig.arg_types, sig.arg_names)]
-            dims = normalize_grid(grid, dict(zip(sig.arg_names, args)), sig.name)
-            if dims[0] * dims[1] * dims[2]:
-                self.launcher(dims, vals)
+            run_on_grid(self, grid, vals, dict(zip(sig.arg_names, args)))
         return run
 
     def __repr__(self) -> str:

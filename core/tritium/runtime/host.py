@@ -4,9 +4,10 @@ target whose kernels read host memory directly (the cpu target, the interpreter)
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from ..errors import ArgumentError
+from ..target import Driver
 
 
 def host_address(value: Any, name: str, target: str) -> int:
@@ -41,3 +42,22 @@ def host_address(value: Any, name: str, target: str) -> int:
 def _torch_device(value: Any) -> str | None:
     dev = getattr(value, "device", None)
     return getattr(dev, "type", None) if dev is not None and not isinstance(dev, str) else dev
+
+
+class HostMemory(Driver):
+    """The memory API of targets whose kernels read host memory: plain, C-contiguous numpy arrays."""
+
+    def to_device(self, array: Any) -> Any:
+        import numpy as np
+
+        return np.array(array, copy=True, order="C")
+
+    def empty(self, shape: Sequence[int], dtype: Any) -> Any:
+        import numpy as np
+
+        return np.empty(shape, dtype=dtype)
+
+    def to_host(self, buffer: Any) -> Any:
+        import numpy as np
+
+        return np.array(buffer, copy=True)

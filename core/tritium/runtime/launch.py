@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import operator
-from typing import Any
+from typing import Any, Iterator
 
 from ..errors import ArgumentError
 from .args import arg_type, bind, specialization
@@ -44,20 +44,31 @@ def split_arguments(jitfn, args: tuple, kwargs: dict, target) -> tuple[dict, dic
     return dict(bound.arguments), options
 
 
+def bind_arguments(target, jitfn, bound: dict[str, Any]) -> Iterator[tuple[str, str | None, Any]]:
+    """Each bound argument as ``(name, signature type, value bound by the target)``; constexprs
+    (and None) come as ``(name, None, constant value)``."""
+    from ..language.core import constexpr
+
+    for name, v in bound.items():
+        if name in jitfn.constexprs or v is None:
+            yield name, None, (v.value if isinstance(v, constexpr) else v)
+        else:
+            t = arg_type(v, name, jitfn.__name__)
+            yield name, t, bind(target, v, t, name, jitfn.__name__)
+
+
 def prepare(target, jitfn, args: tuple, kwargs: dict) -> Prepared:
     from .compiler import COMPILE_LOCK, compile_specialized
 
     bound, options = split_arguments(jitfn, args, kwargs, target)
     types, specs, values, constants = [], [], [], []
-    for name, v in bound.items():
-        if name in jitfn.constexprs or v is None:
-            constants.append((name, v.value if hasattr(v, "value") and type(v).__name__ == "constexpr" else v))
+    for name, t, v in bind_arguments(target, jitfn, bound):
+        if t is None:
+            constants.append((name, v))
             continue
-        t = arg_type(v, name, jitfn.__name__)
-        b = bind(target, v, t, name, jitfn.__name__)
         types.append(t)
-        specs.append("" if name in jitfn.do_not_specialize else specialization(t, b))
-        values.append(b)
+        specs.append("" if name in jitfn.do_not_specialize else specialization(t, v))
+        values.append(v)
     key = (target.name, tuple(types), tuple(specs), tuple(constants), tuple(sorted(options.items())))
     kernel = jitfn.kernels.get(key)
     if kernel is None:
@@ -94,9 +105,14 @@ def normalize_grid(grid: Any, meta: dict, kernel_name: str) -> tuple[int, int, i
     return dims + (1,) * (3 - len(dims))
 
 
+def run_on_grid(kernel, grid: Any, values: list[Any], meta: dict[str, Any]) -> None:
+    """Launch a compiled kernel with bound ``values`` (an empty grid launches nothing)."""
+    dims = normalize_grid(grid, meta, kernel.name)
+    if dims[0] * dims[1] * dims[2]:
+        kernel.launcher(dims, values)
+
+
 def launch(target, jitfn, grid: Any, args: tuple, kwargs: dict) -> Any:
     p = prepare(target, jitfn, args, kwargs)
-    dims = normalize_grid(grid, p.meta, jitfn.__name__)
-    if dims[0] * dims[1] * dims[2]:
-        p.kernel.launcher(dims, p.values)
+    run_on_grid(p.kernel, grid, p.values, p.meta)
     return p.kernel

@@ -18,7 +18,8 @@ from typing import Any, Sequence
 import numpy as np
 from llvmlite import binding as llvm
 from tritium.errors import TritiumError
-from tritium.target import Driver, KernelSignature
+from tritium.runtime.host import HostMemory
+from tritium.target import KernelSignature
 
 from . import abi
 from .compiler import new_host_target_machine
@@ -123,7 +124,7 @@ def _bf16_bits(value: float) -> int:
     return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
 
 
-class CpuDriver(Driver):
+class CpuDriver(HostMemory):
     """Loads objects with MCJIT; memory is ordinary host memory (numpy arrays)."""
 
     def __init__(self, threads: int | None = None):
@@ -144,15 +145,6 @@ class CpuDriver(Driver):
         if not address:
             raise TritiumError(f"the object for kernel {signature.name} has no entry {abi.entry_name(signature.name)}")
         return CpuLauncher(engine, address, signature, self.pool)
-
-    def to_device(self, array: np.ndarray) -> np.ndarray:
-        return np.array(array, copy=True, order="C")
-
-    def empty(self, shape: Sequence[int], dtype: Any) -> np.ndarray:
-        return np.empty(shape, dtype=dtype)
-
-    def to_host(self, buffer: Any) -> np.ndarray:
-        return np.array(buffer, copy=True)
 
     def synchronize(self) -> None:
         """Launches return when the grid is done: nothing to wait for."""
