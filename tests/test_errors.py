@@ -162,3 +162,11 @@ def test_bad_grids(monkeypatch, target, grid):
     monkeypatch.setenv("TRITIUM_TARGET", target)
     with pytest.raises(tritium.ArgumentError, match="kernel 'needs_block'.*grid"):
         bad.needs_block[grid](np.zeros(4, np.float32), BLOCK=4)
+
+
+@pytest.mark.parametrize("target", RUNNABLE)
+def test_argument_given_twice(monkeypatch, target):
+    monkeypatch.setenv("TRITIUM_TARGET", target)
+    x = np.zeros(4, np.float32)
+    with pytest.raises(tritium.ArgumentError, match="kernel 'needs_block'.*multiple values for argument 'x_ptr'"):
+        bad.needs_block[(1,)](x, x_ptr=x, BLOCK=4)

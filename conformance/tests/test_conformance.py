@@ -34,6 +34,6 @@ def test_case(target, case_id, request):
         pytest.skip(expectations)
     gap = declared_gap(case_id, expectations)
     if gap is not None:
-        request.applymarker(pytest.mark.xfail(reason=gap, strict=False))
+        request.applymarker(pytest.mark.xfail(reason=gap, strict=True))  # a gap that passes is news
     result = run_case(CASES[case_id], dev)
     assert result.status == "pass", f"{case_id} on {target}: max error {result.max_error}: {result.message}"

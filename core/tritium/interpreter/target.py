@@ -57,7 +57,7 @@ class InterpreterTarget(Target):
 
             check_supported(kernel)
             self._checked.add(kernel)
-        bound, options = split_arguments(kernel, args, kwargs, self)
+        bound, options = split_arguments(kernel, args, kwargs)
         try:
             self.parse_options(options)
         except TritiumError as e:

@@ -14,8 +14,26 @@ def _np_generic():
     return np.generic
 
 
+_BY_CLASS_AND_DTYPE: dict[tuple[type, Any], str] = {}  # the launch path's fast lookup
+
+
 def arg_type(value: Any, name: str, kernel: str) -> str:
     """The signature type of one runtime argument: ``*fp32`` for arrays, ``i32``/``i64``/``fp32``/``i1``."""
+    cls = type(value)
+    if cls is float:
+        return "fp32"
+    if cls is not int and cls is not bool:
+        dt = getattr(value, "dtype", None)
+        if dt is not None:
+            key = (cls, dt)
+            found = _BY_CLASS_AND_DTYPE.get(key)
+            if found is None:
+                found = _BY_CLASS_AND_DTYPE[key] = _arg_type(value, name, kernel)
+            return found
+    return _arg_type(value, name, kernel)
+
+
+def _arg_type(value: Any, name: str, kernel: str) -> str:
     if isinstance(value, _np_generic()):  # first: numpy.float64 is also a Python float
         t = T.from_foreign(value.dtype.name)
         if t is None:

@@ -29,6 +29,10 @@ class JITFunction:
         self.__module__ = fn.__module__
         self.signature = inspect.signature(fn)
         self.arg_names = list(self.signature.parameters)
+        params = self.signature.parameters.values()
+        #: plain positional-or-keyword parameters let launches skip inspect's slow bind()
+        self.plain_params = all(p.kind is p.POSITIONAL_OR_KEYWORD for p in params)
+        self.defaults = {p.name: p.default for p in params if p.default is not p.empty}
         self.constexprs = {n for n, p in self.signature.parameters.items()
                            if _is_constexpr_annotation(p.annotation)}
         self.do_not_specialize = set(do_not_specialize)

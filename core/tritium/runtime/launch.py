@@ -21,11 +21,42 @@ class Prepared:
     meta: dict[str, Any]        # every argument by name, for grid callables
 
 
-def split_arguments(jitfn, args: tuple, kwargs: dict, target) -> tuple[dict, dict]:
+def split_arguments(jitfn, args: tuple, kwargs: dict) -> tuple[dict, dict]:
     """Bind ``args``/``kwargs`` to the kernel's parameters; the rest of ``kwargs`` are options."""
-    params = set(jitfn.arg_names)
-    options = {k: v for k, v in kwargs.items() if k not in params}
-    call_kwargs = {k: v for k, v in kwargs.items() if k in params}
+    names = jitfn.arg_names
+    options = {k: v for k, v in kwargs.items() if k not in names}
+    call_kwargs = {k: v for k, v in kwargs.items() if k in names}
+    bound = _fast_bind(jitfn, args, call_kwargs)
+    if bound is None:
+        bound = _slow_bind(jitfn, args, call_kwargs)
+    bad = [n for n, v in bound.items() if n in jitfn.constexprs and not _hashable(v)]
+    bad += [n for n, v in options.items() if not _hashable(v)]
+    if bad:
+        raise ArgumentError(f"kernel '{jitfn.__name__}': {', '.join(bad)} must be a constant such as an int, "
+                            "float, bool, str or dtype (constexprs are compile-time values), not an array")
+    return bound, options
+
+
+def _fast_bind(jitfn, args: tuple, kwargs: dict) -> dict | None:
+    """The common case without ``inspect``: positional args, then keywords and defaults."""
+    names = jitfn.arg_names
+    if not jitfn.plain_params or len(args) > len(names):
+        return None
+    bound = dict(zip(names, args))
+    for k, v in kwargs.items():
+        if k in bound:
+            return None  # given twice: let bind() word the error
+        bound[k] = v
+    if len(bound) < len(names):
+        for n in names:
+            if n not in bound:
+                if n not in jitfn.defaults:
+                    return None
+                bound[n] = jitfn.defaults[n]
+    return {n: bound[n] for n in names}
+
+
+def _slow_bind(jitfn, args: tuple, call_kwargs: dict) -> dict:
     try:
         bound = jitfn.signature.bind(*args, **call_kwargs)
     except TypeError as e:
@@ -36,12 +67,7 @@ def split_arguments(jitfn, args: tuple, kwargs: dict, target) -> tuple[dict, dic
                    ", ".join(f"{n}=..." for n in missing) + ")"
         raise ArgumentError(f"kernel '{jitfn.__name__}': {e}{hint}") from None
     bound.apply_defaults()
-    bad = [n for n, v in bound.arguments.items() if n in jitfn.constexprs and not _hashable(v)]
-    bad += [n for n, v in options.items() if not _hashable(v)]
-    if bad:
-        raise ArgumentError(f"kernel '{jitfn.__name__}': {', '.join(bad)} must be a constant such as an int, "
-                            "float, bool, str or dtype (constexprs are compile-time values), not an array")
-    return dict(bound.arguments), options
+    return dict(bound.arguments)
 
 
 def bind_arguments(target, jitfn, bound: dict[str, Any]) -> Iterator[tuple[str, str | None, Any]]:
@@ -60,7 +86,7 @@ def bind_arguments(target, jitfn, bound: dict[str, Any]) -> Iterator[tuple[str, 
 def prepare(target, jitfn, args: tuple, kwargs: dict) -> Prepared:
     from .compiler import COMPILE_LOCK, compile_specialized
 
-    bound, options = split_arguments(jitfn, args, kwargs, target)
+    bound, options = split_arguments(jitfn, args, kwargs)
     types, specs, values, constants = [], [], [], []
     for name, t, v in bind_arguments(target, jitfn, bound):
         if t is None:
