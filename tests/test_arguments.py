@@ -66,3 +66,18 @@ def test_torch_cpu_tensors(target):
     out = torch.zeros(100, dtype=torch.float32)
     add_kernel[(tritium.cdiv(100, 32),)](x, x, out, 100, BLOCK=32)
     assert torch.equal(out, 2 * x)
+
+
+def test_read_only_output_is_refused_inputs_are_fine(monkeypatch, tmp_path):
+    monkeypatch.setenv("TRITIUM_TARGET", "cpu")
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
+    x = np.arange(16, dtype=np.float32)
+    x.flags.writeable = False
+    out = np.zeros(16, np.float32)
+    add_kernel[(1,)](x, x, out, 16, BLOCK=16)  # reading a read-only array is fine
+    np.testing.assert_array_equal(out, 2 * x)
+    frozen = np.zeros(16, np.float32)
+    frozen.flags.writeable = False
+    with pytest.raises(tritium.ArgumentError, match="stores through 'out_ptr'.*read-only"):
+        add_kernel[(1,)](x, x, frozen, 16, BLOCK=16)
+    assert not frozen.any()

@@ -109,3 +109,15 @@ def test_dump_from_a_cache_hit(monkeypatch, tmp_path):
     monkeypatch.setenv("TRITIUM_DUMP_DIR", str(tmp_path / "dump"))
     compile_ir(add_kernel, "*fp32, *fp32, *fp32, i32", {"BLOCK": 32})
     assert [p.name for p in (tmp_path / "dump").iterdir()] == ["add_kernel.tile-opt.mlir"]
+
+
+def test_stored_arguments_are_recorded():
+    from .kernels.basic import pointer_walk_kernel
+
+    k = tritium.compile(pointer_walk_kernel, signature="*fp32, *fp32, *fp32, i32, i32",
+                        constants={"BLOCK": 16}, target=FrontendOnly())
+    assert k.metadata["stored_args"] == [1, 2]  # dst_ptr through the loop, other_ptr through where
+    assert k.written_args == ("dst_ptr", "other_ptr")
+    k = tritium.compile(add_kernel, signature="*fp32, *fp32, *fp32, i32", constants={"BLOCK": 16},
+                        target=FrontendOnly())
+    assert k.written_args == ("out_ptr",)

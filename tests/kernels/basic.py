@@ -101,3 +101,14 @@ def range_kernel(out_ptr, lb, ub, step, CONST_STEP: tl.constexpr):
             tl.store(out_ptr + 1 + count, i)
             count += 1
     tl.store(out_ptr, count)
+
+
+@tritium.jit
+def pointer_walk_kernel(src_ptr, dst_ptr, other_ptr, n, pick, BLOCK: tl.constexpr):
+    """Stores through a loop-carried pointer and through a pointer chosen at run time."""
+    offs = tl.arange(0, BLOCK)
+    for _ in range(0, n, BLOCK):
+        tl.store(dst_ptr + offs, tl.load(src_ptr + offs))
+        src_ptr += BLOCK
+        dst_ptr += BLOCK
+    tl.store(tl.where(pick > 0, other_ptr, dst_ptr), 1.0)

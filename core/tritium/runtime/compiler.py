@@ -39,6 +39,22 @@ class CompiledKernel:
     def name(self) -> str:
         return self.signature.name
 
+    @functools.cached_property
+    def written_args(self) -> tuple[str, ...]:
+        """Arguments the kernel may store through (every pointer when the compiler could not tell)."""
+        sig, stored = self.signature, self.metadata.get("stored_args")
+        if stored is None:
+            return tuple(n for n, t in zip(sig.arg_names, sig.arg_types) if t.startswith("*"))
+        return tuple(sig.arg_names[i] for i in stored)
+
+    def check_writable(self, values: dict[str, Any]) -> None:
+        """Refuse read-only arrays (numpy's writeable flag) where the kernel stores."""
+        for name in self.written_args:
+            flags = getattr(values[name], "flags", None)
+            if flags is not None and getattr(flags, "writeable", True) is False:
+                raise ArgumentError(f"kernel '{self.name}' stores through '{name}', but that array is read-only; "
+                                    "pass a writable array (e.g. numpy.array(x) makes a writable copy)")
+
     def __getitem__(self, grid):
         """``compiled[grid](*runtime_args)``: launch with the runtime arguments only."""
         from .args import bind
@@ -49,8 +65,10 @@ class CompiledKernel:
             if len(args) != len(sig.arg_types):
                 raise ArgumentError(f"kernel '{sig.name}' takes {len(sig.arg_types)} runtime arguments "
                                     f"({', '.join(sig.arg_names)}), got {len(args)}")
+            named = dict(zip(sig.arg_names, args))
             vals = [bind(self.target, a, t, n, sig.name) for a, t, n in zip(args, sig.arg_types, sig.arg_names)]
-            run_on_grid(self, grid, vals, dict(zip(sig.arg_names, args)))
+            self.check_writable(named)
+            run_on_grid(self, grid, vals, named)
         return run
 
     def __repr__(self) -> str:

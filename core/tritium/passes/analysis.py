@@ -1,0 +1,68 @@
+"""Facts about a ``tile`` module that the runtime needs, recorded in the compile metadata."""
+
+from __future__ import annotations
+
+from ..ir.mlir import ir
+
+#: ops whose first operand is the pointer their result derives from
+_POINTER_PASSTHROUGH = {"tile.addptr", "tile.splat", "tile.broadcast", "tile.expand_dims",
+                        "tile.convert_layout"}
+
+
+def stored_arguments(module: ir.Module, kernel: str) -> list[int] | None:
+    """Indices of the kernel's arguments that ``tile.store`` writes through, or None when some
+    store's pointer cannot be traced back to arguments (then any pointer may be written)."""
+    fn = next(op for op in module.body.operations
+              if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == kernel)
+    args = list(fn.regions[0].blocks[0].arguments)
+    written: set[int] = set()
+    for store in _ops_named(fn.operation, "tile.store"):
+        sources = _sources(store.operands[0], args)
+        if sources is None:
+            return None
+        written |= sources
+    return sorted(written)
+
+
+def _ops_named(op: ir.Operation, name: str):
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                if inner.operation.name == name:
+                    yield inner.operation
+                yield from _ops_named(inner.operation, name)
+
+
+def _sources(value: ir.Value, args: list[ir.Value], seen: set | None = None) -> set[int] | None:
+    """The argument indices ``value`` may point into; None when it comes from elsewhere."""
+    seen = set() if seen is None else seen
+    if value in seen:
+        return set()  # already being traced (a loop-carried cycle)
+    seen.add(value)
+    for i, a in enumerate(args):
+        if value == a:
+            return {i}
+    owner = value.owner
+    if isinstance(owner, ir.Block):  # a loop's region argument: its init and what each iteration yields
+        loop = owner.owner
+        if loop.name != "scf.for" or value.arg_number == 0:
+            return None
+        return _loop_value(loop, owner, value.arg_number - 1, args, seen)
+    op = owner.operation
+    if op.name in _POINTER_PASSTHROUGH:
+        return _sources(op.operands[0], args, seen)
+    if op.name == "arith.select":
+        return _union(_sources(op.operands[1], args, seen), _sources(op.operands[2], args, seen))
+    if op.name == "scf.for":
+        return _loop_value(op, op.regions[0].blocks[0], value.result_number, args, seen)
+    return None
+
+
+def _loop_value(loop: ir.Operation, body: ir.Block, i: int, args, seen) -> set[int] | None:
+    init = loop.operands[3 + i]
+    yielded = body.operations[len(body.operations) - 1].operands[i]
+    return _union(_sources(init, args, seen), _sources(yielded, args, seen))
+
+
+def _union(a: set[int] | None, b: set[int] | None) -> set[int] | None:
+    return None if a is None or b is None else a | b
