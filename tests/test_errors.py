@@ -170,3 +170,8 @@ def test_argument_given_twice(monkeypatch, target):
     x = np.zeros(4, np.float32)
     with pytest.raises(tritium.ArgumentError, match="kernel 'needs_block'.*multiple values for argument 'x_ptr'"):
         bad.needs_block[(1,)](x, x_ptr=x, BLOCK=4)
+
+
+def test_boolean_operators_need_scalars():
+    msg = compile_error(bad.and_on_blocks, "*fp32")
+    assert "'and' needs scalars" in msg and "use &" in msg

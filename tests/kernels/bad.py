@@ -72,3 +72,9 @@ def float_mask(x_ptr):
 @tritium.jit
 def returns_value(x_ptr):
     return 1
+
+
+@tritium.jit
+def and_on_blocks(x_ptr):
+    offs = tl.arange(0, 8)
+    tl.store(x_ptr + offs, 1.0, mask=offs > 1 and offs < 5)

@@ -414,7 +414,10 @@ class FunctionGenerator(ast.NodeVisitor):
     def visit_UnaryOp(self, node: ast.UnaryOp) -> Any:
         v = _unwrap(self.visit(node.operand))
         if isinstance(node.op, ast.Not):
-            return v.logical_not() if _is_tensor(v) else not v
+            if _is_tensor(v):
+                self._scalar_only(v, node, "'not'", "~ (or == 0)")
+                return v.logical_not()
+            return not v
         return {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert}[type(node.op)](v)
 
     def visit_BoolOp(self, node: ast.BoolOp) -> Any:
@@ -424,11 +427,20 @@ class FunctionGenerator(ast.NodeVisitor):
             if not _is_tensor(result) and (not result if is_and else result):
                 return result  # Python short-circuit on constants
             nxt = _unwrap(self.visit(expr))
+            for v in (result, nxt):
+                self._scalar_only(v, node, f"'{'and' if is_and else 'or'}'", "&" if is_and else "|")
             if _is_tensor(result) or _is_tensor(nxt):
                 result = semantic.logical("and" if is_and else "or", result, nxt)
             else:
                 result = nxt
         return result
+
+    def _scalar_only(self, v: Any, node: ast.AST, what: str, instead: str) -> None:
+        """Python's boolean operators mean one truth value; on blocks they are errors (as in the
+        interpreter, where Python evaluates them), so kernels behave alike on every target."""
+        if _is_tensor(v) and v.shape != ():
+            raise self.error(node, f"{what} needs scalars, got a block of shape {list(v.shape)}; "
+                                   f"use {instead} for elementwise logic")
 
     def visit_Compare(self, node: ast.Compare) -> Any:
         left = _unwrap(self.visit(node.left))
@@ -439,6 +451,8 @@ class FunctionGenerator(ast.NodeVisitor):
                 if not isinstance(op, (ast.Is, ast.IsNot)):
                     raise self.error(node, "'in' is not supported on tensors")
             part = _CMPOPS[type(op)](left, right)
+            if result is not None:
+                self._scalar_only(part, node, "a chained comparison", "(a < b) & (b < c)")
             result = part if result is None else (
                 semantic.logical("and", result, part) if _is_tensor(result) or _is_tensor(part) else (result and part))
             left = right
