@@ -175,3 +175,14 @@ def test_argument_given_twice(monkeypatch, target):
 def test_boolean_operators_need_scalars():
     msg = compile_error(bad.and_on_blocks, "*fp32")
     assert "'and' needs scalars" in msg and "use &" in msg
+
+
+@pytest.mark.parametrize("target", RUNNABLE)
+def test_triton_builtins_not_implemented_say_so(monkeypatch, target):
+    from .kernels.basic import static_kernel, uses_dot
+
+    monkeypatch.setenv("TRITIUM_TARGET", target)
+    with pytest.raises(tritium.CompilationError, match="tl.dot is a Triton builtin that tritium does not implement yet"):
+        uses_dot[(1,)](np.zeros(16, np.float32))
+    with pytest.raises(tritium.CompilationError, match="static assertion failed: N too large"):
+        static_kernel[(1,)](np.zeros(8, np.int32), N=9)

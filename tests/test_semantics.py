@@ -97,3 +97,11 @@ def test_range_with_steps_of_either_sign(target, lb, ub, step, constant):
     want = list(range(lb, ub, step))
     assert out[0] == len(want)
     assert out[1:1 + len(want)].tolist() == want
+
+
+def test_static_range_assert_and_hints(target):
+    from .kernels.basic import static_kernel
+
+    out = np.full(8, -1, np.int32)
+    static_kernel[(1,)](out, N=5)
+    np.testing.assert_array_equal(out, [0, 1, 4, 9, 16, 0, 0, 0])

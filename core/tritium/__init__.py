@@ -23,3 +23,12 @@ def next_power_of_2(n: int) -> int:
 
 __all__ = ["ArgumentError", "CompilationError", "CompiledKernel", "JITFunction", "TargetError",
            "TritiumError", "cdiv", "compile", "jit", "next_power_of_2"]
+
+
+_NOT_YET = frozenset({"autotune", "Config", "heuristics", "jit_autotune"})
+
+
+def __getattr__(name: str):
+    if name in _NOT_YET:
+        raise TritiumError(f"tritium.{name} (Triton's autotuning API) is not implemented yet")
+    raise AttributeError(f"module 'tritium' has no attribute '{name}'")

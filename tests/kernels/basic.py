@@ -112,3 +112,20 @@ def pointer_walk_kernel(src_ptr, dst_ptr, other_ptr, n, pick, BLOCK: tl.constexp
         src_ptr += BLOCK
         dst_ptr += BLOCK
     tl.store(tl.where(pick > 0, other_ptr, dst_ptr), 1.0)
+
+
+@tritium.jit
+def static_kernel(out_ptr, N: tl.constexpr):
+    """static_range unrolls with Python ints; static_assert and hints are compile-time only."""
+    tl.static_assert(N <= 8, "N too large")
+    offs = tl.multiple_of(tl.arange(0, 8), 8)
+    acc = tl.zeros((8,), dtype=tl.int32)
+    for i in tl.static_range(N):
+        acc += tl.where(offs == i, i * i, 0)
+    tl.store(out_ptr + offs, acc)
+
+
+@tritium.jit
+def uses_dot(a_ptr):
+    x = tl.load(a_ptr + tl.arange(0, 16))
+    tl.store(a_ptr + tl.arange(0, 16), tl.dot(x, x))

@@ -303,8 +303,11 @@ class FunctionGenerator(ast.NodeVisitor):
 
     def visit_For(self, node: ast.For) -> None:
         it = node.iter
-        if not (isinstance(it, ast.Call) and self.visit(it.func) in (builtins.range, tlc.range)):
-            raise self.error(node, "kernels can only loop over range(...) or tl.range(...)")
+        fn = self.visit(it.func) if isinstance(it, ast.Call) else None
+        if fn is tlc.static_range:
+            return self._unrolled_for(node, self.visit(it))
+        if fn not in (builtins.range, tlc.range):
+            raise self.error(node, "kernels can only loop over range(...), tl.range(...) or tl.static_range(...)")
         if node.orelse:
             raise self.error(node, "'for ... else' is not supported")
         if not isinstance(node.target, ast.Name):
@@ -337,6 +340,14 @@ class FunctionGenerator(ast.NodeVisitor):
             new = self._check_carried(node, carried, [self.scope[n] for n, _ in carried])
             scf.YieldOp([v.handle for v in new])
         self._end_loop(node, before, carried, loop.results)
+
+    def _unrolled_for(self, node: ast.For, values: range) -> None:
+        """``tl.static_range``: the body once per value, the loop variable a Python int."""
+        if node.orelse or not isinstance(node.target, ast.Name):
+            raise self.error(node, "tl.static_range loops take one loop variable and no 'else'")
+        for v in values:
+            self.scope[node.target.id] = v
+            self.visit_body(node.body)
 
     def _end_loop(self, node, before, carried, results) -> None:
         if self.has_return:

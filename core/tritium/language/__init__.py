@@ -1,9 +1,9 @@
 """``tritium.language`` (import as ``tl``): the kernel language, spelled as Triton spells it."""
 
 from .core import (
-    abs, arange, broadcast_to, cdiv, ceil, constexpr, cos, exp, exp2, expand_dims, floor, full, load,
-    log, log2, max, maximum, min, minimum, num_programs, program_id, range, rsqrt, sin, sqrt, store,
-    sum, tensor, where, zeros,
+    NOT_YET, abs, arange, broadcast_to, cdiv, ceil, constexpr, cos, exp, exp2, expand_dims, floor, full,
+    load, log, log2, max, max_contiguous, maximum, min, minimum, multiple_of, num_programs, program_id,
+    range, rsqrt, sin, sqrt, static_assert, static_range, store, sum, tensor, where, zeros,
 )
 from .dtypes import (
     bfloat16, dtype, float16, float32, float64, int1, int8, int16, int32, int64, pointer_type, uint8,
@@ -17,6 +17,15 @@ __all__ = [
     "abs", "arange", "bfloat16", "broadcast_to", "cdiv", "ceil", "constexpr", "cos", "double", "dtype",
     "exp", "exp2", "expand_dims", "float", "float16", "float32", "float64", "floor", "full", "int1",
     "int8", "int16", "int32", "int64", "load", "log", "log2", "max", "maximum", "min", "minimum",
-    "num_programs", "pointer_type", "program_id", "range", "rsqrt", "sin", "sqrt", "store", "sum",
-    "tensor", "uint8", "uint16", "uint32", "uint64", "where", "zeros",
+    "max_contiguous", "multiple_of", "num_programs", "pointer_type", "program_id", "range", "rsqrt",
+    "sin", "sqrt", "static_assert", "static_range", "store", "sum", "tensor", "uint8", "uint16", "uint32",
+    "uint64", "where", "zeros",
 ]
+
+
+def __getattr__(name: str):
+    from ..errors import TritiumError
+
+    if name in NOT_YET:
+        raise TritiumError(f"tl.{name} is a Triton builtin that tritium does not implement yet")
+    raise AttributeError(f"module 'tritium.language' has no attribute '{name}'")

@@ -213,6 +213,44 @@ def range(*args, num_stages=None, loop_unroll_factor=None):  # noqa: A001
     return builtins.range(*(_unwrap(a) for a in args))
 
 
+def static_range(*args):
+    """``for i in tl.static_range(...)``: a loop over constants, unrolled at compile time."""
+    import builtins
+
+    bounds = [_static_int(a, "tl.static_range bound") for a in args]
+    return builtins.range(*bounds)
+
+
+def static_assert(condition, message: str = "") -> None:
+    """Fail compilation (or interpretation) when a compile-time condition is false."""
+    if isinstance(_unwrap(condition), tensor):
+        raise semantic.SemanticError("tl.static_assert needs a compile-time condition (constexprs)")
+    if not _unwrap(condition):
+        raise semantic.SemanticError(f"static assertion failed{': ' + message if message else ''}")
+
+
+def multiple_of(input, values):
+    """A hint that ``input`` is a multiple of ``values``; the value itself is unchanged."""
+    return input
+
+
+def max_contiguous(input, values):
+    """A hint that runs of ``values`` elements of ``input`` are contiguous; the value is unchanged."""
+    return input
+
+
+# Triton builtins this language does not have yet: using one is a clear error, not AttributeError.
+NOT_YET = frozenset({
+    "dot", "dot_scaled", "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min",
+    "atomic_or", "atomic_xchg", "atomic_xor", "cumsum", "cumprod", "associative_scan", "reduce",
+    "argmax", "argmin", "rand", "randn", "randint", "randint4x", "reshape", "view", "trans",
+    "permute", "join", "split", "cat", "interleave", "histogram", "sort", "flip", "device_print",
+    "static_print", "device_assert", "inline_asm_elementwise", "make_block_ptr", "advance",
+    "make_tensor_descriptor", "debug_barrier", "fma", "erf", "sigmoid", "softmax", "clamp",
+    "umulhi", "xor_sum", "swizzle2d", "zeros_like", "full_like", "ravel", "div_rn", "fdiv", "tanh",
+})
+
+
 def _axis(axis) -> int:
     axis = _unwrap(axis)
     if not isinstance(axis, int):
