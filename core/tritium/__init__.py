@@ -25,7 +25,7 @@ __all__ = ["ArgumentError", "CompilationError", "CompiledKernel", "JITFunction",
            "TritiumError", "cdiv", "compile", "jit", "next_power_of_2"]
 
 
-_NOT_YET = frozenset({"autotune", "Config", "heuristics", "jit_autotune"})
+_NOT_YET = frozenset({"autotune", "Config", "heuristics"})
 
 
 def __getattr__(name: str):
