@@ -1,0 +1,54 @@
+"""Triton's specialisation of integer and pointer arguments (== 1, divisible by 16) and warmup."""
+
+import numpy as np
+import pytest
+
+from tritium import plugins
+
+from .kernels.basic import add_kernel, binop_kernel
+
+pytestmark = pytest.mark.skipif("cpu" not in plugins.targets(), reason="needs a compiling target")
+
+
+@pytest.fixture(autouse=True)
+def cpu(monkeypatch, tmp_path):
+    monkeypatch.setenv("TRITIUM_TARGET", "cpu")
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
+
+
+def test_integers_specialise_on_one_and_multiples_of_16():
+    add_kernel.kernels.clear()
+    x = np.ones(64, np.float32)
+    out = np.zeros(64, np.float32)
+    kernels = {}
+    for n in (1, 17, 19, 32, 48):
+        kernels[n] = add_kernel[(1,)](x, x, out, n, BLOCK=64)
+        np.testing.assert_array_equal(out[:n], 2)
+    assert kernels[17] is kernels[19] and kernels[32] is kernels[48]
+    assert len({id(k) for k in kernels.values()}) == 3
+    # n == 1 is folded into the code: nothing reads the argument any more
+    assert '"tile.splat"(%arg3)' in kernels[17].asm["tile-opt"]
+    assert "%arg3" not in kernels[1].asm["tile-opt"].split("\n", 2)[2]
+    assert "%arg3: i32 {tile.divisibility = 16 : i32}" in kernels[32].asm["tile"]
+    assert "%arg3: i32)" in kernels[17].asm["tile"]
+
+
+def test_misaligned_pointers_are_not_marked_divisible():
+    buf = np.zeros(65, np.float32)
+    x = buf[1:]  # 4 bytes past a 16-byte boundary
+    assert x.__array_interface__["data"][0] % 16 == 4
+    k = add_kernel[(1,)](x, x, x, 64, BLOCK=64)
+    header = k.asm["tile"].split("\n", 2)[1]
+    assert "%arg0: !tile.ptr<f32, 1 : i32>, %arg1" in header  # no divisibility attribute
+    aligned = add_kernel[(1,)](buf[:64], buf[:64], buf[:64], 64, BLOCK=64)
+    assert "%arg0: !tile.ptr<f32, 1 : i32> {tile.divisibility = 16 : i32}" in aligned.asm["tile"]
+
+
+def test_warmup_compiles_without_running():
+    a = np.arange(8, dtype=np.int32)
+    out = np.full(8, -5, np.int32)
+    k = binop_kernel.warmup(a, a, out, 8, OP="add", BLOCK=8, grid=(1,))
+    assert "tile.make_range" in k.asm["tile"] and k.asm["obj"]
+    assert (out == -5).all()
+    binop_kernel[(1,)](a, a, out, 8, OP="add", BLOCK=8)
+    np.testing.assert_array_equal(out, 2 * a)
