@@ -7,6 +7,10 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
+from tritium import plugins
+
 SCRIPT = textwrap.dedent("""
     import sys
     sys.path.insert(0, {root!r})
@@ -30,6 +34,28 @@ def run(tmp_path: Path) -> str:
 def test_second_process_hits_the_cache(tmp_path):
     assert run(tmp_path) == "MISS True"
     assert run(tmp_path) == "HIT True"
+
+
+LAUNCH = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, {root!r})
+    import numpy as np
+    from tests.kernels.basic import add_kernel
+    x = np.arange(100, dtype=np.float32)
+    out = np.zeros_like(x)
+    k = add_kernel[(2,)](x, x, out, 100, BLOCK=64)
+    assert (out == 2 * x).all()
+    print("HIT" if k.cache_hit else "MISS")
+""")
+
+
+@pytest.mark.skipif("cpu" not in plugins.targets(), reason="needs the cpu target")
+def test_second_process_launches_without_compiling(tmp_path):
+    env = dict(os.environ, TRITIUM_CACHE_DIR=str(tmp_path / "cache"), TRITIUM_TARGET="cpu")
+    root = str(Path(__file__).resolve().parents[1])
+    outs = [subprocess.run([sys.executable, "-c", LAUNCH.format(root=root)], env=env, capture_output=True,
+                           text=True, check=True).stdout.strip() for _ in range(2)]
+    assert outs == ["MISS", "HIT"]
 
 
 def test_corrupt_entry_is_recompiled(tmp_path):
