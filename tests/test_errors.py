@@ -186,3 +186,12 @@ def test_triton_builtins_not_implemented_say_so(monkeypatch, target):
         uses_dot[(1,)](np.zeros(16, np.float32))
     with pytest.raises(tritium.CompilationError, match="static assertion failed: N too large"):
         static_kernel[(1,)](np.zeros(8, np.int32), N=9)
+
+
+def test_errors_in_helpers_point_at_the_helper_line(monkeypatch):
+    msg = compile_error(bad.calls_bad_helper, "*i32")
+    assert "in @jit function 'mismatched_add'" in msg and "return a + b" in msg
+    monkeypatch.setenv("TRITIUM_TARGET", "interpreter")
+    with pytest.raises(tritium.CompilationError) as info:
+        bad.calls_bad_helper[(1,)](np.zeros(8, np.int32))
+    assert "shape mismatch" in str(info.value) and "return a + b" in str(info.value)

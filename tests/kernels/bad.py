@@ -78,3 +78,14 @@ def returns_value(x_ptr):
 def and_on_blocks(x_ptr):
     offs = tl.arange(0, 8)
     tl.store(x_ptr + offs, 1.0, mask=offs > 1 and offs < 5)
+
+
+@tritium.jit
+def mismatched_add(a, b):
+    return a + b
+
+
+@tritium.jit
+def calls_bad_helper(x_ptr):
+    y = mismatched_add(tl.arange(0, 8), tl.arange(0, 4))
+    tl.store(x_ptr + tl.arange(0, 8), y)

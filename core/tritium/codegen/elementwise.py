@@ -31,10 +31,6 @@ def emit(builder: ll.IRBuilder, op_name: str, operands: Sequence[ll.Value], resu
     return emitter(builder, operands, result_type, attrs, hooks)
 
 
-def is_elementwise(op_name: str) -> bool:
-    return op_name in EMITTERS
-
-
 def _simple(method: str) -> Emitter:
     return lambda b, ops, ty, attrs, hooks: getattr(b, method)(*ops)
 

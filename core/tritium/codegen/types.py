@@ -83,10 +83,6 @@ def scalar_of(t: ll.Type) -> ll.Type:
     return t.element if isinstance(t, ll.VectorType) else t
 
 
-def is_float(t: ll.Type) -> bool:
-    return isinstance(scalar_of(t), (ll.HalfType, BFloatType, ll.FloatType, ll.DoubleType))
-
-
 def size_in_bytes(t: ll.Type) -> int:
     """Byte size of a scalar memory type (pointers are 64-bit on every target tritium has)."""
     t = memory_type(t)

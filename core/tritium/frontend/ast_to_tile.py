@@ -20,6 +20,7 @@ from ..ir.mlir import func, ir, scf
 from ..language import core as tlc
 from ..language import dtypes as T
 from ..language import semantic
+from ..runtime.jit import JITFunction
 from .ir_builder import IRBuilder, ir_type
 
 _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
@@ -250,6 +251,9 @@ class FunctionGenerator(ast.NodeVisitor):
         return semantic.cast(cond, T.int1).handle
 
     def _scf_if(self, node: ast.If, cond: ir.Value) -> None:
+        """Both branches are generated into a result-less ``scratch`` if first: which names flow
+        out, and with which types, is known only afterwards; their ops then move into the final
+        ``scf.if`` that yields them."""
         before = dict(self.scope)
         scratch = scf.IfOp(cond, [], has_else=True)
         scopes = []
@@ -483,8 +487,6 @@ class FunctionGenerator(ast.NodeVisitor):
         kwargs = {k.arg: self.visit(k.value) for k in node.keywords if k.arg is not None}
         if len(kwargs) != len(node.keywords):
             raise self.error(node, "**kwargs in calls are not supported")
-        from ..runtime.jit import JITFunction
-
         if isinstance(fn, JITFunction):
             return self.call_jit(fn, args, kwargs, node)
         if fn is builtins.print:

@@ -108,17 +108,17 @@ class NumpyBuilder:
         step = np.asarray(off).astype(np.int64) * t.element_ty.itemsize
         return (np.asarray(p, dtype=np.uint64) + step.astype(np.uint64)).astype(np.uint64)
 
-    def _memory(self, addrs: np.ndarray, t: dtype, writable: bool):
-        """A numpy view over the memory spanned by ``addrs`` and each address's index in it."""
-        size = t.itemsize
+    def _memory(self, addrs: np.ndarray, dt: Any):
+        """A numpy view of element type ``dt`` over the memory ``addrs`` span, and each address's
+        index in it."""
+        size = np.dtype(dt).itemsize
         lo, hi = int(addrs.min()), int(addrs.max()) + size
         delta = (addrs - np.uint64(lo)).astype(np.int64)
         if np.any(delta % size):
             raise SemanticError("misaligned pointers: the interpreter needs addresses that are multiples of "
                                 "the element size apart")
         buf = (ctypes.c_char * (hi - lo)).from_address(lo)
-        view = np.frombuffer(buf, dtype=np_dtype(t))
-        return view, delta // size
+        return np.frombuffer(buf, dtype=dt), delta // size
 
     def load(self, p, mask, other, t: dtype, shape):
         p = np.asarray(p, dtype=np.uint64)
@@ -126,7 +126,7 @@ class NumpyBuilder:
         out = np.broadcast_to(out, p.shape).copy()
         active = np.ones(p.shape, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
         if active.any():
-            view, idx = self._memory(p[active], t, writable=False)
+            view, idx = self._memory(p[active], out.dtype)
             out[active] = view[idx]
         return out
 
@@ -135,7 +135,7 @@ class NumpyBuilder:
         active = np.ones(p.shape, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
         if active.any():
             value = np.broadcast_to(np.asarray(value), p.shape)
-            view, idx = self._memory(p[active], _dtype_of(value), writable=True)
+            view, idx = self._memory(p[active], value.dtype)
             view[idx] = value[active]
 
     def reduce(self, h, t, axis: int, src_shape, shape, combine: Callable):
@@ -146,9 +146,3 @@ class NumpyBuilder:
             x = np.asarray(combine(a, b))
         return np.squeeze(x, axis=axis)
 
-
-def _dtype_of(value: np.ndarray) -> dtype:
-    from ..language import dtypes as T
-
-    name = {np.dtype(v).name: k for k, v in _NP.items()}[value.dtype.name]
-    return T.int1 if name == "int1" else T.dtype(name)

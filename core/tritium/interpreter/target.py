@@ -17,6 +17,7 @@ from ..language import core as tlc
 from ..language import dtypes as T
 from ..language import semantic
 from ..runtime.host import HostMemory, host_address
+from ..runtime.jit import JIT_CODE
 from ..runtime.launch import bind_arguments, normalize_grid, split_arguments
 from ..target import Driver, LaunchOptions, Target
 from .numpy_builder import NumpyBuilder, np_dtype
@@ -75,13 +76,13 @@ class InterpreterTarget(Target):
 
 
 def _located(kernel, e: Exception) -> CompilationError:
-    """The error, pointing at the innermost kernel source line that raised it."""
+    """The error, pointing at the innermost line of a @jit function (the kernel or a helper) that
+    raised it."""
     filename, lineno = kernel.filename, None
     tb = e.__traceback__
     while tb is not None:
-        code = tb.tb_frame.f_code
-        if code.co_filename == kernel.filename or "tritium" not in code.co_filename:
-            filename, lineno = code.co_filename, tb.tb_lineno
+        if tb.tb_frame.f_code in JIT_CODE:
+            filename, lineno = tb.tb_frame.f_code.co_filename, tb.tb_lineno
         tb = tb.tb_next
     line = linecache.getline(filename, lineno) if lineno else ""
     message = str(e) if isinstance(e, TritiumError) else f"{type(e).__name__}: {e}"

@@ -138,10 +138,13 @@ def full(shape, value, dtype) -> tensor:
 
 
 def load(pointer, mask=None, other=None, cache_modifier="", eviction_policy="", volatile=False) -> tensor:
+    """Read through ``pointer`` where ``mask``; ``other`` elsewhere. The cache and eviction hints
+    and ``volatile`` are accepted so Triton kernels port; no target here uses them yet."""
     return semantic.load(pointer, _unwrap(mask), _unwrap(other))
 
 
 def store(pointer, value, mask=None, cache_modifier="", eviction_policy="") -> None:
+    """Write ``value`` through ``pointer`` where ``mask`` (hints accepted as in ``load``)."""
     semantic.store(pointer, _unwrap(value), _unwrap(mask))
 
 
@@ -207,7 +210,8 @@ def cdiv(x, div):
 
 
 def range(*args, num_stages=None, loop_unroll_factor=None):  # noqa: A001
-    """``for i in tl.range(...)``: like ``range``; the frontend compiles it to a loop."""
+    """``for i in tl.range(...)``: like ``range``; the frontend compiles it to a loop. The pipelining
+    and unrolling hints are accepted so Triton kernels port; no target uses them yet."""
     import builtins
 
     return builtins.range(*(_unwrap(a) for a in args))

@@ -17,6 +17,10 @@ def _is_constexpr_annotation(ann: Any) -> bool:
     return ann is constexpr or (isinstance(ann, str) and ann.split(".")[-1] == "constexpr")
 
 
+#: the code objects of every @jit function: the interpreter finds kernel frames in tracebacks by them
+JIT_CODE: set = set()
+
+
 class JITFunction:
     """A Python function compiled for the selected target on first launch for each specialisation."""
 
@@ -24,6 +28,7 @@ class JITFunction:
         if not inspect.isfunction(fn):
             raise TritiumError(f"@tritium.jit decorates Python functions, got {fn!r}")
         self.fn = fn
+        JIT_CODE.add(fn.__code__)
         self.__name__ = fn.__name__
         self.__doc__ = fn.__doc__
         self.__module__ = fn.__module__
