@@ -15,8 +15,8 @@ class ArgumentError(TritiumError):
     """A kernel launched with arguments it cannot take."""
 
 
-class CompilationError(TritiumError):
-    """A kernel that cannot be compiled; the message quotes the offending source line."""
+class LocatedError(TritiumError):
+    """An error at a line of a kernel's source: the kernel, file:line, the message, the line and a caret."""
 
     def __init__(self, kernel: str, message: str, *, filename: str = "", lineno: int | None = None,
                  source_line: str = "", col: int | None = None):
@@ -29,3 +29,20 @@ class CompilationError(TritiumError):
                 indent = len(source_line) - len(source_line.lstrip())
                 text += "\n    " + " " * max(col - indent, 0) + "^"
         super().__init__(text)
+
+
+class CompilationError(LocatedError):
+    """A kernel that cannot be compiled; the message quotes the offending source line."""
+
+
+class KernelRuntimeError(LocatedError):
+    """A running kernel did something wrong; the message names the program id (``pid``) as well."""
+
+
+class OutOfBoundsError(KernelRuntimeError):
+    """A load or store outside the memory of the array its pointer derives from (checked by the
+    interpreter always, and by compiled targets in debug mode)."""
+
+
+class DeviceAssertionError(KernelRuntimeError):
+    """A ``tl.device_assert`` that failed (checked under ``debug=True`` or ``TRITIUM_DEBUG=1``)."""

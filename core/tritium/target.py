@@ -34,6 +34,9 @@ class LaunchOptions:
 
     num_warps: int = 4
     num_stages: int = 3
+    #: checks that cost time: ``tl.device_assert`` and bounds checks of every load and store
+    #: (Triton's ``debug=True``); ``TRITIUM_DEBUG=1`` turns it on for every kernel
+    debug: bool = False
 
     @classmethod
     def parse(cls, options: dict[str, Any], target: str) -> "LaunchOptions":
@@ -47,7 +50,18 @@ class LaunchOptions:
         for k, v in options.items():
             if known[k] in (int, "int") and (isinstance(v, bool) or not isinstance(v, int)):
                 raise TritiumError(f"launch option {k} must be an int, got {v!r}")
+            if known[k] in (bool, "bool") and not isinstance(v, bool):
+                raise TritiumError(f"launch option {k} must be True or False, got {v!r}")
+        if "debug" in known and "debug" not in options and debug_from_environment():
+            options = {**options, "debug": True}
         return cls(**options)
+
+
+def debug_from_environment() -> bool:
+    """``TRITIUM_DEBUG=1`` (or true/yes/on): every kernel compiles in debug mode."""
+    import os
+
+    return os.environ.get("TRITIUM_DEBUG", "").strip().lower() in ("1", "true", "yes", "on")
 
 
 class Driver:

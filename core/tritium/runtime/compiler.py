@@ -203,4 +203,6 @@ def compile(fn, signature: dict[str, str] | str, constants: dict[str, Any] | Non
             constants[n] = fn.signature.parameters[n].default
     tgt = plugins.get_target(target)
     ordered = {n: signature[n] for n in fn.arg_names if n in signature}
+    if fn.debug is not None:
+        options.setdefault("debug", fn.debug)
     return compile_specialized(fn, tgt, ordered, constants, {}, options)

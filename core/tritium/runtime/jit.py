@@ -24,7 +24,7 @@ JIT_CODE: set = set()
 class JITFunction:
     """A Python function compiled for the selected target on first launch for each specialisation."""
 
-    def __init__(self, fn: Callable, do_not_specialize: tuple[str, ...] = ()):
+    def __init__(self, fn: Callable, do_not_specialize: tuple[str, ...] = (), debug: bool | None = None):
         if not inspect.isfunction(fn):
             raise TritiumError(f"@tritium.jit decorates Python functions, got {fn!r}")
         self.fn = fn
@@ -41,6 +41,8 @@ class JITFunction:
         self.constexprs = {n for n, p in self.signature.parameters.items()
                            if _is_constexpr_annotation(p.annotation)}
         self.do_not_specialize = set(do_not_specialize)
+        #: ``@jit(debug=True)``: the default of the ``debug`` launch option for this kernel
+        self.debug = debug
         try:
             lines, self.first_line = inspect.getsourcelines(fn)
         except (OSError, TypeError):
@@ -116,8 +118,9 @@ class JITFunction:
         return f"JITFunction({self.__module__}:{self.__name__})"
 
 
-def jit(fn: Callable | None = None, *, do_not_specialize=(), **_ignored) -> Any:
-    """Decorate a kernel (or a helper it calls): ``@tritium.jit`` or ``@tritium.jit(...)``."""
+def jit(fn: Callable | None = None, *, do_not_specialize=(), debug: bool | None = None, **_ignored) -> Any:
+    """Decorate a kernel (or a helper it calls): ``@tritium.jit`` or ``@tritium.jit(...)``;
+    ``debug=True`` compiles it with device assertions and bounds checks on."""
     if fn is None:
-        return lambda f: JITFunction(f, tuple(do_not_specialize))
-    return JITFunction(fn, tuple(do_not_specialize))
+        return lambda f: JITFunction(f, tuple(do_not_specialize), debug)
+    return JITFunction(fn, tuple(do_not_specialize), debug)

@@ -25,6 +25,8 @@ def split_arguments(jitfn, args: tuple, kwargs: dict) -> tuple[dict, dict]:
     """Bind ``args``/``kwargs`` to the kernel's parameters; the rest of ``kwargs`` are options."""
     names = jitfn.arg_names
     options = {k: v for k, v in kwargs.items() if k not in names}
+    if jitfn.debug is not None and "debug" not in options:
+        options["debug"] = jitfn.debug
     call_kwargs = {k: v for k, v in kwargs.items() if k in names}
     bound = _fast_bind(jitfn, args, call_kwargs)
     if bound is None:

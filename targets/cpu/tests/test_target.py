@@ -32,10 +32,20 @@ def test_options(target):
     options = target.parse_options({"num_warps": 8, "num_stages": 2})
     assert options == CpuOptions(num_warps=8, num_stages=2)
     hash(options)
-    with pytest.raises(TritiumError, match=r"option\(s\) or parameter\(s\) arch.*known options: num_stages, num_warps"):
+    with pytest.raises(TritiumError, match=r"option\(s\) or parameter\(s\) arch.*known options: debug, num_stages, num_warps"):
         target.parse_options({"arch": "sm_90"})
     with pytest.raises(TritiumError, match="num_warps must be an int"):
         target.parse_options({"num_warps": "a"})
+    with pytest.raises(TritiumError, match="debug must be True or False"):
+        target.parse_options({"debug": 1})
+
+
+def test_debug_option_from_environment(target, monkeypatch):
+    monkeypatch.delenv("TRITIUM_DEBUG", raising=False)
+    assert target.parse_options({}).debug is False
+    monkeypatch.setenv("TRITIUM_DEBUG", "1")
+    assert target.parse_options({}).debug is True
+    assert target.parse_options({"debug": False}).debug is False
 
 
 def test_plugin_registers_the_target():
