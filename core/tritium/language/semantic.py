@@ -8,6 +8,7 @@ operands of matching types and shapes, so the rules live in one place.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import threading
 from typing import Any, Callable, Iterator, Sequence
@@ -55,36 +56,60 @@ def _core():
 # -- conversions ---------------------------------------------------------------------------------
 
 
+def _python_number(v: Any) -> Any:
+    """``v`` as a Python bool/int/float when it is a number given in the source (a literal, a
+    constexpr, a numpy scalar), else None: Triton types such operands weakly."""
+    if isinstance(v, (bool, int, float)):
+        return v
+    item = getattr(v, "item", None)
+    if item is not None and type(v).__module__ == "numpy" and getattr(v, "shape", None) == ():
+        return item()
+    return None
+
+
 def literal_dtype(v: Any) -> dtype:
+    """The type a Python number gets when it becomes a tensor (Triton's ``to_tensor_type``):
+    ints by range (int32, uint32, int64, uint64), floats fp32 unless only fp64 holds them."""
     if isinstance(v, bool):
         return T.int1
     if isinstance(v, int):
         if -2**31 <= v < 2**31:
             return T.int32
+        if 2**31 <= v < 2**32:
+            return T.uint32
         if -2**63 <= v < 2**63:
             return T.int64
-        if v < 2**64:
+        if 2**63 <= v < 2**64:
             return T.uint64
         raise SemanticError(f"integer literal {v} does not fit in 64 bits")
     if isinstance(v, float):
-        return T.float32
+        magnitude = builtins.abs(v)
+        if v != v or magnitude in (0.0, float("inf")) or 2.0**-126 <= magnitude <= (2 - 2.0**-23) * 2.0**127:
+            return T.float32
+        return T.float64
     raise SemanticError(f"cannot use {type(v).__name__} value {v!r} as a tensor")
 
 
+def constant(v: Any, t: dtype):
+    """A scalar constant ``v`` of type ``t`` (the caller checked that ``v`` fits)."""
+    return _core().tensor(builder().constant(v, t), t, ())
+
+
 def to_tensor(v: Any, like: dtype | None = None):
-    """Tensors pass through; Python numbers become scalar constants (typed after ``like`` when the
-    literal is weakly typed, as Triton does: ``x_fp16 + 1.0`` stays fp16)."""
+    """Tensors pass through; Python numbers become scalar constants, of type ``like`` when Triton's
+    weak typing lets them (``x_fp16 + 1.0`` stays fp16), else of their own type."""
     core = _core()
     v = v.value if isinstance(v, core.constexpr) else v
     if isinstance(v, core.tensor):
         return v
-    t = literal_dtype(v)
-    if like is not None and not like.is_ptr() and not isinstance(v, bool):
-        if isinstance(v, float) and like.is_floating():
-            t = like
-        elif isinstance(v, int) and (like.is_floating() or (like.is_int() and not like.is_bool() and _fits(v, like))):
-            t = like
-    return core.tensor(builder().constant(v, t), t, ())
+    n = _python_number(v)
+    if n is None:
+        raise SemanticError(f"cannot use {type(v).__name__} value {v!r} as a tensor")
+    t = literal_dtype(n)
+    if like is not None and not like.is_ptr() and _kind(t) <= _kind(like) and \
+            (not like.is_int() or _fits(n, like)):
+        t = like
+    return constant(n, t)
 
 
 def _fits(v: int, t: dtype) -> bool:
@@ -92,13 +117,9 @@ def _fits(v: int, t: dtype) -> bool:
     return (0 <= v < 2**bits) if t.is_int_unsigned() else (-2**(bits - 1) <= v < 2**(bits - 1))
 
 
-def _pair(a: Any, b: Any):
-    core = _core()
-    a_t = a if isinstance(a, core.tensor) else None
-    b_t = b if isinstance(b, core.tensor) else None
-    a = to_tensor(a, b_t.dtype if b_t is not None else None)
-    b = to_tensor(b, a_t.dtype if a_t is not None else None)
-    return a, b
+def _kind(t: dtype) -> int:
+    """Triton's order of kinds: bool < integer < floating point."""
+    return 0 if t.is_bool() else (1 if t.is_int() else 2)
 
 
 # -- shapes ------------------------------------------------------------------------------------
@@ -176,28 +197,39 @@ def _same_shape(*ts):
 
 
 def _int_promote(a: dtype, b: dtype) -> dtype:
-    if a == b:
-        return a
-    if a.is_bool():
-        return b
-    if b.is_bool():
-        return a
-    if a.is_int_signed() == b.is_int_signed():
-        return a if a.primitive_bitwidth >= b.primitive_bitwidth else b
-    u, s = (a, b) if a.is_int_unsigned() else (b, a)
-    return u if u.primitive_bitwidth >= s.primitive_bitwidth else s
+    """C's usual arithmetic conversions on integer types (int1 counts as unsigned, as in Triton)."""
+    a_bits, b_bits = a.primitive_bitwidth, b.primitive_bitwidth
+    if a.is_int_unsigned() == b.is_int_unsigned():
+        return a if a_bits > b_bits else b
+    if a.is_int_unsigned():
+        return a if a_bits >= b_bits else b
+    return b if b_bits >= a_bits else a
 
 
-def computation_type(a: dtype, b: dtype, div_or_mod: bool = False) -> dtype:
-    if a.is_floating() or b.is_floating():
-        if T.float64 in (a, b):
-            return T.float64
-        if T.float32 in (a, b):
-            return T.float32
-        if a.is_floating() and b.is_floating():
-            return a if a == b else T.float32
-        f = a if a.is_floating() else b
-        return T.float32 if div_or_mod and f.primitive_bitwidth < 32 else f
+def computation_type(a: dtype, b: dtype, div_or_mod: bool = False, a_literal: bool = False,
+                     b_literal: bool = False) -> dtype:
+    """The type both operands of an arithmetic op convert to (Triton's ``computation_type_impl``).
+
+    A Python number (``*_literal``) of a kind no higher than the tensor's (bool < int < float)
+    takes the tensor's type; fp16/bf16 ``/`` and ``%`` compute in fp32 (PTX has neither).
+    """
+    if a_literal != b_literal:
+        lit, ten = (a, b) if a_literal else (b, a)
+        if _kind(lit) <= _kind(ten):
+            return T.float32 if div_or_mod and ten in (T.float16, T.bfloat16) else ten
+    if T.float64 in (a, b):
+        return T.float64
+    if T.float32 in (a, b):
+        return T.float32
+    if T.float16 in (a, b):
+        return T.float32 if div_or_mod else T.float16
+    if a == b == T.bfloat16:
+        return T.float32 if div_or_mod else T.bfloat16
+    if T.bfloat16 in (a, b):
+        return T.float32
+    if div_or_mod and a.is_int_unsigned() != b.is_int_unsigned():
+        raise SemanticError(f"cannot use /, // or % with {a} and {b} because they have different signedness; "
+                            "cast them to the same signedness")
     return _int_promote(a, b)
 
 
@@ -239,13 +271,43 @@ def cast(x, to: dtype, bitcast: bool = False):
 # -- arithmetic ----------------------------------------------------------------------------------
 
 
-def _binary_operands(a, b, div_or_mod: bool = False):
-    a, b = _pair(a, b)
-    if a.dtype.is_ptr() or b.dtype.is_ptr():
-        raise SemanticError(f"unsupported operand types {a.dtype} and {b.dtype}")
-    t = computation_type(a.dtype, b.dtype, div_or_mod)
-    (a, b), shape = _same_shape(cast(a, t), cast(b, t))
-    return a, b, t, shape
+def _binary_operands(a, b, div_or_mod: bool = False, allow_lhs_ptr: bool = False, allow_rhs_ptr: bool = False):
+    """Both operands as tensors of one type and shape (Triton's ``binary_op_type_checking_impl``):
+    Python numbers are typed weakly and range-checked against the computation type."""
+    core = _core()
+    a = a.value if isinstance(a, core.constexpr) else a
+    b = b.value if isinstance(b, core.constexpr) else b
+    a_num = None if isinstance(a, core.tensor) else _python_number(a)
+    b_num = None if isinstance(b, core.tensor) else _python_number(b)
+    a_t = to_tensor(a) if a_num is None else None
+    b_t = to_tensor(b) if b_num is None else None
+    a_ty = a_t.dtype if a_t is not None else literal_dtype(a_num)
+    b_ty = b_t.dtype if b_t is not None else literal_dtype(b_num)
+    for x, y, allowed in ((a_ty, b_ty, allow_lhs_ptr), (b_ty, a_ty, allow_rhs_ptr)):
+        if x.is_ptr() and (not allowed or (y.is_ptr() and x != y) or y.is_floating()):
+            raise SemanticError(f"unsupported operand types {a_ty} and {b_ty}")
+    if a_ty.is_ptr() or b_ty.is_ptr():
+        a_t = a_t if a_t is not None else constant(a_num, a_ty)
+        b_t = b_t if b_t is not None else constant(b_num, b_ty)
+        return _same_shape(a_t, b_t)[0]
+    t = computation_type(a_ty, b_ty, div_or_mod, a_num is not None, b_num is not None)
+    operands = []
+    for num, ten in ((a_num, a_t), (b_num, b_t)):
+        if ten is not None:
+            operands.append(cast(ten, t))
+            continue
+        if t.is_int_unsigned() and num < 0:
+            raise SemanticError(f"cannot combine an unsigned {t} value with the negative number {num}; "
+                                "cast one of them explicitly")
+        if t.is_int() and not _fits(num, t):
+            raise SemanticError(f"the number {num} is out of range for {t}; cast explicitly (e.g. with .to())")
+        operands.append(constant(num, t))
+    return _same_shape(*operands)[0]
+
+
+def _typed_operands(a, b, div_or_mod: bool = False):
+    a, b = _binary_operands(a, b, div_or_mod)
+    return a, b, a.dtype, a.shape
 
 
 def _emit(op: str, operands: Sequence[Any], t: dtype, shape):
@@ -254,67 +316,70 @@ def _emit(op: str, operands: Sequence[Any], t: dtype, shape):
 
 
 def add(a, b):
-    a, b = _pair(a, b)
-    if b.dtype.is_ptr() and not a.dtype.is_ptr():
+    a, b = _binary_operands(a, b, allow_lhs_ptr=True, allow_rhs_ptr=True)
+    if a.dtype.is_ptr() and b.dtype.is_ptr():
+        raise SemanticError("cannot add pointers together")
+    if b.dtype.is_ptr():
         a, b = b, a
     if a.dtype.is_ptr():
         return _addptr(a, b)
-    a, b, t, shape = _binary_operands(a, b)
-    return _emit("addf" if t.is_floating() else "addi", (a, b), t, shape)
+    return _emit("addf" if a.dtype.is_floating() else "addi", (a, b), a.dtype, a.shape)
 
 
 def sub(a, b):
-    a, b = _pair(a, b)
+    a, b = _binary_operands(a, b, allow_lhs_ptr=True)
     if a.dtype.is_ptr():
         return _addptr(a, neg(b))
-    a, b, t, shape = _binary_operands(a, b)
-    return _emit("subf" if t.is_floating() else "subi", (a, b), t, shape)
+    return _emit("subf" if a.dtype.is_floating() else "subi", (a, b), a.dtype, a.shape)
 
 
 def _addptr(p, off):
+    """``p + off``; narrower unsigned (and bool) offsets are zero-extended first, as in Triton,
+    because the address arithmetic treats offsets as signed."""
     core = _core()
     if not off.dtype.is_int():
         raise SemanticError(f"pointer offsets must be integers, got {off.dtype}")
+    if off.dtype.is_int_unsigned() and off.dtype.primitive_bitwidth < 64:
+        off = cast(off, T.int64)
     (p, off), shape = _same_shape(p, off)
     return core.tensor(builder().addptr(p.handle, off.handle, p.dtype, shape), p.dtype, shape)
 
 
 def mul(a, b):
-    a, b, t, shape = _binary_operands(a, b)
+    a, b, t, shape = _typed_operands(a, b)
     return _emit("mulf" if t.is_floating() else "muli", (a, b), t, shape)
 
 
 def truediv(a, b):
-    a, b = _pair(a, b)
-    if a.dtype.is_int() and b.dtype.is_int():
-        a, b = cast(a, T.float32), cast(b, T.float32)
-    a, b, t, shape = _binary_operands(a, b, div_or_mod=True)
+    a, b, t, shape = _typed_operands(a, b, div_or_mod=True)
+    if t.is_int():  # int / int divides in fp32
+        a, b, t = cast(a, T.float32), cast(b, T.float32), T.float32
     return _emit("divf", (a, b), t, shape)
 
 
 def floordiv(a, b):
-    a, b, t, shape = _binary_operands(a, b, div_or_mod=True)
+    a, b, t, shape = _typed_operands(a, b, div_or_mod=True)
     if t.is_floating():
         raise SemanticError("'//' needs integer operands; use '/' and tl.floor for floats")
     return _emit("divui" if t.is_int_unsigned() else "divsi", (a, b), t, shape)
 
 
 def mod(a, b):
-    a, b, t, shape = _binary_operands(a, b, div_or_mod=True)
+    a, b, t, shape = _typed_operands(a, b, div_or_mod=True)
     if t.is_floating():
         return _emit("remf", (a, b), t, shape)
     return _emit("remui" if t.is_int_unsigned() else "remsi", (a, b), t, shape)
 
 
 def bitwise(kind: str, a, b):
-    a, b, t, shape = _binary_operands(a, b)
+    a, b, t, shape = _typed_operands(a, b)
     if not t.is_int():
         raise SemanticError(f"bitwise '{ {'and': '&', 'or': '|', 'xor': '^'}[kind] }' needs integer operands, got {t}")
     return _emit(kind + "i", (a, b), t, shape)
 
 
 def shift(kind: str, a, b):
-    a, b, t, shape = _binary_operands(a, b)
+    a, b, t, shape = _typed_operands(a, b)
     if not t.is_int():
         raise SemanticError(f"shifts need integer operands, got {t}")
     op = "shli" if kind == "shl" else ("shrui" if t.is_int_unsigned() else "shrsi")
@@ -322,17 +387,20 @@ def shift(kind: str, a, b):
 
 
 def neg(x):
+    """``-x`` is ``0 - x`` in x's own type, as in Triton (so ``-0.0`` is ``0.0``)."""
     x = to_tensor(x)
-    if x.dtype.is_floating():
-        return _emit("negf", (x,), x.dtype, x.shape)
-    return sub(to_tensor(0, x.dtype), x)
+    if x.dtype.is_ptr():
+        raise SemanticError(f"cannot negate a pointer ({x.dtype})")
+    return sub(constant(0, x.dtype), x)
 
 
 def invert(x):
+    """``~x``: x xor all-ones of x's own type (``~uint16(0)`` is 65535)."""
     x = to_tensor(x)
     if not x.dtype.is_int():
         raise SemanticError(f"'~' needs an integer operand, got {x.dtype}")
-    return bitwise("xor", x, to_tensor(1 if x.dtype.is_bool() else -1, x.dtype))
+    ones = 2**x.dtype.primitive_bitwidth - 1 if x.dtype.is_int_unsigned() else -1
+    return bitwise("xor", x, constant(ones, x.dtype))
 
 
 _PRED = {"lt": ("slt", "ult", "olt"), "le": ("sle", "ule", "ole"), "gt": ("sgt", "ugt", "ogt"),
@@ -341,10 +409,8 @@ _PRED = {"lt": ("slt", "ult", "olt"), "le": ("sle", "ule", "ole"), "gt": ("sgt",
 
 def compare(kind: str, a, b):
     core = _core()
-    a, b = _pair(a, b)
-    if a.dtype.is_ptr() or b.dtype.is_ptr():
-        raise SemanticError("comparing pointers is not supported")
-    a, b, t, shape = _binary_operands(a, b)
+    a, b = _binary_operands(a, b)
+    t, shape = a.dtype, a.shape
     signed, unsigned, fl = _PRED[kind]
     if t.is_floating():
         h = builder().cmp("f", fl, a.handle, b.handle, t, shape)
@@ -364,14 +430,10 @@ def logical_not(x):
 def where(cond, x, y):
     core = _core()
     cond = cast(to_tensor(cond), T.int1)
-    x, y = _pair(x, y)
-    if x.dtype.is_ptr() or y.dtype.is_ptr():
-        if x.dtype != y.dtype:
-            raise SemanticError(f"tl.where: both values must have one pointer type, got {x.dtype} and {y.dtype}")
-        t = x.dtype
-    else:
-        t = computation_type(x.dtype, y.dtype)
-        x, y = cast(x, t), cast(y, t)
+    x, y = _binary_operands(x, y, allow_lhs_ptr=True, allow_rhs_ptr=True)
+    if x.dtype != y.dtype:
+        raise SemanticError(f"tl.where: both values must have one pointer type, got {x.dtype} and {y.dtype}")
+    t = x.dtype
     (cond, x, y), shape = _same_shape(cond, x, y)
     return core.tensor(builder().select(cond.handle, x.handle, y.handle, t, shape), t, shape)
 
@@ -396,7 +458,7 @@ def abs(x):  # noqa: A001
 
 
 def minmax(kind: str, a, b):
-    a, b, t, shape = _binary_operands(a, b)
+    a, b, t, shape = _typed_operands(a, b)
     return _emit(_minmax_op(kind, t), (a, b), t, shape)
 
 
@@ -525,8 +587,12 @@ def reduce_builtin(kind: str, x, axis, keep_dims: bool):
     x = to_tensor(x)
     if x.dtype.is_ptr():
         raise SemanticError(f"tl.{kind} cannot reduce pointers")
-    if kind == "sum" and x.dtype.is_int() and x.dtype.primitive_bitwidth < 32:
-        x = cast(x, T.int32)
+    if x.dtype.primitive_bitwidth < 32:  # Triton's standard library widens narrow inputs
+        if kind == "sum":
+            if x.dtype.is_int():  # same signedness; bool counts as unsigned
+                x = cast(x, T.uint32 if x.dtype.is_int_unsigned() else T.int32)
+        else:
+            x = cast(x, T.float32 if x.dtype.is_floating() else T.int32)
     if kind == "sum":
         combine = add
     else:

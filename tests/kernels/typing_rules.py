@@ -1,0 +1,68 @@
+"""Kernels for Triton's typing rules (defined in a module: @jit reads source files)."""
+
+import tritium
+import tritium.language as tl
+
+
+@tritium.jit
+def unary_kernel(x_ptr, out_ptr, OP: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    if OP == "invert":
+        tl.store(out_ptr + offs, ~x)
+    elif OP == "neg":
+        tl.store(out_ptr + offs, -x)
+    elif OP == "max_plus":
+        tl.store(out_ptr, tl.max(x, axis=0) + 250)
+    elif OP == "min_minus":
+        tl.store(out_ptr, tl.min(x, axis=0) - 1)
+    else:
+        tl.store(out_ptr, tl.sum(x, axis=0) - 500)
+
+
+@tritium.jit
+def binary_kernel(a_ptr, b_ptr, out_ptr, OP: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + offs)
+    b = tl.load(b_ptr + offs)
+    if OP == "div":
+        r = a / b
+    elif OP == "mod":
+        r = a % b
+    elif OP == "floordiv":
+        r = a // b
+    else:
+        r = a + b
+    tl.store(out_ptr + offs, r)
+
+
+@tritium.jit
+def bf16_plus_int_kernel(x_ptr, i_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs).to(tl.bfloat16)
+    tl.store(out_ptr + offs, x + tl.load(i_ptr + offs))
+
+
+@tritium.jit
+def literal_kernel(x_ptr, out_ptr, OP: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    if OP == "plus_1000":
+        r = x + 1000
+    elif OP == "plus_minus_1":
+        r = x + -1
+    elif OP == "plus_3e9":
+        r = x + 3000000000
+    else:
+        r = x + 1
+    tl.store(out_ptr + offs, r)
+
+
+@tritium.jit
+def unsigned_offsets_kernel(x_ptr, out_ptr, OFFSET_TYPE: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    if OFFSET_TYPE == "bool":
+        src = x_ptr + (offs >= 4)
+    else:
+        src = x_ptr + offs.to(OFFSET_TYPE)
+    tl.store(out_ptr + offs, tl.load(src))
