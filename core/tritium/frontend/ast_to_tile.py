@@ -3,7 +3,7 @@
 ``generate_module`` walks a ``@jit`` function's AST and evaluates it abstractly: Python values
 (constexprs, literals, dtypes, modules) are computed in Python, tensors are MLIR values, and
 builtins/operators emit IR through ``IRBuilder``. Control flow on tensors becomes ``scf``; calls
-to other ``@jit`` functions become private ``func.func``s (inlined later by the ``inline`` pass).
+to other ``@jit`` functions become private ``func.func``s (inlined later by ``passes.inline``).
 Every error is re-raised as a ``CompilationError`` naming the kernel and the source line.
 """
 
