@@ -103,3 +103,10 @@ def test_loop_carried_type_change(refusing_target):
     msg = refusal(refusing_target, control.loop_changes_type, np.zeros(1, np.float32), 3)
     assert "loop-carried variable 'acc' starts as tl.int32 (scalar) but becomes tl.float32 (scalar)" in msg
     assert "for i in range(n):" in msg
+
+
+def test_loop_carried_literal_of_another_type(refusing_target):
+    """As in Triton, a literal assigned in the loop is typed on its own (1 is int32), not after the
+    variable it replaces."""
+    msg = refusal(refusing_target, control.loop_assigns_int_literal, np.zeros(1, np.float32), 3)
+    assert "loop-carried variable 'acc' starts as tl.float32 (scalar) but becomes tl.int32 (scalar)" in msg

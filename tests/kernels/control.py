@@ -104,3 +104,11 @@ def loop_changes_type(x_ptr, n):
     for i in range(n):
         acc = acc + 0.5
     tl.store(x_ptr, acc)
+
+
+@tritium.jit
+def loop_assigns_int_literal(x_ptr, n):
+    acc = 0.0
+    for i in range(n):
+        acc = 1
+    tl.store(x_ptr, acc)

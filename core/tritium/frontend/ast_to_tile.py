@@ -341,7 +341,7 @@ class FunctionGenerator(ast.NodeVisitor):
     def _check_carried(self, node, carried, new_values) -> list:
         out = []
         for (n, init), v in zip(carried, new_values):
-            v = semantic.to_tensor(v, init.dtype)
+            v = semantic.to_tensor(v)
             if (v.dtype, v.shape) != (init.dtype, init.shape):
                 raise self.error(node, f"loop-carried variable '{n}' starts as {_desc(init)} but becomes "
                                        f"{_desc(v)} inside the loop; give it its final type before the loop "
