@@ -5,7 +5,7 @@ import pytest
 
 from tritium import plugins
 
-from .kernels.helpers import helpers_kernel
+from .kernels.helpers import helpers_kernel, loop_calls_kernel
 
 HOST_TARGETS = [t for t in ("interpreter", "cpu") if t in plugins.targets()]
 
@@ -40,3 +40,14 @@ def test_every_kind_of_helper(target, n):
     want, want_stats = reference(x, y, n)
     np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(stats, want_stats, rtol=1e-5, atol=1e-5)
+
+
+def test_helper_with_early_return_in_a_loop_for_two_types(target):
+    """One helper, two instantiations (fp32 and int32), each inlined at its call site inside the loop."""
+    x, k = np.array([1.5], np.float32), np.array([3], np.int32)
+    out_f, out_i = np.zeros(1, np.float32), np.zeros(1, np.int32)
+    loop_calls_kernel[(1,)](x, k, out_f, out_i, 7)
+    want_f, want_i = 1.5, 3
+    for i in range(7):
+        want_f, want_i = (want_f * 2, want_i * 2) if i % 3 == 0 else (want_f + i, want_i + i)
+    assert out_f[0] == want_f and out_i[0] == want_i

@@ -65,3 +65,21 @@ def helpers_kernel(x_ptr, y_ptr, out_ptr, stats_ptr, n, BLOCK: tl.constexpr):
     if n > 3:
         r = clamp_loop(r, n)
     store_block(out_ptr, r, BLOCK)
+
+
+@tritium.jit
+def step(acc, i):
+    if i % 3 == 0:
+        return acc * 2
+    return acc + i
+
+
+@tritium.jit
+def loop_calls_kernel(x_ptr, n_ptr, out_f_ptr, out_i_ptr, n):
+    acc_f = tl.load(x_ptr)
+    acc_i = tl.load(n_ptr)
+    for i in range(n):
+        acc_f = step(acc_f, i)
+        acc_i = step(acc_i, i)
+    tl.store(out_f_ptr, acc_f)
+    tl.store(out_i_ptr, acc_i)
