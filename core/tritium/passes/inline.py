@@ -16,10 +16,6 @@ from typing import Any
 from ..ir.mlir import ir
 
 
-def _name(op: Any) -> str:
-    return op.operation.name
-
-
 def _calls(root: Any) -> list:
     """Every ``func.call`` nested anywhere under ``root`` (inside loops and ifs too)."""
     found = []
@@ -34,7 +30,8 @@ def _calls(root: Any) -> list:
 
 
 def _inline_call(call: Any, callee: Any) -> list:
-    """Replace ``call`` by a copy of ``callee``'s body; returns the calls that copy contains."""
+    """Replace ``call`` by a copy of ``callee``'s body (one block: the frontend emits structured
+    control flow); returns the calls that copy contains."""
     copy = callee.operation.clone(ip=False)
     entry = copy.regions[0].blocks[0]
     operands = list(call.operands)
@@ -57,7 +54,7 @@ def inline_calls(module: Any) -> Any:
     private = {}
     public = []
     for op in module.body.operations:
-        if _name(op) != "func.func":
+        if op.operation.name != "func.func":
             continue
         attrs = op.operation.attributes
         name = ir.StringAttr(attrs["sym_name"]).value
