@@ -3,7 +3,7 @@
 ``generate_module`` walks a ``@jit`` function's AST and evaluates it abstractly: Python values
 (constexprs, literals, dtypes, modules) are computed in Python, tensors are MLIR values, and
 builtins/operators emit IR through ``IRBuilder``. Control flow on tensors becomes ``scf``; calls
-to other ``@jit`` functions become private ``func.func``s (inlined later by the ``inline`` pass).
+to other ``@jit`` functions become private ``func.func``s (inlined later by ``passes.inline``).
 Every error is re-raised as a ``CompilationError`` naming the kernel and the source line.
 """
 
@@ -124,6 +124,7 @@ class FunctionGenerator(ast.NodeVisitor):
         self.scope: dict[str, Any] = {}
         self.returned: Any = None
         self.has_return = False
+        self.loops = 0  # how many loops enclose the statement being generated
 
     # -- entry points ------------------------------------------------------------------------------
     def build(self, args: list[Any], public: bool, arg_attrs: list[dict] | None = None,
@@ -144,7 +145,7 @@ class FunctionGenerator(ast.NodeVisitor):
         with ir.InsertionPoint(entry), semantic.using(self.mod.builder):
             for name, value in (known or {}).items():
                 self.scope[name] = semantic.to_tensor(value, self.scope[name].dtype)
-            self.visit_body(fdef.body, top=True)
+            self.visit_body(fdef.body)
             results = self._materialize_return()
             func.ReturnOp([r.handle for r in results])
         fop.attributes["function_type"] = ir.TypeAttr.get(
@@ -180,15 +181,20 @@ class FunctionGenerator(ast.NodeVisitor):
         raise self.error(node, f"unsupported Python construct in a kernel: {type(node).__name__}")
 
     # -- statements -------------------------------------------------------------------------------
-    def visit_body(self, stmts: list[ast.stmt], top: bool = False) -> None:
+    def visit_body(self, stmts: list[ast.stmt]) -> None:
+        """Statements in order; as in Triton, code after a ``return`` is dead and not generated.
+        An ``if`` that returns on some path takes the statements after it into its branches."""
         for i, s in enumerate(stmts):
-            if self.has_return:
-                raise self.error(s, "code after 'return' is not supported")
-            if isinstance(s, ast.Return) and not (top and i == len(stmts) - 1):
-                raise self.error(s, "'return' is only supported as the last statement of a function")
+            if isinstance(s, ast.If) and _contains_return(s):
+                self._returning_if(s, stmts[i + 1:])
+                return
             self.visit(s)
+            if self.has_return:
+                return
 
     def visit_Return(self, node: ast.Return) -> None:
+        if self.loops:
+            raise self.error(node, _RETURN_IN_LOOP)
         if node.value is not None and self.symbol == self.mod.active[0].__name__:
             raise self.error(node, "a kernel cannot return a value; store results through a pointer")
         self.returned = self.visit(node.value) if node.value is not None else None
@@ -251,20 +257,10 @@ class FunctionGenerator(ast.NodeVisitor):
         return semantic.cast(cond, T.int1).handle
 
     def _scf_if(self, node: ast.If, cond: ir.Value) -> None:
-        """Both branches are generated into a result-less ``scratch`` if first: which names flow
-        out, and with which types, is known only afterwards; their ops then move into the final
-        ``scf.if`` that yields them."""
+        """An ``if`` on a tensor that does not return: the names both branches bind flow out."""
         before = dict(self.scope)
-        scratch = scf.IfOp(cond, [], has_else=True)
-        scopes = []
-        for block, body in ((scratch.then_block, node.body), (scratch.else_block, node.orelse)):
-            self.scope = dict(before)
-            with ir.InsertionPoint(block):
-                self.visit_body(body)
-            scopes.append(self.scope)
+        scratch, scopes = self._scratch_if(cond, [node.body, node.orelse], lambda: self.scope)
         self.scope = before
-        if self.has_return:
-            raise self.error(node, "'return' inside an 'if' on a tensor condition is not supported")
         names = sorted(n for n in assigned_names(node.body) | assigned_names(node.orelse)
                        if _needs_yield(n, *scopes))
         yields = []
@@ -275,6 +271,55 @@ class FunctionGenerator(ast.NodeVisitor):
             if (a.dtype, a.shape) != (b.dtype, b.shape):
                 raise self.error(node, f"'{n}' is {_desc(a)} in one branch and {_desc(b)} in the other; "
                                        "both branches must give it one type and shape")
+        for n, a, r in zip(names, yields[0], self._final_if(cond, scratch, yields)):
+            self.scope[n] = tlc.tensor(r, a.dtype, a.shape)
+
+    def _returning_if(self, node: ast.If, rest: list[ast.stmt]) -> None:
+        """An ``if`` with a ``return`` on some path: the statements after it run only on the paths
+        that fall through, so each branch is generated followed by them, and the ``scf.if`` yields
+        what the function returns (Triton's early return, with structured control flow)."""
+        cond = self.visit(node.test)
+        if not _is_tensor(cond):
+            self.visit_body((node.body if cond else node.orelse) + rest)
+            return
+        if self.loops:
+            raise self.error(node, _RETURN_IN_LOOP)
+        cond = self._scalar_condition(cond, node)
+
+        def outcome():
+            vals = self._materialize_return()
+            return isinstance(self.returned, tuple), vals
+
+        before = dict(self.scope)
+        scratch, outcomes = self._scratch_if(cond, [node.body + rest, node.orelse + rest], outcome)
+        self.scope = before
+        (then_tuple, then_vals), (else_tuple, else_vals) = outcomes
+        if then_tuple != else_tuple or [(v.dtype, v.shape) for v in then_vals] != \
+                [(v.dtype, v.shape) for v in else_vals]:
+            raise self.error(node, f"the function returns {_desc_all(then_tuple, then_vals)} on one path and "
+                                   f"{_desc_all(else_tuple, else_vals)} on another; every return must give "
+                                   "the same types")
+        outs = [tlc.tensor(r, v.dtype, v.shape)
+                for r, v in zip(self._final_if(cond, scratch, [then_vals, else_vals]), then_vals)]
+        self.returned = tuple(outs) if then_tuple else (outs[0] if outs else None)
+        self.has_return = True
+
+    def _scratch_if(self, cond: ir.Value, bodies: list, finish) -> tuple[Any, list]:
+        """Both branches are generated into a result-less ``scratch`` if first: what flows out, and
+        with which types, is known only afterwards (``finish()`` in each branch's block says it);
+        ``_final_if`` then moves the ops into the ``scf.if`` that yields them."""
+        scratch = scf.IfOp(cond, [], has_else=True)
+        before = dict(self.scope)
+        outcomes = []
+        for block, body in zip((scratch.then_block, scratch.else_block), bodies):
+            self.scope, self.returned, self.has_return = dict(before), None, False
+            with ir.InsertionPoint(block):
+                self.visit_body(body)
+                outcomes.append(finish())
+        self.returned, self.has_return = None, False
+        return scratch, outcomes
+
+    def _final_if(self, cond: ir.Value, scratch, yields: list[list]) -> list:
         final = scf.IfOp(cond, [ir_type(a.dtype, a.shape) for a in yields[0]], has_else=True)
         for old, new, vals in ((scratch.then_block, final.then_block, yields[0]),
                                (scratch.else_block, final.else_block, yields[1])):
@@ -283,8 +328,7 @@ class FunctionGenerator(ast.NodeVisitor):
             for op in list(old.operations):
                 op.move_before(term)
         scratch.operation.erase()
-        for n, a, r in zip(names, yields[0], final.results):
-            self.scope[n] = tlc.tensor(r, a.dtype, a.shape)
+        return list(final.results)
 
     def _carried(self, body: list[ast.stmt], extra: set[str] = frozenset()) -> list[tuple[str, Any]]:
         out = []
@@ -297,7 +341,7 @@ class FunctionGenerator(ast.NodeVisitor):
     def _check_carried(self, node, carried, new_values) -> list:
         out = []
         for (n, init), v in zip(carried, new_values):
-            v = semantic.to_tensor(v, init.dtype)
+            v = semantic.to_tensor(v)
             if (v.dtype, v.shape) != (init.dtype, init.shape):
                 raise self.error(node, f"loop-carried variable '{n}' starts as {_desc(init)} but becomes "
                                        f"{_desc(v)} inside the loop; give it its final type before the loop "
@@ -340,10 +384,10 @@ class FunctionGenerator(ast.NodeVisitor):
         with ir.InsertionPoint(loop.body):
             iv = tlc.tensor(loop.induction_variable, ity, ())
             self.scope[node.target.id] = start + iv * step_t if counted else iv
-            self.visit_body(node.body)
+            self._loop_body(node.body)
             new = self._check_carried(node, carried, [self.scope[n] for n, _ in carried])
             scf.YieldOp([v.handle for v in new])
-        self._end_loop(node, before, carried, loop.results)
+        self._end_loop(before, carried, loop.results)
 
     def _unrolled_for(self, node: ast.For, values: range) -> None:
         """``tl.static_range``: the body once per value, the loop variable a Python int."""
@@ -351,11 +395,14 @@ class FunctionGenerator(ast.NodeVisitor):
             raise self.error(node, "tl.static_range loops take one loop variable and no 'else'")
         for v in values:
             self.scope[node.target.id] = v
-            self.visit_body(node.body)
+            self._loop_body(node.body)
 
-    def _end_loop(self, node, before, carried, results) -> None:
-        if self.has_return:
-            raise self.error(node, "'return' inside a loop is not supported")
+    def _loop_body(self, stmts: list[ast.stmt]) -> None:
+        self.loops += 1
+        self.visit_body(stmts)
+        self.loops -= 1
+
+    def _end_loop(self, before, carried, results) -> None:
         self.scope = before
         for (n, c), r in zip(carried, results):
             self.scope[n] = tlc.tensor(r, c.dtype, c.shape)
@@ -381,10 +428,10 @@ class FunctionGenerator(ast.NodeVisitor):
         for (n, c), arg in zip(carried, after_block.arguments):
             self.scope[n] = tlc.tensor(arg, c.dtype, c.shape)
         with ir.InsertionPoint(after_block):
-            self.visit_body(node.body)
+            self._loop_body(node.body)
             new = self._check_carried(node, carried, [self.scope[n] for n, _ in carried])
             scf.YieldOp([v.handle for v in new])
-        self._end_loop(node, before, carried, loop.results)
+        self._end_loop(before, carried, loop.results)
 
     # -- expressions ------------------------------------------------------------------------------
     def lookup(self, name: str, node: ast.AST) -> Any:
@@ -538,6 +585,21 @@ def _needs_yield(name: str, then_scope: dict, else_scope: dict) -> bool:
     if _is_tensor(a) or _is_tensor(b):
         return True
     return a is not b and all(isinstance(v, (int, float)) for v in (a, b))
+
+
+def _contains_return(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Return) for n in ast.walk(node))
+
+
+def _desc_all(is_tuple: bool, vals: list) -> str:
+    if not vals:
+        return "nothing"
+    descs = ", ".join(_desc(v) for v in vals)
+    return f"a tuple ({descs})" if is_tuple else descs
+
+
+_RETURN_IN_LOOP = ("'return' inside a loop is not supported (as in Triton); set a flag and test it after the "
+                   "loop, or mask the work instead")
 
 
 def _desc(t) -> str:

@@ -1,4 +1,5 @@
-"""Target-neutral optimisation of ``tile`` IR: upstream MLIR passes that apply as they are."""
+"""Target-neutral optimisation of ``tile`` IR: core's inliner, then upstream MLIR passes that apply
+as they are."""
 
 from __future__ import annotations
 
@@ -6,16 +7,16 @@ from typing import Any
 
 from ..ir.mlir import passmanager
 from .analysis import stored_arguments
+from .inline import inline_calls
 
-#: run in order on the whole module; ``inline`` folds @jit helpers into the kernel and
-#: ``symbol-dce`` drops them afterwards
-NEUTRAL_PASSES = ("inline", "symbol-dce", "canonicalize", "cse", "loop-invariant-code-motion",
-                  "sccp", "canonicalize", "cse")
+#: run in order on the whole module after ``inline_calls`` has folded the @jit helpers into the kernel
+NEUTRAL_PASSES = ("canonicalize", "cse", "loop-invariant-code-motion", "sccp", "canonicalize", "cse")
 
 
 def optimize(module: Any, ctx: Any) -> Any:
-    """inline, symbol-dce, canonicalize, cse, licm, sccp on the ``tile`` module (in place); records
-    which arguments the kernel stores through (``metadata["stored_args"]``)."""
+    """Inline the @jit helpers, then canonicalize, cse, licm, sccp on the ``tile`` module (in
+    place); records which arguments the kernel stores through (``metadata["stored_args"]``)."""
+    inline_calls(module)
     pm = passmanager.PassManager.parse(f"builtin.module({','.join(NEUTRAL_PASSES)})")
     pm.run(module.operation)
     ctx.metadata["stored_args"] = stored_arguments(module, ctx.signature.name)

@@ -1,0 +1,112 @@
+"""The compiler accepts the control flow Triton accepts, with the interpreter's results, and refuses
+the rest with a located message: early returns, names typed by two branches, loop-carried types."""
+
+import numpy as np
+import pytest
+
+import tritium
+from tritium import plugins
+
+from .kernels import control
+
+HOST_TARGETS = [t for t in ("interpreter", "cpu") if t in plugins.targets()]
+NEEDS_PRECHECK = pytest.mark.xfail(strict=False, reason="needs the interpreter pre-check")
+
+
+@pytest.fixture(params=HOST_TARGETS)
+def target(request, monkeypatch, tmp_path):
+    monkeypatch.setenv("TRITIUM_TARGET", request.param)
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path / "cache"))
+    return request.param
+
+
+def early_return_reference(x, n, block, skip):
+    y, z = np.full_like(x, 7.0), np.full_like(x, 7.0)
+    if skip:
+        return y, z
+    for pid in range(min(n, len(x) // block)):
+        s = slice(pid * block, (pid + 1) * block)
+        v = x[s].astype(np.float64)
+        if pid == 0:
+            if n > 2:
+                y[s] = v * 10.0
+                continue
+            v = v - 100.0
+        lim = n - 3
+        y[s] = v * 0.0 if lim < 0 else (v * 0.0 - 1.0 if lim > 10 else v + 1.0)
+        z[s] = (v + v * 2.0) if pid - 1 < 0 else (v * 3.0 + v * 4.0)
+    return y, z
+
+
+@pytest.mark.parametrize("n,skip", [(1, False), (2, False), (3, False), (4, False), (20, False), (4, True)])
+def test_early_return(target, n, skip):
+    x = np.random.default_rng(n).standard_normal(16).astype(np.float32)
+    y, z = np.full_like(x, 7.0), np.full_like(x, 7.0)
+    control.early_return_kernel[(4,)](x, y, z, n, BLOCK=4, SKIP=skip)
+    want_y, want_z = early_return_reference(x, n, 4, skip)
+    np.testing.assert_allclose(y, want_y, rtol=1e-6)
+    np.testing.assert_allclose(z, want_z, rtol=1e-6)
+
+
+@pytest.mark.parametrize("n", [0, 1])
+def test_python_scalar_and_tensor_of_one_type(target, n):
+    """Triton makes a Python scalar a tensor when it is assigned: 0.5 is fp32 like the load."""
+    x, out = np.array([3.0], np.float32), np.zeros(1, np.float32)
+    control.scalar_or_tensor_same_type[(1,)](x, out, n)
+    assert out[0] == (0.5 if n > 0 else 6.0)
+
+
+def refusal(target, fn, *args, **kwargs) -> str:
+    with pytest.raises(tritium.CompilationError) as info:
+        fn[(1,)](*args, **kwargs)
+    msg = str(info.value)
+    assert f"kernel '{fn.__name__}'" in msg and "control.py:" in msg
+    return msg
+
+
+def refused_on(targets):
+    """The refusal tests: the interpreter half passes once the interpreter runs the frontend first."""
+    return [pytest.param(t, marks=NEEDS_PRECHECK) if t == "interpreter" else t for t in targets]
+
+
+@pytest.fixture(params=refused_on(HOST_TARGETS))
+def refusing_target(request, monkeypatch, tmp_path):
+    monkeypatch.setenv("TRITIUM_TARGET", request.param)
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def test_scalar_in_one_branch_block_in_the_other(refusing_target):
+    msg = refusal(refusing_target, control.scalar_or_block, np.zeros(8, np.float32), np.zeros(8, np.float32), 1,
+                  BLOCK=8)
+    assert "'v' is tl.float32 (scalar) in one branch and tl.float32 of shape [8] in the other" in msg
+    assert "if n > 0:" in msg
+
+
+def test_int_in_one_branch_float_in_the_other(refusing_target):
+    msg = refusal(refusing_target, control.int_or_float, np.zeros(1, np.float32), np.zeros(1, np.float32), 1)
+    assert "'v' is tl.int32 (scalar) in one branch and tl.float32 (scalar) in the other" in msg
+
+
+@pytest.mark.parametrize("fn,line", [(control.return_in_for, "return"), (control.return_in_while, "if i == 2:")])
+def test_return_inside_a_loop(refusing_target, fn, line):
+    msg = refusal(refusing_target, fn, np.zeros(4, np.float32), 4)
+    assert "'return' inside a loop is not supported" in msg and msg.splitlines()[-2].strip() == line
+
+
+def test_paths_returning_different_types(refusing_target):
+    msg = refusal(refusing_target, control.mismatched_returns, np.zeros(1, np.float32), 1)
+    assert "in @jit function 'int_or_none'" in msg
+    assert "returns tl.float32 (scalar) on one path and tl.int32 (scalar) on another" in msg
+
+
+def test_loop_carried_type_change(refusing_target):
+    msg = refusal(refusing_target, control.loop_changes_type, np.zeros(1, np.float32), 3)
+    assert "loop-carried variable 'acc' starts as tl.int32 (scalar) but becomes tl.float32 (scalar)" in msg
+    assert "for i in range(n):" in msg
+
+
+def test_loop_carried_literal_of_another_type(refusing_target):
+    """As in Triton, a literal assigned in the loop is typed on its own (1 is int32), not after the
+    variable it replaces."""
+    msg = refusal(refusing_target, control.loop_assigns_int_literal, np.zeros(1, np.float32), 3)
+    assert "loop-carried variable 'acc' starts as tl.float32 (scalar) but becomes tl.int32 (scalar)" in msg
