@@ -88,6 +88,27 @@ def test_loop_variables_are_tensors(target):
     np.testing.assert_array_equal(out, [301, 3, 2049, 301, 7, *wrap])
 
 
+@tritium.jit
+def branch_typing(x_ptr, y_ptr, out_ptr):
+    x = tl.load(x_ptr)  # int8
+    y = tl.load(y_ptr)
+    if x > 0:
+        v = 100  # an int32 tensor after the if, as compiled
+    else:
+        v = 50
+    tl.store(out_ptr, x + v)
+    w = 1 if x > 0 else 2  # tl.where: an int32 tensor
+    tl.store(out_ptr + 1, x + w * 100)
+    tl.store(out_ptr + 2, (x and y).to(tl.int32))  # logical: an int1 tensor
+    tl.store(out_ptr + 3, (y or x).to(tl.int32))
+
+
+def test_branches_and_logic_on_tensors(target):
+    out = np.full(4, -1, np.int32)
+    branch_typing[(1,)](np.array([100], np.int8), np.array([5], np.int8), out)
+    np.testing.assert_array_equal(out, [200, 200, 1, 1])
+
+
 # -- constexpr -----------------------------------------------------------------------------------
 
 @tritium.jit

@@ -54,21 +54,6 @@ def source_error(jitfn, node: ast.AST, message: str, kernel: str | None = None) 
                             source_line=text, col=getattr(node, "col_offset", None))
 
 
-_STRUCTURAL = (ast.arguments, ast.arg, ast.keyword, ast.operator, ast.cmpop, ast.unaryop, ast.boolop,
-               ast.expr_context)
-
-
-def check_supported(jitfn) -> None:
-    """Reject Python constructs the compiler does not take, before anything runs: the interpreter
-    calls this so that a kernel it runs also compiles."""
-    fdef = jitfn.ast.body[0]
-    for node in ast.walk(fdef):
-        if node is fdef or isinstance(node, _STRUCTURAL):
-            continue
-        if not hasattr(FunctionGenerator, f"visit_{type(node).__name__}"):
-            raise source_error(jitfn, node, f"unsupported Python construct in a kernel: {type(node).__name__}")
-
-
 def assigned_names(stmts: list[ast.stmt]) -> set[str]:
     """Names a block of statements (re)binds, including in nested blocks."""
     out: set[str] = set()

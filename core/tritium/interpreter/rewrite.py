@@ -2,9 +2,10 @@
 type values differently from the compiler.
 
 The compiler (``frontend.ast_to_tile``) gives ``range``/``tl.range`` loops an int32 loop variable
-(int64 when a bound is 64-bit), turns Python numbers carried through a loop into tensors, and
-makes ``not`` on a tensor an int1 tensor. Plain Python would give ints and bools, so results would
-wrap in other types (``x_int8 + i * 100``). Each ``@jit`` function is therefore run from a copy of
+(int64 when a bound is 64-bit), turns Python numbers carried through a loop or out of an ``if`` on
+a tensor into tensors, makes ``not``/``and``/``or`` on tensors int1 tensors, and ``a if c else b``
+on a tensor ``c`` a ``tl.where``. Plain Python would give ints and bools, so results would wrap in
+other types (``x_int8 + i * 100``). Each ``@jit`` function is therefore run from a copy of
 its AST where those places call the hooks below. The copy is compiled with the original file name
 and line numbers, so frames, ``print``, ``breakpoint()`` and tracebacks still show the user's code.
 """
@@ -15,7 +16,7 @@ import ast
 import builtins
 import copy
 import types
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -27,6 +28,10 @@ from ..runtime.jit import JIT_CODE, JITFunction
 from .numpy_builder import np_dtype
 
 _PREFIX = "__tritium_"
+
+
+def _value(v: Any) -> Any:
+    return v.value if isinstance(v, tlc.constexpr) else v
 
 
 def loop(fn: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
@@ -57,23 +62,79 @@ def carried(value: Any, like: Any = None) -> Any:
 
 def logical_not(value: Any) -> Any:
     """``not x``: an int1 tensor for a tensor, as compiled."""
-    value = value.value if isinstance(value, tlc.constexpr) else value
+    value = _value(value)
     if isinstance(value, tlc.tensor):
         return value.logical_not()
     return not value
 
 
-_HOOKS = {f"{_PREFIX}loop": loop, f"{_PREFIX}carried": carried, f"{_PREFIX}not": logical_not}
+def joined(value: Any, cond: Any) -> Any:
+    """A name bound in an ``if`` on a tensor: a Python number becomes a tensor (an ``scf.if``
+    result when compiled)."""
+    if isinstance(_value(cond), tlc.tensor) and isinstance(value, (int, float)):
+        return semantic.to_tensor(value)
+    return value
+
+
+def if_exp(cond: Any, body: Callable[[], Any], orelse: Callable[[], Any]) -> Any:
+    """``body if cond else orelse``: on a tensor both sides are evaluated into a ``tl.where``."""
+    cond = _value(cond)
+    if isinstance(cond, tlc.tensor):
+        return semantic.where(cond, body(), orelse())
+    return body() if cond else orelse()
+
+
+def bool_op(is_and: bool, first: Any, *rest: Callable[[], Any]) -> Any:
+    """``and``/``or``: Python's short-circuit on constants, ``tl`` logic (an int1 tensor) on tensors."""
+    result = _value(first)
+    for thunk in rest:
+        if not isinstance(result, tlc.tensor) and (not result if is_and else result):
+            return result
+        nxt = _value(thunk())
+        if isinstance(result, tlc.tensor) or isinstance(nxt, tlc.tensor):
+            result = semantic.logical("and" if is_and else "or", result, nxt)
+        else:
+            result = nxt
+    return result
+
+
+_HOOKS = {f"{_PREFIX}{f.__name__}": f for f in (loop, carried, logical_not, joined, if_exp, bool_op)}
 
 
 def _call(hook: str, args: list[ast.expr], node: ast.AST, keywords=()) -> ast.Call:
     return ast.copy_location(ast.Call(ast.Name(_PREFIX + hook, ast.Load()), args, list(keywords)), node)
 
 
+def _thunk(expr: ast.expr) -> ast.Lambda:
+    no_args = ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[])
+    return ast.copy_location(ast.Lambda(no_args, expr), expr)
+
+
 class _Rewriter(ast.NodeTransformer):
     def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.AST:
         self.generic_visit(node)
-        return _call("not", [node.operand], node) if isinstance(node.op, ast.Not) else node
+        return _call("logical_not", [node.operand], node) if isinstance(node.op, ast.Not) else node
+
+    def visit_IfExp(self, node: ast.IfExp) -> ast.AST:
+        self.generic_visit(node)
+        return _call("if_exp", [node.test, _thunk(node.body), _thunk(node.orelse)], node)
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> ast.AST:
+        self.generic_visit(node)
+        is_and = ast.copy_location(ast.Constant(isinstance(node.op, ast.And)), node)
+        return _call("bool_op", [is_and, node.values[0], *map(_thunk, node.values[1:])], node)
+
+    def visit_If(self, node: ast.If) -> Any:
+        """``c = test; if c: ...``, then ``n = joined(n, c)`` for each name either branch binds."""
+        self.generic_visit(node)
+        names = assigned_names(node.body) | assigned_names(node.orelse)
+        if not names:
+            return node
+        cond = f"{_PREFIX}cond_{node.lineno}_{node.col_offset}"
+        test = ast.copy_location(ast.Assign([ast.Name(cond, ast.Store())], node.test), node)
+        node.test = ast.copy_location(ast.Name(cond, ast.Load()), node)
+        after = [s for n in sorted(names) for s in _guarded(f"{n} = {_PREFIX}joined({n}, {cond})", "pass", node)]
+        return [test, node, *after]
 
     def visit_For(self, node: ast.For) -> Any:
         self.generic_visit(node)
