@@ -16,6 +16,7 @@ import ast
 import builtins
 import copy
 import types
+import weakref
 from typing import Any, Callable, Iterator
 
 import numpy as np
@@ -171,7 +172,7 @@ def _guarded(stmt: str, otherwise: str, node: ast.AST) -> list[ast.stmt]:
     return tree
 
 
-_CODE: dict[JITFunction, types.CodeType] = {}
+_CODE: weakref.WeakKeyDictionary[JITFunction, types.CodeType] = weakref.WeakKeyDictionary()
 
 
 def _code(jitfn: JITFunction) -> types.CodeType:

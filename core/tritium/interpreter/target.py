@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import linecache
+import weakref
 from typing import Any
 
 import numpy as np
@@ -36,7 +37,8 @@ class InterpreterTarget(Target):
 
     def __init__(self):
         self._driver = HostMemory()
-        self._checked: dict = {}  # specialisation -> what the compiler's frontend said about it
+        #: kernel -> specialisation -> what the compiler's frontend said about it
+        self._checked: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     def version(self) -> str:
         return "numpy-" + np.__version__
@@ -74,10 +76,11 @@ class InterpreterTarget(Target):
             types[name] = t
             if isinstance(value.handle, Pointers):
                 regions.extend(value.handle.regions)
-        key = (kernel, kernel.cache_key, tuple(types.items()), tuple(sorted((k, repr(v)) for k, v in constants.items())))
-        checked = self._checked.get(key)
+        key = (kernel.cache_key, tuple(types.items()), tuple(sorted((k, repr(v)) for k, v in constants.items())))
+        known = self._checked.setdefault(kernel, {})
+        checked = known.get(key)
         if checked is None:
-            checked = self._checked[key] = _frontend_check(kernel, types, constants, self, opts)
+            checked = known[key] = _frontend_check(kernel, types, constants, self, opts)
         CompiledKernel.check_writable(checked, bound)
         dims = normalize_grid(grid, bound, kernel.__name__)
         fn = Program().function(kernel)
