@@ -11,6 +11,8 @@ import tritium.language as tl
 from tritium import plugins
 from tritium.errors import OutOfBoundsError
 
+from .kernels import helpers
+
 TARGETS = [t for t in ("interpreter", "cpu") if t in plugins.targets()]
 MODE = tl.constexpr("fast")
 
@@ -107,6 +109,17 @@ def test_branches_and_logic_on_tensors(target):
     out = np.full(4, -1, np.int32)
     branch_typing[(1,)](np.array([100], np.int8), np.array([5], np.int8), out)
     np.testing.assert_array_equal(out, [200, 200, 1, 1])
+
+
+@tritium.jit
+def calls_module_helper(x_ptr, out_ptr):
+    tl.store(out_ptr, helpers.ramp(tl.load(x_ptr)))
+
+
+def test_helpers_reached_as_attributes_are_interpreted_alike(target):
+    out = np.zeros(1, np.int32)
+    calls_module_helper[(1,)](np.array([100], np.int8), out)
+    assert out[0] == 200
 
 
 # -- constexpr -----------------------------------------------------------------------------------

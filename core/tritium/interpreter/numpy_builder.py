@@ -55,8 +55,13 @@ class NumpyBuilder:
 
     interprets = True
 
-    def __init__(self, pid: tuple[int, int, int], grid: tuple[int, int, int], regions: tuple[Region, ...] = ()):
-        self.pid, self.grid, self.regions = pid, grid, regions
+    def __init__(self, pid: tuple[int, int, int], grid: tuple[int, int, int], regions: tuple[Region, ...],
+                 program: Any):
+        self.pid, self.grid, self.regions, self.program = pid, grid, regions, program
+
+    def call_jit(self, jitfn, args: tuple, kwargs: dict) -> Any:
+        """A kernel calls a @jit helper: run the helper's interpreted function (``rewrite``)."""
+        return self.program.function(jitfn)(*args, **kwargs)
 
     def python_value(self, x) -> Any:
         if x.shape != ():

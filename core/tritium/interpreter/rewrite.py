@@ -189,8 +189,9 @@ def _code(jitfn: JITFunction) -> types.CodeType:
 
 
 class Program:
-    """The rewritten functions of one launch: the kernel and, on first call, each @jit helper,
-    bound to their module's globals (and closure variables) as they are now."""
+    """The rewritten functions of one launch: the kernel and, on first call, each @jit helper
+    (``JITFunction.__call__`` reaches them through the builder), bound to their module's globals
+    (and closure variables) as they are now."""
 
     def __init__(self):
         self._functions: dict[JITFunction, types.FunctionType] = {}
@@ -199,23 +200,8 @@ class Program:
         fn = self._functions.get(jitfn)
         if fn is None:
             env = {**jitfn.fn.__globals__, **jitfn.closure_vars(), **_HOOKS}
-            for name, value in env.items():
-                if isinstance(value, JITFunction):
-                    env[name] = _Helper(self, value)
             fn = types.FunctionType(_code(jitfn), env, jitfn.__name__, jitfn.fn.__defaults__)
             fn.__kwdefaults__ = jitfn.fn.__kwdefaults__
             self._functions[jitfn] = fn
         return fn
 
-
-class _Helper:
-    """A @jit helper as a kernel being interpreted sees it: a call runs its rewritten function."""
-
-    def __init__(self, program: Program, jitfn: JITFunction):
-        self.program, self.jitfn = program, jitfn
-
-    def __call__(self, *args, **kwargs):
-        return self.program.function(self.jitfn)(*args, **kwargs)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.jitfn, name)

@@ -83,9 +83,10 @@ class InterpreterTarget(Target):
             checked = known[key] = _frontend_check(kernel, types, constants, self, opts)
         CompiledKernel.check_writable(checked, bound)
         dims = normalize_grid(grid, bound, kernel.__name__)
-        fn = Program().function(kernel)
+        program = Program()
+        fn = program.function(kernel)
         for z, y, x in itertools.product(range(dims[2]), range(dims[1]), range(dims[0])):
-            with semantic.using(NumpyBuilder((x, y, z), dims, tuple(regions))):
+            with semantic.using(NumpyBuilder((x, y, z), dims, tuple(regions), program)):
                 try:
                     fn(**call)
                 except TritiumError as e:
