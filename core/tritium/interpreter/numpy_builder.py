@@ -155,7 +155,7 @@ class NumpyBuilder:
         p = pointers(p)
         out = np.zeros(shape, dtype=np_dtype(t)) if other is None else np.array(other, dtype=np_dtype(t))
         out = np.broadcast_to(out, p.shape).copy()
-        active = np.ones(p.shape, dtype=bool) if mask is None else np.broadcast_to(np.asarray(mask, dtype=bool), p.shape)
+        active = _active(p, mask)
         if active.any():
             self._check(p, active, out.dtype.itemsize, storing=False)
             view, idx = self._memory(p.addr[active], out.dtype)
@@ -164,7 +164,7 @@ class NumpyBuilder:
 
     def store(self, p, value, mask, shape):
         p = pointers(p)
-        active = np.ones(p.shape, dtype=bool) if mask is None else np.broadcast_to(np.asarray(mask, dtype=bool), p.shape)
+        active = _active(p, mask)
         if active.any():
             value = np.broadcast_to(np.asarray(value), p.shape)
             self._check(p, active, value.dtype.itemsize, storing=True)
@@ -183,3 +183,8 @@ class NumpyBuilder:
 def _as_pointer(h) -> Pointers:
     """A pointer cast to another pointer type keeps its origin; an integer has none."""
     return h.like(h.addr, h.which) if isinstance(h, Pointers) else Pointers.of(np.asarray(h).astype(np.uint64), None)
+
+
+def _active(p: Pointers, mask) -> np.ndarray:
+    """The lanes a load or store touches."""
+    return np.ones(p.shape, dtype=bool) if mask is None else np.broadcast_to(np.asarray(mask, dtype=bool), p.shape)
