@@ -33,7 +33,8 @@ _CMPOPS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.G
            ast.NotIn: lambda a, b: a not in b}
 _BUILTINS = {n: getattr(builtins, n) for n in (
     "range", "min", "max", "len", "int", "float", "bool", "abs", "tuple", "list", "isinstance",
-    "enumerate", "zip", "getattr", "hasattr", "ValueError", "TypeError", "AssertionError")}
+    "enumerate", "zip", "getattr", "hasattr", "ValueError", "TypeError", "AssertionError", "print",
+    "breakpoint")}
 
 
 def _is_tensor(v: Any) -> bool:
@@ -53,21 +54,6 @@ def source_error(jitfn, node: ast.AST, message: str, kernel: str | None = None) 
                             source_line=text, col=getattr(node, "col_offset", None))
 
 
-_STRUCTURAL = (ast.arguments, ast.arg, ast.keyword, ast.operator, ast.cmpop, ast.unaryop, ast.boolop,
-               ast.expr_context)
-
-
-def check_supported(jitfn) -> None:
-    """Reject Python constructs the compiler does not take, before anything runs: the interpreter
-    calls this so that a kernel it runs also compiles."""
-    fdef = jitfn.ast.body[0]
-    for node in ast.walk(fdef):
-        if node is fdef or isinstance(node, _STRUCTURAL):
-            continue
-        if not hasattr(FunctionGenerator, f"visit_{type(node).__name__}"):
-            raise source_error(jitfn, node, f"unsupported Python construct in a kernel: {type(node).__name__}")
-
-
 def assigned_names(stmts: list[ast.stmt]) -> set[str]:
     """Names a block of statements (re)binds, including in nested blocks."""
     out: set[str] = set()
@@ -81,7 +67,8 @@ def assigned_names(stmts: list[ast.stmt]) -> set[str]:
 class ModuleGenerator:
     """Owns the MLIR module of one compilation and the callee functions instantiated into it."""
 
-    def __init__(self, kernel):
+    def __init__(self, kernel, interpreting: bool = False):
+        self.interpreting = interpreting  # only checking a kernel the interpreter will run as Python
         self.active = [kernel]  # the chain of @jit functions being generated, for recursion errors
         self.module = ir.Module.create()
         self.builder = IRBuilder()
@@ -536,6 +523,11 @@ class FunctionGenerator(ast.NodeVisitor):
             raise self.error(node, "**kwargs in calls are not supported")
         if isinstance(fn, JITFunction):
             return self.call_jit(fn, args, kwargs, node)
+        if fn in (builtins.print, builtins.breakpoint) and self.mod.interpreting:
+            return None  # Python's debugging calls: the interpreter runs them
+        if fn is builtins.breakpoint:
+            raise self.error(node, "breakpoint() works only when the kernel runs as Python: run with "
+                                   "TRITIUM_TARGET=interpreter")
         if fn is builtins.print:
             raise self.error(node, "print() is not supported in compiled kernels yet; run with "
                                    "TRITIUM_TARGET=interpreter to print and debug")
@@ -606,13 +598,15 @@ def _desc(t) -> str:
     return f"{t.dtype}" + (f" of shape {list(t.shape)}" if t.shape else " (scalar)")
 
 
-def generate_module(jitfn, arg_values: list[Any], arg_attrs: list[dict], known: dict[str, Any]) -> ir.Module:
+def generate_module(jitfn, arg_values: list[Any], arg_attrs: list[dict], known: dict[str, Any],
+                    interpreting: bool = False) -> ir.Module:
     """The ``tile`` stage: the kernel and every @jit function it calls, as one MLIR module.
 
     ``arg_values`` has one entry per parameter: a ``tensor`` whose handle is None for runtime
-    arguments (its dtype gives the parameter type) or a Python value for constants.
+    arguments (its dtype gives the parameter type) or a Python value for constants. ``interpreting``:
+    the interpreter checks a kernel it will run as Python, where ``print`` and ``breakpoint()`` run.
     """
-    mod = ModuleGenerator(jitfn)
+    mod = ModuleGenerator(jitfn, interpreting)
     with ir.InsertionPoint(mod.module.body), ir.Location.unknown():
         gen = FunctionGenerator(mod, jitfn, jitfn.__name__)
         gen.build(arg_values, public=True, arg_attrs=arg_attrs, known=known)

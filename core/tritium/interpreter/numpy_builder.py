@@ -1,7 +1,8 @@
 """The interpreter's builder: language calls evaluated eagerly on numpy arrays.
 
-Pointers are uint64 numpy arrays of byte addresses, so pointer arithmetic, masks and loads keep
-their exact meaning; loads and stores view the addressed host memory through ctypes.
+Pointers are byte addresses (``memory.Pointers``, which also remember the argument each derives
+from), so pointer arithmetic, masks and loads keep their exact meaning; every load and store is
+checked against that argument's memory, then views the addressed host memory through ctypes.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import numpy as np
 
 from ..language.dtypes import dtype
 from ..language.semantic import SemanticError
+from .memory import AccessError, Pointers, Region, check, pointers, select
 
 _NP = {"int1": np.bool_, "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
        "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
@@ -43,6 +45,7 @@ _ARITH: dict[str, Callable] = {
     "rsqrt": lambda x: 1 / np.sqrt(x), "sin": np.sin, "cos": np.cos, "floor": np.floor,
     "ceil": np.ceil, "absf": np.abs, "absi": np.abs,
 }
+_WRAPPING = ("addi", "subi", "muli")
 _CMP = {"lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
         "eq": np.equal, "ne": np.not_equal}
 
@@ -52,8 +55,13 @@ class NumpyBuilder:
 
     interprets = True
 
-    def __init__(self, pid: tuple[int, int, int], grid: tuple[int, int, int]):
-        self.pid, self.grid = pid, grid
+    def __init__(self, pid: tuple[int, int, int], grid: tuple[int, int, int], regions: tuple[Region, ...],
+                 program: Any):
+        self.pid, self.grid, self.regions, self.program = pid, grid, regions, program
+
+    def call_jit(self, jitfn, args: tuple, kwargs: dict) -> Any:
+        """A kernel calls a @jit helper: run the helper's interpreted function (``rewrite``)."""
+        return self.program.function(jitfn)(*args, **kwargs)
 
     def python_value(self, x) -> Any:
         if x.shape != ():
@@ -65,15 +73,24 @@ class NumpyBuilder:
         return np.array(value).astype(np_dtype(t))
 
     def splat(self, h, t, shape):
+        if isinstance(h, Pointers):
+            return h.like(np.full(shape, h.addr), np.full(shape, h.which))
         return np.full(shape, h, dtype=np_dtype(t))
 
     def broadcast(self, h, t, src_shape, shape):
+        if isinstance(h, Pointers):
+            return h.like(np.broadcast_to(h.addr, shape), np.broadcast_to(h.which, shape))
         return np.broadcast_to(h, shape)
 
     def expand_dims(self, h, t, axis, shape):
+        if isinstance(h, Pointers):
+            return h.like(np.expand_dims(h.addr, axis), np.expand_dims(h.which, axis))
         return np.expand_dims(h, axis)
 
     def arith(self, op: str, operands, t: dtype, shape):
+        if t.is_bool() and op in _WRAPPING:  # i1 arithmetic wraps modulo 2 (True + True == False)
+            operands = [np.asarray(o, dtype=np.uint8) for o in operands]
+            return (np.asarray(_ARITH[op](*operands)) & 1).astype(np.bool_)
         with np.errstate(all="ignore"):
             return np.asarray(_ARITH[op](*operands)).astype(np_dtype(t), copy=False)
 
@@ -84,15 +101,21 @@ class NumpyBuilder:
         return np.asarray(_CMP[base](a, b))
 
     def cast(self, op: str, h, src: dtype, dst: dtype, shape):
+        if dst.is_ptr():
+            return _as_pointer(h)
         if op == "bitcast":
             return np.asarray(h).view(np_dtype(dst))
         with np.errstate(all="ignore"):
             return np.asarray(h).astype(np_dtype(dst))
 
     def retype(self, h, src: dtype, dst: dtype, shape):
+        if dst.is_ptr():
+            return _as_pointer(h)
         return np.asarray(h).view(np_dtype(dst))
 
     def select(self, c, a, b, t, shape):
+        if t.is_ptr():
+            return select(c, a, b)
         return np.where(c, a, b).astype(np_dtype(t), copy=False)
 
     def program_id(self, axis: int):
@@ -105,8 +128,16 @@ class NumpyBuilder:
         return np.arange(start, end, dtype=np.int32)
 
     def addptr(self, p, off, t, shape):
+        p = pointers(p)
         step = np.asarray(off).astype(np.int64) * t.element_ty.itemsize
-        return (np.asarray(p, dtype=np.uint64) + step.astype(np.uint64)).astype(np.uint64)
+        addr = (p.addr + step.astype(np.uint64)).astype(np.uint64)
+        return p.like(addr, np.broadcast_to(p.which, addr.shape))
+
+    def _check(self, p: Pointers, active: np.ndarray, size: int, storing: bool) -> None:
+        try:
+            check(p, active, size, self.regions, storing)
+        except AccessError as e:
+            raise AccessError(f"program {self.pid}: {e}") from None
 
     def _memory(self, addrs: np.ndarray, dt: Any):
         """A numpy view of element type ``dt`` over the memory ``addrs`` span, and each address's
@@ -121,21 +152,23 @@ class NumpyBuilder:
         return np.frombuffer(buf, dtype=dt), delta // size
 
     def load(self, p, mask, other, t: dtype, shape):
-        p = np.asarray(p, dtype=np.uint64)
+        p = pointers(p)
         out = np.zeros(shape, dtype=np_dtype(t)) if other is None else np.array(other, dtype=np_dtype(t))
         out = np.broadcast_to(out, p.shape).copy()
-        active = np.ones(p.shape, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+        active = _active(p, mask)
         if active.any():
-            view, idx = self._memory(p[active], out.dtype)
+            self._check(p, active, out.dtype.itemsize, storing=False)
+            view, idx = self._memory(p.addr[active], out.dtype)
             out[active] = view[idx]
         return out
 
     def store(self, p, value, mask, shape):
-        p = np.asarray(p, dtype=np.uint64)
-        active = np.ones(p.shape, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+        p = pointers(p)
+        active = _active(p, mask)
         if active.any():
             value = np.broadcast_to(np.asarray(value), p.shape)
-            view, idx = self._memory(p[active], value.dtype)
+            self._check(p, active, value.dtype.itemsize, storing=True)
+            view, idx = self._memory(p.addr[active], value.dtype)
             view[idx] = value[active]
 
     def reduce(self, h, t, axis: int, src_shape, shape, combine: Callable):
@@ -146,3 +179,12 @@ class NumpyBuilder:
             x = np.asarray(combine(a, b))
         return np.squeeze(x, axis=axis)
 
+
+def _as_pointer(h) -> Pointers:
+    """A pointer cast to another pointer type keeps its origin; an integer has none."""
+    return h.like(h.addr, h.which) if isinstance(h, Pointers) else Pointers.of(np.asarray(h).astype(np.uint64), None)
+
+
+def _active(p: Pointers, mask) -> np.ndarray:
+    """The lanes a load or store touches."""
+    return np.ones(p.shape, dtype=bool) if mask is None else np.broadcast_to(np.asarray(mask, dtype=bool), p.shape)

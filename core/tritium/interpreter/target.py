@@ -1,26 +1,33 @@
 """``TRITIUM_TARGET=interpreter``: kernels run as plain Python on numpy, one program at a time.
 
-Nothing is compiled, so ``print`` and ``breakpoint()`` work inside kernels; the results define the
-language's reference semantics for tests.
+Kernels run as Python (``rewrite``), so ``print`` and ``breakpoint()`` work inside them; the results
+define the language's reference semantics for tests. Each specialisation first goes through the
+compiler's frontend, so the interpreter refuses what the compiler refuses, with the same message;
+every load and store is checked against the memory of the argument its pointer derives from.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import linecache
+import weakref
 from typing import Any
 
 import numpy as np
 
-from ..errors import ArgumentError, CompilationError, TritiumError
+from ..errors import ArgumentError, CompilationError, LocatedError, OutOfBoundsError, TritiumError
 from ..language import core as tlc
 from ..language import dtypes as T
 from ..language import semantic
 from ..runtime.host import HostMemory, host_address
 from ..runtime.jit import JIT_CODE
+from ..runtime.compiler import COMPILE_LOCK, CompiledKernel
 from ..runtime.launch import bind_arguments, normalize_grid, split_arguments
-from ..target import Driver, LaunchOptions, Target
+from ..target import Driver, KernelSignature, LaunchOptions, Target
+from .memory import AccessError, Pointers, region_of
 from .numpy_builder import NumpyBuilder, np_dtype
+from .rewrite import Program
 
 
 class InterpreterTarget(Target):
@@ -30,7 +37,8 @@ class InterpreterTarget(Target):
 
     def __init__(self):
         self._driver = HostMemory()
-        self._checked: set = set()  # kernels whose source passed the compiler's construct check
+        #: kernel -> specialisation -> what the compiler's frontend said about it
+        self._checked: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     def version(self) -> str:
         return "numpy-" + np.__version__
@@ -49,33 +57,78 @@ class InterpreterTarget(Target):
     def bind_arg(self, value: Any, arg_type: str, arg_name: str) -> Any:
         t = T.from_signature(arg_type)
         if t.is_ptr():
-            return tlc.tensor(np.uint64(host_address(value, arg_name, self.name)), t, ())
+            address = host_address(value, arg_name, self.name)
+            return tlc.tensor(Pointers.of(np.uint64(address), region_of(value, arg_name, address)), t, ())
         return tlc.tensor(np.array(value).astype(np_dtype(t)), t, ())
 
     def run(self, kernel, grid, args: tuple, kwargs: dict) -> None:
-        if kernel not in self._checked:
-            from ..frontend.ast_to_tile import check_supported  # imports MLIR: only when interpreting
-
-            check_supported(kernel)
-            self._checked.add(kernel)
         bound, options = split_arguments(kernel, args, kwargs)
         try:
-            self.parse_options(options)
+            opts = self.parse_options(options)
         except TritiumError as e:
             raise ArgumentError(f"kernel '{kernel.__name__}': {e}") from None
-        call = {name: value for name, _, value in bind_arguments(self, kernel, bound)}
+        call, types, constants, regions = {}, {}, {}, []
+        for name, t, value in bind_arguments(self, kernel, bound):
+            call[name] = value
+            if t is None:
+                constants[name] = value
+                continue
+            types[name] = t
+            if isinstance(value.handle, Pointers):
+                regions.extend(value.handle.regions)
+        key = (kernel.cache_key, tuple(types.items()), tuple(sorted((k, repr(v)) for k, v in constants.items())))
+        known = self._checked.setdefault(kernel, {})
+        checked = known.get(key)
+        if checked is None:
+            checked = known[key] = _frontend_check(kernel, types, constants, self, opts)
+        CompiledKernel.check_writable(checked, bound)
         dims = normalize_grid(grid, bound, kernel.__name__)
+        program = Program()
+        fn = program.function(kernel)
         for z, y, x in itertools.product(range(dims[2]), range(dims[1]), range(dims[0])):
-            with semantic.using(NumpyBuilder((x, y, z), dims)):
+            with semantic.using(NumpyBuilder((x, y, z), dims, tuple(regions), program)):
                 try:
-                    kernel.fn(**call)
+                    fn(**call)
                 except TritiumError as e:
                     raise _located(kernel, e) from None
+                except AccessError as e:
+                    raise _located(kernel, e, OutOfBoundsError) from None
                 except Exception as e:  # the user's own mistake: keep its traceback as the cause
                     raise _located(kernel, e) from e
 
 
-def _located(kernel, e: Exception) -> CompilationError:
+@dataclasses.dataclass
+class _Checked:
+    """What the compiler's frontend says about one specialisation: the arguments stored through
+    (read by ``CompiledKernel.check_writable``, so read-only arrays are refused alike)."""
+
+    name: str
+    written_args: tuple[str, ...]
+
+
+def _frontend_check(kernel, types: dict[str, str], constants: dict[str, Any], target, opts) -> _Checked:
+    """Run the compiler's frontend (and its neutral passes) on this specialisation, so the
+    interpreter refuses exactly what the compiler refuses, with the same located message."""
+    from ..frontend.ast_to_tile import generate_module  # imports MLIR: only when interpreting
+    from ..ir import tile
+    from ..ir.mlir import ir
+    from ..passes.neutral import optimize
+    from ..passes.pipeline import CompileContext
+
+    values = [tlc.tensor(None, T.from_signature(types[n]), ()) if n in types else constants.get(n)
+              for n in kernel.arg_names]
+    signature = KernelSignature(kernel.__name__, tuple(types), tuple(types.values()))
+    ctx = CompileContext(signature, target, opts)
+    with COMPILE_LOCK, tile.context(), ir.Location.unknown():
+        module = generate_module(kernel, values, [], {}, interpreting=True)
+        optimize(module, ctx)
+    stored = ctx.metadata.get("stored_args")
+    pointers = [n for n, t in types.items() if t.startswith("*")]
+    written = pointers if stored is None else [signature.arg_names[i] for i in stored]
+    return _Checked(kernel.__name__, tuple(written))
+
+
+def _located(kernel, e: Exception, kind: type[LocatedError] = CompilationError) -> LocatedError:
     """The error, pointing at the innermost line of a @jit function (the kernel or a helper) that
     raised it."""
     filename, lineno = kernel.filename, None
@@ -85,5 +138,5 @@ def _located(kernel, e: Exception) -> CompilationError:
             filename, lineno = tb.tb_frame.f_code.co_filename, tb.tb_lineno
         tb = tb.tb_next
     line = linecache.getline(filename, lineno) if lineno else ""
-    message = str(e) if isinstance(e, TritiumError) else f"{type(e).__name__}: {e}"
-    return CompilationError(kernel.__name__, message, filename=filename, lineno=lineno, source_line=line.strip())
+    message = str(e) if isinstance(e, (TritiumError, AccessError)) else f"{type(e).__name__}: {e}"
+    return kind(kernel.__name__, message, filename=filename, lineno=lineno, source_line=line.strip())

@@ -7,6 +7,7 @@ while the interpreter runs. One definition of the language therefore serves both
 
 from __future__ import annotations
 
+import operator
 from typing import Any, Sequence
 
 from . import semantic
@@ -27,6 +28,31 @@ class constexpr:
 
     def __bool__(self) -> bool:
         return bool(self.value)
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+
+def _constexpr_op(fn, reflected: bool = False):
+    """Triton's constexpr operators: compute on the value, so ``MODE == "fast"`` compares strings
+    (in the interpreter too, where kernels run as plain Python); a tensor result stays a tensor."""
+    def op(self, *other):
+        args = [self.value, *(_unwrap(o) for o in other)]
+        out = fn(*reversed(args)) if reflected else fn(*args)
+        return out if isinstance(out, tensor) or out is NotImplemented else constexpr(out)
+    return op
+
+
+for _name, _fn in (("add", operator.add), ("sub", operator.sub), ("mul", operator.mul),
+                   ("truediv", operator.truediv), ("floordiv", operator.floordiv), ("mod", operator.mod),
+                   ("pow", operator.pow), ("and", operator.and_), ("or", operator.or_), ("xor", operator.xor),
+                   ("lshift", operator.lshift), ("rshift", operator.rshift)):
+    setattr(constexpr, f"__{_name}__", _constexpr_op(_fn))
+    setattr(constexpr, f"__r{_name}__", _constexpr_op(_fn, reflected=True))
+for _name, _fn in (("eq", operator.eq), ("ne", operator.ne), ("lt", operator.lt), ("le", operator.le),
+                   ("gt", operator.gt), ("ge", operator.ge), ("neg", operator.neg), ("pos", operator.pos),
+                   ("invert", operator.invert)):
+    setattr(constexpr, f"__{_name}__", _constexpr_op(_fn))
 
 
 def _unwrap(v: Any) -> Any:

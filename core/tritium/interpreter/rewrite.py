@@ -1,0 +1,207 @@
+"""Kernels as the interpreter runs them: the user's Python, rewritten where plain Python would
+type values differently from the compiler.
+
+The compiler (``frontend.ast_to_tile``) gives ``range``/``tl.range`` loops an int32 loop variable
+(int64 when a bound is 64-bit), turns Python numbers carried through a loop or out of an ``if`` on
+a tensor into tensors, makes ``not``/``and``/``or`` on tensors int1 tensors, and ``a if c else b``
+on a tensor ``c`` a ``tl.where``. Plain Python would give ints and bools, so results would wrap in
+other types (``x_int8 + i * 100``). Each ``@jit`` function is therefore run from a copy of
+its AST where those places call the hooks below. The copy is compiled with the original file name
+and line numbers, so frames, ``print``, ``breakpoint()`` and tracebacks still show the user's code.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import copy
+import types
+import weakref
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from ..frontend.ast_to_tile import assigned_names
+from ..language import core as tlc
+from ..language import dtypes as T
+from ..language import semantic
+from ..runtime.jit import JIT_CODE, JITFunction
+from .numpy_builder import np_dtype
+
+_PREFIX = "__tritium_"
+
+
+def _value(v: Any) -> Any:
+    return v.value if isinstance(v, tlc.constexpr) else v
+
+
+def loop(fn: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
+    """``for i in fn(*args)``: the values the compiled loop's induction variable takes."""
+    if fn is not builtins.range and fn is not tlc.range:
+        return fn(*args, **kwargs)  # tl.static_range: Python ints, as the compiler unrolls it
+    if not 1 <= len(args) <= 3:
+        raise semantic.SemanticError("range() takes 1 to 3 arguments")
+    bounds = [semantic.to_tensor(a) for a in args]
+    if any(not b.dtype.is_int() or b.shape != () for b in bounds):
+        raise semantic.SemanticError("range() bounds must be scalar integers")
+    ity = T.int64 if any(b.dtype.primitive_bitwidth > 32 for b in bounds) else T.int32
+    values = [int(semantic.builder().python_value(b)) for b in bounds]
+    if len(values) == 3 and values[2] == 0:
+        return iter(())  # the compiled loop runs zero times
+    return (tlc.tensor(np.array(i, dtype=np_dtype(ity)), ity, ()) for i in builtins.range(*values))
+
+
+def carried(value: Any, like: Any = None) -> Any:
+    """A value carried through a loop: Python numbers become tensors (typed like the value the
+    loop started with), as the compiler makes them loop arguments."""
+    if isinstance(value, tlc.tensor) or isinstance(value, bool) or not isinstance(value, (int, float)):
+        return value
+    if like is not None and not isinstance(like, tlc.tensor):
+        return value
+    return semantic.to_tensor(value, like.dtype if like is not None else None)
+
+
+def logical_not(value: Any) -> Any:
+    """``not x``: an int1 tensor for a tensor, as compiled."""
+    value = _value(value)
+    if isinstance(value, tlc.tensor):
+        return value.logical_not()
+    return not value
+
+
+def joined(value: Any, cond: Any) -> Any:
+    """A name bound in an ``if`` on a tensor: a Python number becomes a tensor (an ``scf.if``
+    result when compiled)."""
+    if isinstance(_value(cond), tlc.tensor) and isinstance(value, (int, float)):
+        return semantic.to_tensor(value)
+    return value
+
+
+def if_exp(cond: Any, body: Callable[[], Any], orelse: Callable[[], Any]) -> Any:
+    """``body if cond else orelse``: on a tensor both sides are evaluated into a ``tl.where``."""
+    cond = _value(cond)
+    if isinstance(cond, tlc.tensor):
+        return semantic.where(cond, body(), orelse())
+    return body() if cond else orelse()
+
+
+def bool_op(is_and: bool, first: Any, *rest: Callable[[], Any]) -> Any:
+    """``and``/``or``: Python's short-circuit on constants, ``tl`` logic (an int1 tensor) on tensors."""
+    result = _value(first)
+    for thunk in rest:
+        if not isinstance(result, tlc.tensor) and (not result if is_and else result):
+            return result
+        nxt = _value(thunk())
+        if isinstance(result, tlc.tensor) or isinstance(nxt, tlc.tensor):
+            result = semantic.logical("and" if is_and else "or", result, nxt)
+        else:
+            result = nxt
+    return result
+
+
+_HOOKS = {f"{_PREFIX}{f.__name__}": f for f in (loop, carried, logical_not, joined, if_exp, bool_op)}
+
+
+def _call(hook: str, args: list[ast.expr], node: ast.AST, keywords=()) -> ast.Call:
+    return ast.copy_location(ast.Call(ast.Name(_PREFIX + hook, ast.Load()), args, list(keywords)), node)
+
+
+def _thunk(expr: ast.expr) -> ast.Lambda:
+    no_args = ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[])
+    return ast.copy_location(ast.Lambda(no_args, expr), expr)
+
+
+class _Rewriter(ast.NodeTransformer):
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.AST:
+        self.generic_visit(node)
+        return _call("logical_not", [node.operand], node) if isinstance(node.op, ast.Not) else node
+
+    def visit_IfExp(self, node: ast.IfExp) -> ast.AST:
+        self.generic_visit(node)
+        return _call("if_exp", [node.test, _thunk(node.body), _thunk(node.orelse)], node)
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> ast.AST:
+        self.generic_visit(node)
+        is_and = ast.copy_location(ast.Constant(isinstance(node.op, ast.And)), node)
+        return _call("bool_op", [is_and, node.values[0], *map(_thunk, node.values[1:])], node)
+
+    def visit_If(self, node: ast.If) -> Any:
+        """``c = test; if c: ...``, then ``n = joined(n, c)`` for each name either branch binds."""
+        self.generic_visit(node)
+        names = assigned_names(node.body) | assigned_names(node.orelse)
+        if not names:
+            return node
+        cond = f"{_PREFIX}cond_{node.lineno}_{node.col_offset}"
+        test = ast.copy_location(ast.Assign([ast.Name(cond, ast.Store())], node.test), node)
+        node.test = ast.copy_location(ast.Name(cond, ast.Load()), node)
+        after = [s for n in sorted(names) for s in _guarded(f"{n} = {_PREFIX}joined({n}, {cond})", "pass", node)]
+        return [test, node, *after]
+
+    def visit_For(self, node: ast.For) -> Any:
+        self.generic_visit(node)
+        names = assigned_names(node.body) - assigned_names([node.target])
+        if isinstance(node.iter, ast.Call):
+            it = node.iter
+            node.iter = _call("loop", [it.func, *it.args], it, it.keywords)
+        return self._carry(node, names)
+
+    def visit_While(self, node: ast.While) -> Any:
+        self.generic_visit(node)
+        return self._carry(node, assigned_names(node.body))
+
+    @staticmethod
+    def _carry(node: ast.For | ast.While, names: set[str]) -> list[ast.stmt]:
+        """Before the loop ``n = carried(n)`` (remembering its start in ``__tritium_start_n``);
+        at the end of each iteration ``n = carried(n, start)``. Names unbound there are skipped."""
+        before, after = [], []
+        for n in sorted(names):
+            start = f"{_PREFIX}start_{n}"
+            before += _guarded(f"{start} = {n} = {_PREFIX}carried({n})", f"{start} = None", node)
+            after += _guarded(f"{n} = {_PREFIX}carried({n}, {start})", "pass", node)
+        node.body = node.body + after
+        return [*before, node]
+
+
+def _guarded(stmt: str, otherwise: str, node: ast.AST) -> list[ast.stmt]:
+    tree = ast.parse(f"try:\n    {stmt}\nexcept NameError:\n    {otherwise}\n").body
+    for n in tree:
+        for sub in ast.walk(n):
+            ast.copy_location(sub, node)
+            if hasattr(sub, "end_lineno"):
+                sub.end_lineno, sub.end_col_offset = node.lineno, node.col_offset
+    return tree
+
+
+_CODE: weakref.WeakKeyDictionary[JITFunction, types.CodeType] = weakref.WeakKeyDictionary()
+
+
+def _code(jitfn: JITFunction) -> types.CodeType:
+    code = _CODE.get(jitfn)
+    if code is None:
+        tree = _Rewriter().visit(copy.deepcopy(jitfn.ast))
+        ast.increment_lineno(tree, jitfn.first_line - 1)
+        ast.fix_missing_locations(tree)
+        module = compile(tree, jitfn.filename, "exec", dont_inherit=True)
+        code = next(c for c in module.co_consts if isinstance(c, types.CodeType) and c.co_name == jitfn.__name__)
+        JIT_CODE.add(code)
+        _CODE[jitfn] = code
+    return code
+
+
+class Program:
+    """The rewritten functions of one launch: the kernel and, on first call, each @jit helper
+    (``JITFunction.__call__`` reaches them through the builder), bound to their module's globals
+    (and closure variables) as they are now."""
+
+    def __init__(self):
+        self._functions: dict[JITFunction, types.FunctionType] = {}
+
+    def function(self, jitfn: JITFunction) -> types.FunctionType:
+        fn = self._functions.get(jitfn)
+        if fn is None:
+            env = {**jitfn.fn.__globals__, **jitfn.closure_vars(), **_HOOKS}
+            fn = types.FunctionType(_code(jitfn), env, jitfn.__name__, jitfn.fn.__defaults__)
+            fn.__kwdefaults__ = jitfn.fn.__kwdefaults__
+            self._functions[jitfn] = fn
+        return fn
+
