@@ -10,7 +10,6 @@ from tritium import plugins
 from .kernels import control
 
 HOST_TARGETS = [t for t in ("interpreter", "cpu") if t in plugins.targets()]
-NEEDS_PRECHECK = pytest.mark.xfail(strict=False, reason="needs the interpreter pre-check")
 
 
 @pytest.fixture(params=HOST_TARGETS)
@@ -64,12 +63,7 @@ def refusal(target, fn, *args, **kwargs) -> str:
     return msg
 
 
-def refused_on(targets):
-    """The refusal tests: the interpreter half passes once the interpreter runs the frontend first."""
-    return [pytest.param(t, marks=NEEDS_PRECHECK) if t == "interpreter" else t for t in targets]
-
-
-@pytest.fixture(params=refused_on(HOST_TARGETS))
+@pytest.fixture(params=HOST_TARGETS)
 def refusing_target(request, monkeypatch, tmp_path):
     monkeypatch.setenv("TRITIUM_TARGET", request.param)
     monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path / "cache"))
