@@ -7,12 +7,17 @@ their exact meaning; loads and stores view the addressed host memory through cty
 from __future__ import annotations
 
 import ctypes
+import linecache
+import sys
 from typing import Any, Callable
 
 import numpy as np
 
+from ..errors import DeviceAssertionError
 from ..language.dtypes import dtype
 from ..language.semantic import SemanticError
+from ..runtime import debug_output
+from ..runtime.jit import JIT_CODE
 
 _NP = {"int1": np.bool_, "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
        "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
@@ -52,8 +57,12 @@ class NumpyBuilder:
 
     interprets = True
 
-    def __init__(self, pid: tuple[int, int, int], grid: tuple[int, int, int]):
-        self.pid, self.grid = pid, grid
+    def __init__(self, pid: tuple[int, int, int], grid: tuple[int, int, int], debug: bool = False,
+                 kernel: str = "", static_printed: set | None = None):
+        """``debug`` turns ``device_assert`` on; ``static_printed`` (shared by the programs of one
+        launch) holds the ``static_print`` calls already printed, so each prints once per launch."""
+        self.pid, self.grid, self.debug, self.kernel = pid, grid, debug, kernel
+        self.static_printed = set() if static_printed is None else static_printed
 
     def python_value(self, x) -> Any:
         if x.shape != ():
@@ -146,3 +155,52 @@ class NumpyBuilder:
             x = np.asarray(combine(a, b))
         return np.squeeze(x, axis=axis)
 
+
+    def device_print(self, prefix: str, hex: bool, handles, types, shapes) -> None:
+        values = [(np.broadcast_to(np.asarray(h), shape), t) for h, t, shape in zip(handles, types, shapes)]
+        debug_output.write(debug_output.print_lines(prefix, self.pid, values, hex))
+
+    def static_print(self, text: str) -> None:
+        frame = _kernel_frame()
+        site = (frame.f_code, frame.f_lineno, text) if frame is not None else text
+        if site not in self.static_printed:
+            self.static_printed.add(site)
+            print(text, file=sys.stdout)
+
+    def device_assert(self, cond, shape, message: str) -> None:
+        failed = np.argwhere(~np.broadcast_to(np.asarray(cond, dtype=bool), shape))
+        if len(failed):
+            frame = _kernel_frame()
+            file, line = (frame.f_code.co_filename, frame.f_lineno) if frame is not None else ("", None)
+            raise DeviceAssertionError(self.kernel, debug_output.assertion_message(message, self.pid, failed[0]),
+                                       filename=file, lineno=line,
+                                       source_line=linecache.getline(file, line) if line else "")
+
+
+def _kernel_frame():
+    """The innermost frame running a @jit function's code: where the language call was made."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code not in JIT_CODE:
+        frame = frame.f_back
+    return frame
+
+
+def install_kernel_print() -> None:
+    """Make ``print(...)`` inside interpreted kernels mean ``tl.device_print``, as the compiler
+    reads it (Triton's rule); every other ``print`` is Python's own. Interpreted kernels are plain
+    Python functions that find ``print`` among the builtins, so the builtin is wrapped, once."""
+    import builtins
+
+    if getattr(builtins.print, "_tritium_kernel_print", False):
+        return
+    python_print = builtins.print
+
+    def print(*args, **kwargs):  # noqa: A001
+        from ..language import debug, semantic
+
+        if semantic.active_builder_interprets() and sys._getframe(1).f_code in JIT_CODE:
+            return debug.builtin_print(args, **kwargs)
+        return python_print(*args, **kwargs)
+
+    print._tritium_kernel_print = True
+    builtins.print = print

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ArgumentError, CompilationError, TritiumError
+from ..errors import ArgumentError, CompilationError, KernelRuntimeError, TritiumError
 from ..language import core as tlc
 from ..language import dtypes as T
 from ..language import semantic
@@ -20,7 +20,8 @@ from ..runtime.host import HostMemory, host_address
 from ..runtime.jit import JIT_CODE
 from ..runtime.launch import bind_arguments, normalize_grid, split_arguments
 from ..target import Driver, LaunchOptions, Target
-from .numpy_builder import NumpyBuilder, np_dtype
+from .kernel_code import interpreted
+from .numpy_builder import NumpyBuilder, install_kernel_print, np_dtype
 
 
 class InterpreterTarget(Target):
@@ -58,17 +59,21 @@ class InterpreterTarget(Target):
 
             check_supported(kernel)
             self._checked.add(kernel)
+            install_kernel_print()
         bound, options = split_arguments(kernel, args, kwargs)
         try:
-            self.parse_options(options)
+            opts = self.parse_options(options)
         except TritiumError as e:
             raise ArgumentError(f"kernel '{kernel.__name__}': {e}") from None
         call = {name: value for name, _, value in bind_arguments(self, kernel, bound)}
         dims = normalize_grid(grid, bound, kernel.__name__)
+        static_printed: set = set()
         for z, y, x in itertools.product(range(dims[2]), range(dims[1]), range(dims[0])):
-            with semantic.using(NumpyBuilder((x, y, z), dims)):
+            with semantic.using(NumpyBuilder((x, y, z), dims, opts.debug, kernel.__name__, static_printed)):
                 try:
-                    kernel.fn(**call)
+                    interpreted(kernel)(**call)
+                except KernelRuntimeError:
+                    raise  # located where it happened
                 except TritiumError as e:
                     raise _located(kernel, e) from None
                 except Exception as e:  # the user's own mistake: keep its traceback as the cause

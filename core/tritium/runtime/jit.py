@@ -110,7 +110,9 @@ class JITFunction:
         from ..language import semantic
 
         if semantic.active_builder_interprets():  # a call from a kernel the interpreter is running
-            return self.fn(*args, **kwargs)
+            from ..interpreter.kernel_code import interpreted
+
+            return interpreted(self)(*args, **kwargs)
         raise TritiumError(f"@jit function '{self.__name__}' cannot be called from Python directly: launch "
                            f"it with {self.__name__}[grid](...) or call it from another @jit function")
 
