@@ -490,7 +490,7 @@ class FunctionGenerator(ast.NodeVisitor):
             raise self.error(node, "**kwargs in calls are not supported")
         if isinstance(fn, JITFunction):
             return self.call_jit(fn, args, kwargs, node)
-        if fn is builtins.print:  # Triton's print is device_print
+        if fn is _BUILTINS["print"]:  # Triton's print is device_print
             return debug.builtin_print(args, **kwargs)
         if fn in (builtins.min, builtins.max) and any(_is_tensor(_unwrap(a)) for a in args):
             combine = tlc.minimum if fn is builtins.min else tlc.maximum
