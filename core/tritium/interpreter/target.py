@@ -1,7 +1,7 @@
 """``TRITIUM_TARGET=interpreter``: kernels run as plain Python on numpy, one program at a time.
 
-Nothing is compiled, so ``print`` and ``breakpoint()`` work inside kernels; the results define the
-language's reference semantics for tests.
+Nothing is compiled, so ``breakpoint()`` works inside kernels (``print`` is ``tl.device_print``, as
+when compiled); the results define the language's reference semantics for tests.
 """
 
 from __future__ import annotations

@@ -224,3 +224,14 @@ def test_assert_statement_on_tensors_is_a_device_assert(monkeypatch):
     errors = both_targets(monkeypatch, lambda: assert_statement_kernel[(2,)](x, np.zeros(4, np.int32), BLOCK=4))
     assert all("device assertion failed: assertion failed (pid (1, 0, 0) idx ())" in str(e) for e in errors)
     assert str(errors[0]) == str(errors[1])
+
+
+@tritium.jit
+def print_pointers(x_ptr, BLOCK: tl.constexpr):
+    tl.device_print("p", x_ptr + tl.arange(0, BLOCK))
+
+
+def test_print_of_pointers_shows_addresses(monkeypatch, capsys):
+    x = np.zeros(4, np.float64)
+    cpu, interp = run_both(monkeypatch, capsys, lambda: print_pointers[(1,)](x, BLOCK=4))
+    assert cpu == interp == [f"pid (0, 0, 0) idx ({i}) p: 0x{x.ctypes.data + 8 * i:x}" for i in range(4)]
