@@ -235,3 +235,16 @@ def test_print_of_pointers_shows_addresses(monkeypatch, capsys):
     x = np.zeros(4, np.float64)
     cpu, interp = run_both(monkeypatch, capsys, lambda: print_pointers[(1,)](x, BLOCK=4))
     assert cpu == interp == [f"pid (0, 0, 0) idx ({i}) p: 0x{x.ctypes.data + 8 * i:x}" for i in range(4)]
+
+
+@tritium.jit
+def assert_2d(x_ptr, R: tl.constexpr, C: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, R)[:, None] * C + tl.arange(0, C)[None, :])
+    tl.device_assert(x != 7, "no sevens")
+
+
+def test_device_assert_names_the_first_false_element_of_a_2d_block(monkeypatch):
+    x = np.zeros(4 * 16, np.int32)
+    x[[2 * 16 + 5, 3 * 16 + 1]] = 7
+    errors = both_targets(monkeypatch, lambda: assert_2d[(1,)](x, R=4, C=16, debug=True))
+    assert all("no sevens (pid (0, 0, 0) idx (2, 5))" in str(e) for e in errors)

@@ -53,11 +53,11 @@ class DebugOps:
             b.store(ll.Constant(I64, n), first)
 
             def scan(i) -> None:  # first = the lowest i with a false element
-                i64 = b.zext(as_value(i), I64)
                 ok = b.load(b.gep(buf, [as_value(i)], source_etype=ll.IntType(8)), typ=ll.IntType(8))
+                current = b.load(first, typ=I64)
                 hit = b.and_(b.icmp_unsigned("==", ok, ll.Constant(ll.IntType(8), 0)),
-                             b.icmp_unsigned("==", b.load(first, typ=I64), ll.Constant(I64, n)))
-                b.store(b.select(hit, i64, b.load(first, typ=I64)), first)
+                             b.icmp_unsigned("==", current, ll.Constant(I64, n)))
+                b.store(b.select(hit, b.zext(as_value(i), I64), current), first)
 
             counted_loop(b, n, scan, name="assert")
             index = b.load(first, typ=I64)
