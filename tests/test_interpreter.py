@@ -11,8 +11,10 @@ def test_print_inside_a_kernel(monkeypatch, capsys):
     x = np.array([1.5, 2.5, 3.5, 4.5], np.float32)
     print_kernel[(2,)](x, BLOCK=2)
     out = capsys.readouterr().out.splitlines()
-    assert out == ["pid tensor(0, shape=[], dtype=tl.int32) tensor([1.5, 2.5], shape=[2], dtype=tl.float32)",
-                   "pid tensor(1, shape=[], dtype=tl.int32) tensor([3.5, 4.5], shape=[2], dtype=tl.float32)"]
+    assert out == [  # Triton's print is tl.device_print: one line per element
+        "pid (0, 0, 0) idx () pid: (operand 0) 0", "pid (0, 0, 0) idx (0) pid: (operand 1) 1.500000",
+        "pid (0, 0, 0) idx (1) pid: (operand 1) 2.500000", "pid (1, 0, 0) idx () pid: (operand 0) 1",
+        "pid (1, 0, 0) idx (0) pid: (operand 1) 3.500000", "pid (1, 0, 0) idx (1) pid: (operand 1) 4.500000"]
 
 
 def test_kernels_are_plain_python_frames(monkeypatch):

@@ -18,6 +18,7 @@ from typing import Any
 from ..errors import CompilationError, TritiumError
 from ..ir.mlir import func, ir, scf
 from ..language import core as tlc
+from ..language import debug
 from ..language import dtypes as T
 from ..language import semantic
 from ..runtime.jit import JITFunction
@@ -67,11 +68,11 @@ def assigned_names(stmts: list[ast.stmt]) -> set[str]:
 class ModuleGenerator:
     """Owns the MLIR module of one compilation and the callee functions instantiated into it."""
 
-    def __init__(self, kernel, interpreting: bool = False):
+    def __init__(self, kernel, debug: bool = False, interpreting: bool = False):
         self.interpreting = interpreting  # only checking a kernel the interpreter will run as Python
         self.active = [kernel]  # the chain of @jit functions being generated, for recursion errors
         self.module = ir.Module.create()
-        self.builder = IRBuilder()
+        self.builder = IRBuilder(debug, quiet=interpreting)
         self.callees: dict[Any, tuple[str, list, bool]] = {}
 
     def callee(self, jitfn, args: list[Any]) -> tuple[str, list, bool]:
@@ -224,8 +225,8 @@ class FunctionGenerator(ast.NodeVisitor):
 
     def visit_Assert(self, node: ast.Assert) -> None:
         cond = self.visit(node.test)
-        if _is_tensor(cond):
-            raise self.error(node, "assert on a tensor value is not supported yet; assert on constexprs only")
+        if _is_tensor(cond):  # as in Triton: a device_assert, checked in debug mode
+            return debug.device_assert(cond, self.visit(node.msg) if node.msg is not None else "")
         if not cond:
             msg = self.visit(node.msg) if node.msg is not None else "assertion failed"
             raise self.error(node, f"static assertion failed: {msg}")
@@ -523,14 +524,13 @@ class FunctionGenerator(ast.NodeVisitor):
             raise self.error(node, "**kwargs in calls are not supported")
         if isinstance(fn, JITFunction):
             return self.call_jit(fn, args, kwargs, node)
-        if fn in (builtins.print, builtins.breakpoint) and self.mod.interpreting:
-            return None  # Python's debugging calls: the interpreter runs them
         if fn is builtins.breakpoint:
+            if self.mod.interpreting:
+                return None  # Python's debugger: the interpreter runs it
             raise self.error(node, "breakpoint() works only when the kernel runs as Python: run with "
                                    "TRITIUM_TARGET=interpreter")
-        if fn is builtins.print:
-            raise self.error(node, "print() is not supported in compiled kernels yet; run with "
-                                   "TRITIUM_TARGET=interpreter to print and debug")
+        if fn is builtins.print:  # Triton's print is device_print
+            return debug.builtin_print(args, **kwargs)
         if fn in (builtins.min, builtins.max) and any(_is_tensor(_unwrap(a)) for a in args):
             combine = tlc.minimum if fn is builtins.min else tlc.maximum
             out = args[0]
@@ -599,14 +599,15 @@ def _desc(t) -> str:
 
 
 def generate_module(jitfn, arg_values: list[Any], arg_attrs: list[dict], known: dict[str, Any],
-                    interpreting: bool = False) -> ir.Module:
+                    debug: bool = False, interpreting: bool = False) -> ir.Module:
     """The ``tile`` stage: the kernel and every @jit function it calls, as one MLIR module.
 
     ``arg_values`` has one entry per parameter: a ``tensor`` whose handle is None for runtime
-    arguments (its dtype gives the parameter type) or a Python value for constants. ``interpreting``:
-    the interpreter checks a kernel it will run as Python, where ``print`` and ``breakpoint()`` run.
+    arguments (its dtype gives the parameter type) or a Python value for constants. ``debug``
+    (the launch option) keeps ``tl.device_assert``s. ``interpreting``: the interpreter checks a
+    kernel it will run as Python, where ``breakpoint()`` runs.
     """
-    mod = ModuleGenerator(jitfn, interpreting)
+    mod = ModuleGenerator(jitfn, debug, interpreting)
     with ir.InsertionPoint(mod.module.body), ir.Location.unknown():
         gen = FunctionGenerator(mod, jitfn, jitfn.__name__)
         gen.build(arg_values, public=True, arg_attrs=arg_attrs, known=known)

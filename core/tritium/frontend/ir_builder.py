@@ -6,6 +6,8 @@ receives operands that ``semantic`` already promoted and broadcast.
 
 from __future__ import annotations
 
+import re
+import sys
 from typing import Any, Callable, Sequence
 
 from ..ir import tile
@@ -30,7 +32,14 @@ def ir_type(t: dtype, shape: Sequence[int]) -> ir.Type:
 
 
 class IRBuilder:
-    """Implements the builder protocol of ``tritium.language.semantic`` with MLIR ops."""
+    """Implements the builder protocol of ``tritium.language.semantic`` with MLIR ops.
+
+    ``debug`` (the ``debug`` launch option) decides whether ``tl.device_assert`` emits anything."""
+
+    def __init__(self, debug: bool = False, quiet: bool = False):
+        """``debug`` keeps device assertions; ``quiet`` (the interpreter only checking a kernel it
+        will run) leaves ``static_print`` to the run."""
+        self.debug, self.quiet = debug, quiet
 
     def python_value(self, x) -> Any:
         from ..language.semantic import SemanticError
@@ -102,3 +111,25 @@ class IRBuilder:
         with ir.InsertionPoint(block):
             tile.ReduceReturnOp(combine(block.arguments[0], block.arguments[1]))
         return op.res
+
+    def device_print(self, prefix: str, hex: bool, handles, types: Sequence[dtype], shapes) -> None:
+        if not handles:
+            tile.PrintOp(ir.StringAttr.get(prefix), tile.i32_attr(hex), tile.i32_attr(0), tile.i32_attr(0),
+                         tile.i32_attr(0))
+        for i, (h, t) in enumerate(zip(handles, types)):
+            tile.PrintOp(ir.StringAttr.get(prefix), tile.i32_attr(hex), tile.i32_attr(t.is_int_signed()),
+                         tile.i32_attr(i), tile.i32_attr(len(handles)), value=h)
+
+    def static_print(self, text: str) -> None:
+        if not self.quiet:
+            print(text, file=sys.stdout)  # at compile time, as Triton does
+
+    def device_assert(self, cond, shape, message: str) -> None:
+        file, line = _current_file_line()
+        tile.AssertOp(cond, ir.StringAttr.get(message), ir.StringAttr.get(file), tile.i32_attr(line))
+
+
+def _current_file_line() -> tuple[str, int]:
+    """File and line of the current MLIR location (the frontend sets it for every statement)."""
+    m = re.match(r'loc\("(.*)":(\d+):\d+\)$', str(ir.Location.current))
+    return (m.group(1), int(m.group(2))) if m else ("", 0)

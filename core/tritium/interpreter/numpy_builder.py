@@ -8,12 +8,17 @@ checked against that argument's memory, then views the addressed host memory thr
 from __future__ import annotations
 
 import ctypes
+import linecache
+import sys
 from typing import Any, Callable
 
 import numpy as np
 
+from ..errors import DeviceAssertionError
 from ..language.dtypes import dtype
 from ..language.semantic import SemanticError
+from ..runtime import debug_output
+from ..runtime.jit import JIT_CODE
 from .memory import AccessError, Pointers, Region, check, pointers, select
 
 _NP = {"int1": np.bool_, "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
@@ -56,8 +61,14 @@ class NumpyBuilder:
     interprets = True
 
     def __init__(self, pid: tuple[int, int, int], grid: tuple[int, int, int], regions: tuple[Region, ...],
-                 program: Any):
+                 program: Any, debug: bool = False, kernel: str = "", static_printed: set | None = None):
+        """``regions`` are the arguments' memory (every access is checked against them);
+        ``program`` holds the interpreted functions of this launch (``rewrite``); ``debug`` turns
+        ``device_assert`` on; ``static_printed`` (shared by the programs of one launch) holds the
+        ``static_print`` calls already printed, so each prints once per launch."""
         self.pid, self.grid, self.regions, self.program = pid, grid, regions, program
+        self.debug, self.kernel = debug, kernel
+        self.static_printed = set() if static_printed is None else static_printed
 
     def call_jit(self, jitfn, args: tuple, kwargs: dict) -> Any:
         """A kernel calls a @jit helper: run the helper's interpreted function (``rewrite``)."""
@@ -179,6 +190,26 @@ class NumpyBuilder:
             x = np.asarray(combine(a, b))
         return np.squeeze(x, axis=axis)
 
+    def device_print(self, prefix: str, hex: bool, handles, types, shapes) -> None:
+        values = [(np.broadcast_to(np.asarray(h), shape), t) for h, t, shape in zip(handles, types, shapes)]
+        debug_output.write(debug_output.print_lines(prefix, self.pid, values, hex))
+
+    def static_print(self, text: str) -> None:
+        frame = _kernel_frame()
+        site = (frame.f_code, frame.f_lineno, text) if frame is not None else text
+        if site not in self.static_printed:
+            self.static_printed.add(site)
+            print(text, file=sys.stdout)
+
+    def device_assert(self, cond, shape, message: str) -> None:
+        failed = np.argwhere(~np.broadcast_to(np.asarray(cond, dtype=bool), shape))
+        if len(failed):
+            frame = _kernel_frame()
+            file, line = (frame.f_code.co_filename, frame.f_lineno) if frame is not None else ("", None)
+            raise DeviceAssertionError(self.kernel, debug_output.assertion_message(message, self.pid, failed[0]),
+                                       filename=file, lineno=line,
+                                       source_line=linecache.getline(file, line) if line else "")
+
 
 def _as_pointer(h) -> Pointers:
     """A pointer cast to another pointer type keeps its origin; an integer has none."""
@@ -188,3 +219,12 @@ def _as_pointer(h) -> Pointers:
 def _active(p: Pointers, mask) -> np.ndarray:
     """The lanes a load or store touches."""
     return np.ones(p.shape, dtype=bool) if mask is None else np.broadcast_to(np.asarray(mask, dtype=bool), p.shape)
+
+
+def _kernel_frame():
+    """The innermost frame running a @jit function's code: where the language call was made."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code not in JIT_CODE:
+        frame = frame.f_back
+    return frame
+

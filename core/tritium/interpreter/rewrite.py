@@ -4,8 +4,9 @@ type values differently from the compiler.
 The compiler (``frontend.ast_to_tile``) gives ``range``/``tl.range`` loops an int32 loop variable
 (int64 when a bound is 64-bit), turns Python numbers carried through a loop or out of an ``if`` on
 a tensor into tensors, makes ``not``/``and``/``or`` on tensors int1 tensors, and ``a if c else b``
-on a tensor ``c`` a ``tl.where``. Plain Python would give ints and bools, so results would wrap in
-other types (``x_int8 + i * 100``). Each ``@jit`` function is therefore run from a copy of
+on a tensor ``c`` a ``tl.where``; ``assert`` on a tensor is ``tl.device_assert`` (checked in debug
+mode only, element by element) and ``print`` is ``tl.device_print``. Plain Python would give ints
+and bools, so results would wrap in other types (``x_int8 + i * 100``). Each ``@jit`` function is therefore run from a copy of
 its AST where those places call the hooks below. The copy is compiled with the original file name
 and line numbers, so frames, ``print``, ``breakpoint()`` and tracebacks still show the user's code.
 """
@@ -24,7 +25,7 @@ import numpy as np
 from ..frontend.ast_to_tile import assigned_names
 from ..language import core as tlc
 from ..language import dtypes as T
-from ..language import semantic
+from ..language import debug, semantic
 from ..runtime.jit import JIT_CODE, JITFunction
 from .numpy_builder import np_dtype
 
@@ -99,7 +100,23 @@ def bool_op(is_and: bool, first: Any, *rest: Callable[[], Any]) -> Any:
     return result
 
 
-_HOOKS = {f"{_PREFIX}{f.__name__}": f for f in (loop, carried, logical_not, joined, if_exp, bool_op)}
+def checked_assert(cond: Any, msg: Any = "") -> None:
+    """``assert cond, msg``: a device assertion on tensors, a static one otherwise (with the
+    compiler's message)."""
+    cond = _value(cond)
+    if isinstance(cond, tlc.tensor):
+        debug.device_assert(cond, msg)
+    elif not cond:
+        raise semantic.SemanticError(f"static assertion failed: {msg if msg != '' else 'assertion failed'}")
+
+
+def kernel_print(*args: Any, **kwargs: Any) -> None:
+    """``print(...)`` in a kernel is ``tl.device_print`` (Triton's rule)."""
+    debug.builtin_print(args, **kwargs)
+
+
+_HOOKS = {f"{_PREFIX}{f.__name__}": f for f in (loop, carried, logical_not, joined, if_exp, bool_op, checked_assert)}
+_HOOKS["print"] = kernel_print
 
 
 def _call(hook: str, args: list[ast.expr], node: ast.AST, keywords=()) -> ast.Call:
@@ -112,6 +129,11 @@ def _thunk(expr: ast.expr) -> ast.Lambda:
 
 
 class _Rewriter(ast.NodeTransformer):
+    def visit_Assert(self, node: ast.Assert) -> ast.AST:
+        self.generic_visit(node)
+        args = [node.test] + ([node.msg] if node.msg is not None else [])
+        return ast.copy_location(ast.Expr(_call("checked_assert", args, node)), node)
+
     def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.AST:
         self.generic_visit(node)
         return _call("logical_not", [node.operand], node) if isinstance(node.op, ast.Not) else node

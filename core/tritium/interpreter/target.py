@@ -1,9 +1,10 @@
 """``TRITIUM_TARGET=interpreter``: kernels run as plain Python on numpy, one program at a time.
 
-Kernels run as Python (``rewrite``), so ``print`` and ``breakpoint()`` work inside them; the results
-define the language's reference semantics for tests. Each specialisation first goes through the
-compiler's frontend, so the interpreter refuses what the compiler refuses, with the same message;
-every load and store is checked against the memory of the argument its pointer derives from.
+Kernels run as Python (``rewrite``), so ``breakpoint()`` works inside them (``print`` is
+``tl.device_print``, as when compiled); the results define the language's reference semantics for
+tests. Each specialisation first goes through the compiler's frontend, so the interpreter refuses
+what the compiler refuses, with the same message; every load and store is checked against the
+memory of the argument its pointer derives from.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ArgumentError, CompilationError, LocatedError, OutOfBoundsError, TritiumError
+from ..errors import ArgumentError, CompilationError, KernelRuntimeError, LocatedError, OutOfBoundsError, TritiumError
 from ..language import core as tlc
 from ..language import dtypes as T
 from ..language import semantic
@@ -85,10 +86,14 @@ class InterpreterTarget(Target):
         dims = normalize_grid(grid, bound, kernel.__name__)
         program = Program()
         fn = program.function(kernel)
+        static_printed: set = set()
         for z, y, x in itertools.product(range(dims[2]), range(dims[1]), range(dims[0])):
-            with semantic.using(NumpyBuilder((x, y, z), dims, tuple(regions), program)):
+            builder = NumpyBuilder((x, y, z), dims, tuple(regions), program, opts.debug, kernel.__name__, static_printed)
+            with semantic.using(builder):
                 try:
                     fn(**call)
+                except KernelRuntimeError:
+                    raise  # located where it happened
                 except TritiumError as e:
                     raise _located(kernel, e) from None
                 except AccessError as e:
@@ -120,7 +125,7 @@ def _frontend_check(kernel, types: dict[str, str], constants: dict[str, Any], ta
     signature = KernelSignature(kernel.__name__, tuple(types), tuple(types.values()))
     ctx = CompileContext(signature, target, opts)
     with COMPILE_LOCK, tile.context(), ir.Location.unknown():
-        module = generate_module(kernel, values, [], {}, interpreting=True)
+        module = generate_module(kernel, values, [], {}, debug=opts.debug, interpreting=True)
         optimize(module, ctx)
     stored = ctx.metadata.get("stored_args")
     pointers = [n for n, t in types.items() if t.startswith("*")]

@@ -2,8 +2,8 @@
 
 Defined in Python on the upstream dialect API (IRDL underneath), so the IR parses, prints,
 verifies and runs upstream passes. Elementwise arithmetic stays in upstream ``arith``/``math``;
-this dialect holds only what those lack: program ids, ranges, shape ops, pointers, memory and
-reductions. Ops print in MLIR's generic form.
+this dialect holds only what those lack: program ids, ranges, shape ops, pointers, memory,
+reductions and the debugging ops ``print`` and ``assert``. Ops print in MLIR's generic form.
 """
 
 
@@ -136,6 +136,30 @@ class ConvertLayoutOp(Tile.Operation, name="convert_layout", traits=[Pure]):
 
     src: Operand[Any] = operand()
     res: Result[Any] = result()
+
+
+class PrintOp(Tile.Operation, name="print"):
+    """Print every element of ``value`` (operand ``operand`` of ``count`` in one
+    ``tl.device_print``), or only ``prefix`` when there is none. ``hex`` and ``is_signed`` are 0 or
+    1 (MLIR integers are signless). One op per printed value, as IRDL gives all values of a
+    variadic operand one type. Not pure: printing is the point, so no pass may remove or merge it."""
+
+    prefix: ir.StringAttr
+    hex: ir.IntegerAttr
+    is_signed: ir.IntegerAttr
+    operand: ir.IntegerAttr
+    count: ir.IntegerAttr
+    value: Operand[Any] | None = None
+
+
+class AssertOp(Tile.Operation, name="assert"):
+    """Fail the launch when an element of ``condition`` (i1, scalar or tensor) is false
+    (``tl.device_assert``, emitted only in debug mode); ``file`` and ``line`` locate it."""
+
+    condition: Operand[Any] = operand()
+    message: ir.StringAttr
+    file: ir.StringAttr
+    line: ir.IntegerAttr
 
 
 # -- helpers -------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from .core import (
     load, log, log2, max, max_contiguous, maximum, min, minimum, multiple_of, num_programs, program_id,
     range, rsqrt, sin, sqrt, static_assert, static_range, store, sum, tensor, where, zeros,
 )
+from .core import device_assert, device_print, static_print
 from .dtypes import (
     bfloat16, dtype, float16, float32, float64, int1, int8, int16, int32, int64, pointer_type, uint8,
     uint16, uint32, uint64,
@@ -20,6 +21,7 @@ __all__ = [
     "max_contiguous", "multiple_of", "num_programs", "pointer_type", "program_id", "range", "rsqrt",
     "sin", "sqrt", "static_assert", "static_range", "store", "sum", "tensor", "uint8", "uint16", "uint32",
     "uint64", "where", "zeros",
+    "device_assert", "device_print", "static_print",
 ]
 
 

@@ -259,6 +259,29 @@ def static_assert(condition, message: str = "") -> None:
         raise semantic.SemanticError(f"static assertion failed{': ' + message if message else ''}")
 
 
+def device_print(prefix, *args, hex=False) -> None:
+    """Print every element of each argument in every program, as ``pid (x, y, z) idx (i)
+    <prefix>: <value>`` (Triton's format); ``hex=True`` prints the bits in hexadecimal."""
+    from . import debug
+
+    debug.device_print(prefix, args, _unwrap(hex))
+
+
+def static_print(*values) -> None:
+    """Print compile-time values (constexprs, and tensors by type and shape) while compiling."""
+    from . import debug
+
+    debug.static_print(values)
+
+
+def device_assert(cond, msg="", mask=None) -> None:
+    """Fail the launch with ``DeviceAssertionError`` where ``cond`` is false (and ``mask`` true);
+    checked only in debug mode (``debug=True``, ``@jit(debug=True)`` or ``TRITIUM_DEBUG=1``)."""
+    from . import debug
+
+    debug.device_assert(cond, msg, mask)
+
+
 def multiple_of(input, values):
     """A hint that ``input`` is a multiple of ``values``; the value itself is unchanged."""
     return input
@@ -274,8 +297,8 @@ NOT_YET = frozenset({
     "dot", "dot_scaled", "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min",
     "atomic_or", "atomic_xchg", "atomic_xor", "cumsum", "cumprod", "associative_scan", "reduce",
     "argmax", "argmin", "rand", "randn", "randint", "randint4x", "reshape", "view", "trans",
-    "permute", "join", "split", "cat", "interleave", "histogram", "sort", "flip", "device_print",
-    "static_print", "device_assert", "inline_asm_elementwise", "make_block_ptr", "advance",
+    "permute", "join", "split", "cat", "interleave", "histogram", "sort", "flip",
+    "inline_asm_elementwise", "make_block_ptr", "advance",
     "make_tensor_descriptor", "debug_barrier", "fma", "erf", "sigmoid", "softmax", "clamp",
     "umulhi", "xor_sum", "swizzle2d", "zeros_like", "full_like", "ravel", "div_rn", "fdiv", "tanh",
 })

@@ -104,7 +104,7 @@ def _frontend(request, ctx):
     from ..frontend.ast_to_tile import generate_module
 
     jitfn, arg_values, arg_attrs, known = request
-    module = generate_module(jitfn, arg_values, arg_attrs, known)
+    module = generate_module(jitfn, arg_values, arg_attrs, known, debug=getattr(ctx.options, "debug", False))
     try:
         module.operation.verify()
     except Exception as e:  # an IR the frontend should never produce: report it with the kernel name

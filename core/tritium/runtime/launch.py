@@ -86,6 +86,7 @@ def bind_arguments(target, jitfn, bound: dict[str, Any]) -> Iterator[tuple[str, 
 
 
 def prepare(target, jitfn, args: tuple, kwargs: dict) -> Prepared:
+    from ..target import debug_from_environment
     from .compiler import COMPILE_LOCK, compile_specialized
 
     bound, options = split_arguments(jitfn, args, kwargs)
@@ -97,7 +98,8 @@ def prepare(target, jitfn, args: tuple, kwargs: dict) -> Prepared:
         types.append(t)
         specs.append("" if name in jitfn.do_not_specialize else specialization(t, v))
         values.append(v)
-    key = (target.name, tuple(types), tuple(specs), tuple(constants), tuple(sorted(options.items())))
+    key = (target.name, tuple(types), tuple(specs), tuple(constants), tuple(sorted(options.items())),
+           debug_from_environment())  # TRITIUM_DEBUG changes what compiles
     kernel = jitfn.kernels.get(key)
     if kernel is None:
         with COMPILE_LOCK:  # a kernel launched from several threads compiles once

@@ -32,6 +32,7 @@ from tritium.ir.mlir import ir
 from . import abi
 from .chunks import I32, Index, counted_loop, mul, unflatten
 from .control_flow import ControlFlow
+from .debug_codegen import DebugOps
 from .evaluate import (BUFFER_ALIGN, CHUNK_OPS, HEAVY_OPS, REINDEXING_OPS, VIRTUAL, Buffer, ChunkEvaluator,
                        check_chunk_width, cpu_type, is_tensor, scalar_constant, shape_of)
 from .reductions import Reductions, unsupported
@@ -40,7 +41,7 @@ from .roots import Group, MaterializeRoot, StoreRoot
 TERMINATORS = frozenset({"scf.yield", "scf.condition", "func.return"})
 
 
-class KernelCodegen(ControlFlow, Reductions, ChunkEvaluator):
+class KernelCodegen(ControlFlow, Reductions, DebugOps, ChunkEvaluator):
     """Builds the LLVM function of one kernel (``func.func``) in ``module``."""
 
     def __init__(self, func_op: ir.Operation, module: ll.Module, hooks: MathHooks):
@@ -55,7 +56,7 @@ class KernelCodegen(ControlFlow, Reductions, ChunkEvaluator):
     # -- function --------------------------------------------------------------------------------
     def build(self) -> ll.Function:
         """Emit the kernel body function and its ``_grid`` entry; returns the body."""
-        name = ir.StringAttr(self.func_op.attributes["sym_name"]).value
+        name = self.kernel_name = ir.StringAttr(self.func_op.attributes["sym_name"]).value
         block = self.func_op.regions[0].blocks[0]
         params = [cpu_type(a.type) for a in block.arguments]
         if any(is_tensor(a) for a in block.arguments):
@@ -126,6 +127,8 @@ class KernelCodegen(ControlFlow, Reductions, ChunkEvaluator):
         elif name in ("scf.for", "scf.if", "scf.while"):
             self.flush()
             getattr(self, "emit_" + name[4:])(op)
+        elif name in ("tile.print", "tile.assert"):
+            getattr(self, "emit_" + name[5:])(op)
         elif not tensor_result:
             self.emit_scalar(op)
         else:

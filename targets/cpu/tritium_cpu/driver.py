@@ -21,7 +21,7 @@ from tritium.errors import TritiumError
 from tritium.runtime.host import HostMemory
 from tritium.target import KernelSignature
 
-from . import abi
+from . import abi, debug_callbacks
 from .compiler import new_host_target_machine
 
 _GRID = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_void_p,
@@ -88,6 +88,8 @@ class CpuLauncher:
 
     def __init__(self, engine: llvm.ExecutionEngine, address: int, signature: KernelSignature, pool: WorkerPool):
         self._engine = engine  # owns the code
+        #: kernels that print or assert run their programs in order on the launching thread
+        self._serial = bool(engine.get_global_value_address(debug_callbacks.MARKER_SYMBOL))
         self._address, self._entry = address, _GRID(address)
         self._pack = abi.slot_struct(signature.arg_types).pack_into
         self._bf16 = [i for i, t in enumerate(signature.arg_types) if t == "bf16"]
@@ -110,6 +112,11 @@ class CpuLauncher:
         with self._pool.lock:
             self._pack(self._args, 0, *args)
             self._counter.value = 0
+            if self._serial:
+                debug_callbacks.STATE.reset(self._counter)
+                self._entry(self._args_address, nx, ny, nz, self._counter_address, 1)
+                debug_callbacks.raise_reported()
+                return
             threads = min(total, self._pool.size)
             batch = max(1, total // (threads * CLAIMS_PER_THREAD))
             call_args = (self._args_address, nx, ny, nz, self._counter_address, batch)
@@ -138,6 +145,7 @@ class CpuDriver(HostMemory):
         return self._pool
 
     def load(self, binary: bytes, signature: KernelSignature) -> CpuLauncher:
+        debug_callbacks.register()
         engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), new_host_target_machine())
         engine.add_object_file(llvm.ObjectFileRef.from_data(bytes(binary)))
         engine.finalize_object()

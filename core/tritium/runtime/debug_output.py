@@ -1,0 +1,100 @@
+"""The text of ``tl.device_print``, ``tl.static_print`` and failed ``tl.device_assert``s.
+
+Every target formats through these functions (the interpreter directly, compiled targets by calling
+back into Python with the values), so a kernel prints the same text whichever target runs it.
+The format is Triton's device-side one: one line per element,
+``pid (x, y, z) idx (i, j)<prefix>(operand n) <value>``, the operand tag only when several are
+printed, each index padded to the width of its dimension, values as C's ``%i``/``%u``/``%f`` or,
+with ``hex=True``, as ``0x`` and all the bits of the type.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from typing import Sequence
+
+import numpy as np
+
+from ..language.dtypes import dtype
+
+Pid = Sequence[int]
+
+
+def print_prefix(prefix: str, has_args: bool) -> str:
+    """Triton's tidying of a ``device_print`` prefix: with values to print it ends in ": ", and a
+    non-empty one starts with a space (it follows the element index)."""
+    if has_args and not prefix.endswith(" "):
+        prefix += " "
+    if has_args and not prefix.endswith(": "):
+        prefix = prefix[:-1] + ": "
+    if len(prefix) > 2 and not prefix.startswith(" "):
+        prefix = " " + prefix
+    return prefix
+
+
+def print_lines(prefix: str, pid: Pid, values: Sequence[tuple[np.ndarray, dtype]], hex: bool) -> list[str]:
+    """The lines one program prints for ``device_print`` of ``values`` (each an array of the
+    operand's shape, with its language type; bf16 arrays hold their 16 bits as uint16)."""
+    if not values:
+        return [_pid(pid) + prefix]
+    return [line for n, (array, t) in enumerate(values)
+            for line in operand_lines(prefix, pid, array, t, hex, n, len(values))]
+
+
+def operand_lines(prefix: str, pid: Pid, array: np.ndarray, t: dtype, hex: bool, operand: int,
+                  count: int) -> list[str]:
+    """The lines of operand ``operand`` of the ``count`` values of one ``device_print``."""
+    head, tag = _pid(pid), (f"(operand {operand}) " if count > 1 else "")
+    widths = [math.ceil(math.log10(d)) if d > 0 else 0 for d in array.shape]
+    flat = array.reshape(-1)
+    return [f"{head} idx ({', '.join(str(i).rjust(w) for i, w in zip(idx, widths))}){prefix}{tag}"
+            f"{format_value(flat[k], t, hex)}" for k, idx in enumerate(np.ndindex(*array.shape))]
+
+
+def _pid(pid: Pid) -> str:
+    return "pid ({}, {}, {})".format(*(int(p) for p in pid))
+
+
+def format_value(v: np.generic, t: dtype, hex: bool) -> str:
+    """One element as C's printf would write it for Triton's format of type ``t``."""
+    if t.is_ptr():
+        return f"0x{int(v):x}"
+    if hex:
+        bits = t.primitive_bitwidth
+        raw = int(np.asarray(v).view(f"u{bits // 8}")) if t.is_floating() and t.name != "bf16" else int(v)
+        return "0x" + format(raw & ((1 << bits) - 1), f"0{bits // 4}x")
+    if t.name == "bf16":
+        return "%f" % float(np.array(int(v) << 16, dtype=np.uint32).view(np.float32))
+    if t.is_floating():
+        return "%f" % float(v)
+    return str(int(v))
+
+
+def static_text(values: Sequence) -> str:
+    """What ``tl.static_print(*values)`` prints: Python's ``print`` of the compile-time values, with
+    tensors shown by type and shape (``fp32[128]``), as the compiler knows them."""
+    return " ".join(_static(v) for v in values)
+
+
+def _static(v) -> str:
+    from ..language.core import constexpr, tensor
+
+    if isinstance(v, constexpr):
+        v = v.value
+    if isinstance(v, tensor):
+        return f"{v.dtype.short}[{', '.join(str(s) for s in v.shape)}]"
+    return str(v)
+
+
+def assertion_message(message: str, pid: Pid, index: Sequence[int]) -> str:
+    """The text of a failed ``device_assert`` at element ``index`` (empty for a scalar) of program ``pid``."""
+    where = f"{_pid(pid)} idx ({', '.join(str(int(i)) for i in index)})"
+    return f"device assertion failed: {message or 'assertion failed'} ({where})"
+
+
+def write(lines: Sequence[str]) -> None:
+    """Write one program's lines together to ``sys.stdout`` (so capturing it captures them)."""
+    if lines:
+        sys.stdout.write("".join(line + "\n" for line in lines))
+        sys.stdout.flush()
