@@ -388,9 +388,17 @@ class FunctionGenerator(ast.NodeVisitor):
 
     # -- expressions ------------------------------------------------------------------------------
     def lookup(self, name: str, node: ast.AST) -> Any:
-        for table in (self.scope, self.globals, _BUILTINS):
-            if name in table:
-                return table[name]
+        from ..runtime.jit import allowed_global, global_rule_message
+
+        if name in self.scope:
+            return self.scope[name]
+        if name in self.globals:
+            value = self.globals[name]
+            if not allowed_global(value):
+                raise self.error(node, global_rule_message(name, value))
+            return value
+        if name in _BUILTINS:
+            return _BUILTINS[name]
         raise self.error(node, f"name '{name}' is not defined")
 
     def visit_Name(self, node: ast.Name) -> Any:

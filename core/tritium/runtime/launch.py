@@ -107,6 +107,8 @@ def prepare(target, jitfn, args: tuple, kwargs: dict) -> Prepared:
                 kernel = compile_specialized(jitfn, target, dict(zip(names, types)), dict(constants),
                                              dict(zip(names, specs)), options)
                 jitfn.kernels[key] = kernel
+    if jitfn.used_globals:
+        jitfn.check_globals()
     kernel.check_writable(bound)
     return Prepared(kernel, values, bound)
 
