@@ -113,3 +113,75 @@ def test_new_process_with_another_constexpr_global_recompiles(tmp_path):
     assert run("tl.constexpr(2)") == "2 MISS"
     assert run("tl.constexpr(3)") == "3 MISS"
     assert run("tl.constexpr(2)") == "2 HIT"
+
+
+def compile_add():
+    from .kernels.basic import add_kernel
+
+    return tritium.compile(add_kernel, signature="*fp32, *fp32, *fp32, i32", constants={"BLOCK": 64},
+                           target=FrontendOnly())
+
+
+def test_source_hash_follows_every_source_file(tmp_path, monkeypatch):
+    from tritium.runtime.cache import source_hash
+
+    pkg = tmp_path / "fake_compiler_pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "codegen.py").write_text("def emit(): return 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    before = source_hash("fake_compiler_pkg")
+    (pkg / "sub" / "codegen.py").write_text("def emit(): return 2\n")  # an edit, no version bump
+    source_hash.cache_clear()
+    after = source_hash("fake_compiler_pkg")
+    (pkg / "sub" / "codegen.py").write_text("def emit(): return 1\n")
+    source_hash.cache_clear()
+    assert before != after and source_hash("fake_compiler_pkg") == before
+    assert len(source_hash("tritium")) == 64
+
+
+def test_an_edited_compiler_never_loads_an_old_binary(monkeypatch):
+    from tritium.runtime import cache, compiler
+
+    assert not compile_add().cache_hit and compile_add().cache_hit
+    real = cache.source_hash
+    monkeypatch.setattr(cache, "source_hash", lambda package: real(package)[::-1])  # core's sources changed
+    compiler._versions.cache_clear()
+    try:
+        assert not compile_add().cache_hit
+    finally:
+        monkeypatch.setattr(cache, "source_hash", real)
+        compiler._versions.cache_clear()
+    assert compile_add().cache_hit
+
+
+@needs_cpu
+def test_cpu_target_version_is_its_source_hash():
+    from tritium.runtime.cache import source_hash
+
+    assert source_hash("tritium_cpu") in plugins.get_target("cpu").version()
+
+
+def test_a_plugin_stage_changes_the_key():
+    from types import SimpleNamespace
+
+    ran = []
+
+    def extra(value, ctx):
+        ran.append(ctx.signature.name)
+        return value
+
+    def extend(target, stages):
+        if target.name == "frontend-only":
+            stages["extra"] = extra
+
+    assert not compile_add().cache_hit and compile_add().cache_hit
+    plugin = SimpleNamespace(tritium_extend_pipeline=plugins.hookimpl(extend))
+    plugins.register(plugin, name="extra-stage")
+    try:
+        k = compile_add()  # compiled before the plugin was installed: must not come from the cache
+        assert not k.cache_hit and ran == ["add_kernel"] and "extra" in k.asm
+        assert compile_add().cache_hit
+    finally:
+        plugins.plugin_manager().unregister(plugin)
+    assert compile_add().cache_hit and ran == ["add_kernel"]

@@ -576,6 +576,21 @@ def extend_pipeline(target: "Target", stages: Any, options: Any) -> None:
     plugin_manager().hook.tritium_extend_pipeline(target=target, stages=stages, options=options)
 
 
+def pipeline_identity() -> list[list[str]]:
+    """What the ``tritium_extend_pipeline`` implementations are, for cache keys: each one's plugin,
+    function and the sha256 of its source file. Core's and the target's own stages are covered by
+    the source hashes of their packages; this covers the stages plugins add or replace."""
+    from .runtime.cache import file_hash
+
+    out = []
+    for impl in plugin_manager().hook.tritium_extend_pipeline.get_hookimpls():
+        fn = impl.function
+        code = getattr(fn, "__code__", None)
+        out.append([impl.plugin_name, f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', repr(fn))}",
+                    file_hash(code.co_filename) if code is not None else ""])
+    return out
+
+
 def conformance_expectations(target: "Target") -> dict[str, str]:
     """Known conformance gaps of ``target`` from every plugin: case id -> reason.
 
@@ -594,7 +609,7 @@ def conformance_expectations(target: "Target") -> dict[str, str]:
 
 __all__ = [
     "BUILTIN_PLUGINS", "ENTRY_POINT_GROUP", "TARGET_ENV", "BrokenPlugin", "Distribution", "EntryPoint",
-    "HookSpecs", "TargetInfo", "distribution_version", "distributions",
+    "HookSpecs", "TargetInfo", "pipeline_identity", "distribution_version", "distributions",
     "auto_target_info", "availability", "broken_plugins", "conformance_expectations",
     "duplicate_targets", "extend_pipeline", "get_target", "hookimpl", "hookspec", "plugin_manager",
     "register", "reset", "target_infos", "targets",

@@ -32,7 +32,9 @@ This module imports only the standard library: a warm-cache first call must stay
 from __future__ import annotations
 
 import enum
+import functools
 import hashlib
+import importlib.util
 import json
 import os
 import time
@@ -105,6 +107,38 @@ def cache_key(parts: dict) -> str:
         raise TypeError("cache_key expects a dict")
     text = json.dumps(_canonical(parts), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+@functools.lru_cache(maxsize=None)
+def source_hash(package: str) -> str:
+    """The sha256 of every ``.py`` file of an installed package (paths and contents), computed once
+    per process without importing it: a compiler edited without a version bump gets new keys."""
+    spec = importlib.util.find_spec(package)
+    roots = list(spec.submodule_search_locations or []) if spec else []
+    if not roots:
+        return file_hash(spec.origin) if spec and spec.origin else ""
+    h = hashlib.sha256()
+    for root in roots:
+        for folder, subdirs, files in os.walk(root):
+            subdirs[:] = sorted(d for d in subdirs if d != "__pycache__")
+            for name in sorted(f for f in files if f.endswith(".py")):
+                path = os.path.join(folder, name)
+                h.update(os.path.relpath(path, root).encode() + b"\0" + _read(path) + b"\0")
+    return h.hexdigest()
+
+
+@functools.lru_cache(maxsize=None)
+def file_hash(path: str) -> str:
+    """The sha256 of one source file ('' when it cannot be read), once per process."""
+    return hashlib.sha256(_read(path)).hexdigest()
+
+
+def _read(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
 
 
 def _check_key(key: str) -> str:

@@ -77,11 +77,11 @@ class CompiledKernel:
 
 @functools.lru_cache(maxsize=None)
 def _versions() -> dict[str, str]:
-    from .. import __version__
     from ..plugins import distribution_version as dist
 
-    # read from package metadata: importing the MLIR bindings would cost a cache hit ~100 ms
-    return {"tritium": __version__, "llvmlite": dist("llvmlite"),
+    # the compiler's own sources, not its version string: an edit without a version bump must
+    # never load an old binary. Read from package metadata: importing MLIR would cost a hit ~100 ms
+    return {"tritium": disk_cache.source_hash("tritium"), "llvmlite": dist("llvmlite"),
             "mlir": f"torch-mlir {dist('torch-mlir')}, mlir {dist('mlir')}"}
 
 
@@ -125,6 +125,8 @@ def compile_specialized(jitfn, target, arg_types: dict[str, str], constants: dic
 
 
 def _compile_specialized(jitfn, target, arg_types, constants, specs, options) -> CompiledKernel:
+    from .. import plugins
+
     try:
         opts = target.parse_options(options)
     except TritiumError as e:
@@ -134,6 +136,7 @@ def _compile_specialized(jitfn, target, arg_types, constants, specs, options) ->
         "source": jitfn.cache_key, "name": jitfn.__name__, "arg_types": list(arg_types.items()),
         "specialization": sorted(specs.items()), "constants": sorted((k, repr(v)) for k, v in constants.items()),
         "options": repr(opts), "target": target.name, "target_version": target.version(), **_versions(),
+        "pipeline": plugins.pipeline_identity(),
     })
     cache = disk_cache.Cache()
     entry = cache.get(key)

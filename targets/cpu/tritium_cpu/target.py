@@ -9,10 +9,11 @@ from typing import Any
 import llvmlite
 from llvmlite import binding as llvm
 from tritium.errors import ArgumentError
+from tritium.runtime.cache import source_hash
 from tritium.runtime.host import host_address
 from tritium.target import Driver, LaunchOptions, Target
 
-from . import __version__, compiler
+from . import compiler
 from .driver import CpuDriver
 from .layout import host_vector_bits, layout_stage
 
@@ -41,7 +42,7 @@ class CpuTarget(Target):
     @functools.cache
     def version(self) -> str:
         features = llvm.get_host_cpu_features().flatten()
-        return (f"tritium-cpu-{__version__} llvmlite-{llvmlite.__version__} "
+        return (f"tritium-cpu-{source_hash('tritium_cpu')} llvmlite-{llvmlite.__version__} "
                 f"cpu-{llvm.get_host_cpu_name()} simd-{host_vector_bits()} features-{features}")
 
     def parse_options(self, options: dict[str, Any]) -> CpuOptions:
