@@ -57,7 +57,7 @@ class CompiledKernel:
 
     def __getitem__(self, grid):
         """``compiled[grid](*runtime_args)``: launch with the runtime arguments only."""
-        from .args import bind
+        from .args import arg_type, bind
         from .launch import run_on_grid
 
         def run(*args):
@@ -65,6 +65,12 @@ class CompiledKernel:
             if len(args) != len(sig.arg_types):
                 raise ArgumentError(f"kernel '{sig.name}' takes {len(sig.arg_types)} runtime arguments "
                                     f"({', '.join(sig.arg_names)}), got {len(args)}")
+            for a, t, n in zip(args, sig.arg_types, sig.arg_names):
+                given = arg_type(a, n, sig.name)
+                if not _fits(given, t):
+                    raise ArgumentError(f"kernel '{sig.name}' was compiled with '{n}' of type {t}, but it was "
+                                        f"given {_describe_type(given)}; pass {_describe_type(t)} or compile "
+                                        f"for this type")
             named = dict(zip(sig.arg_names, args))
             vals = [bind(self.target, a, t, n, sig.name) for a, t, n in zip(args, sig.arg_types, sig.arg_names)]
             self.check_writable(named)
@@ -73,6 +79,35 @@ class CompiledKernel:
 
     def __repr__(self) -> str:
         return f"CompiledKernel({self.signature.name}, target={self.target.name}, stages={list(self.asm)})"
+
+
+def _signature_type(kernel: str, name: str, text: Any) -> str:
+    """One type of a ``compile`` signature, checked: ``*fp32``, ``i32``, ..."""
+    from ..language import dtypes as T
+
+    t = str(text).strip()
+    try:
+        T.from_signature(t)
+    except ValueError:
+        valid = ", ".join(sorted(T._BY_SHORT))
+        raise ArgumentError(f"kernel '{kernel}': unknown type {text!r} for '{name}' in the signature; valid types "
+                            f"are {valid}, and '*' before one of them for a pointer (e.g. '*fp32')") from None
+    return t
+
+
+def _fits(given: str, compiled: str) -> bool:
+    """Whether a value typed ``given`` may be passed where ``compiled`` was compiled: pointers only to
+    the same element type (the kernel reads the memory as that type), integers to integer
+    parameters, numbers to float parameters (the target checks ranges)."""
+    if given.startswith("*") or compiled.startswith("*"):
+        return given == compiled
+    if compiled.startswith("fp") or compiled == "bf16":
+        return True
+    return not (given.startswith("fp") or given == "bf16")
+
+
+def _describe_type(t: str) -> str:
+    return f"an array of {t[1:]} ({t})" if t.startswith("*") else f"a scalar of type {t}"
 
 
 @functools.lru_cache(maxsize=None)
@@ -205,7 +240,7 @@ def compile(fn, signature: dict[str, str] | str, constants: dict[str, Any] | Non
         if n not in signature and n not in constants:
             constants[n] = fn.signature.parameters[n].default
     tgt = plugins.get_target(target)
-    ordered = {n: signature[n] for n in fn.arg_names if n in signature}
+    ordered = {n: _signature_type(fn.__name__, n, signature[n]) for n in fn.arg_names if n in signature}
     if fn.debug is not None:
         options.setdefault("debug", fn.debug)
     return compile_specialized(fn, tgt, ordered, constants, {}, options)
