@@ -177,18 +177,19 @@ def _compile_specialized(jitfn, target, arg_types, constants, specs, options) ->
     entry = cache.get(key)
     if entry is not None:
         if os.environ.get("TRITIUM_DUMP"):
-            from ..passes.pipeline import dump
+            from ..passes.pipeline import check_dump_selection, dump
 
-            dump(jitfn.__name__, entry.asm)
+            check_dump_selection(list(entry.asm))
+            dump(jitfn.__name__, entry.asm, key)
         return CompiledKernel(target, signature, entry.asm, entry.metadata, entry.binary, cache_hit=True)
-    asm, metadata = _run_pipeline(jitfn, target, opts, signature, arg_types, constants, specs)
+    asm, metadata = _run_pipeline(jitfn, target, opts, signature, arg_types, constants, specs, key)
     binary = asm[target.binary_stage]
     binary = binary.encode() if isinstance(binary, str) else binary  # e.g. PTX, loaded as text
     cache.put(key, binary, metadata, asm)
     return CompiledKernel(target, signature, asm, metadata, binary)
 
 
-def _run_pipeline(jitfn, target, opts, signature, arg_types, constants, specs):
+def _run_pipeline(jitfn, target, opts, signature, arg_types, constants, specs, key):
     from ..ir import tile
     from ..ir.mlir import ir
     from ..language import core as tlc
@@ -204,7 +205,7 @@ def _run_pipeline(jitfn, target, opts, signature, arg_types, constants, specs):
                 known[name] = 1
         else:
             arg_values.append(constants.get(name))
-    ctx = CompileContext(signature, target, opts, {"name": jitfn.__name__})
+    ctx = CompileContext(signature, target, opts, {"name": jitfn.__name__}, key=key)
     with tile.context(), ir.Location.unknown():
         attrs = [{"tile.divisibility": tile.i32_attr(16)} if d else {} for d in divisible]
         asm = build_pipeline(target, opts).run((jitfn, arg_values, attrs, known), ctx)
