@@ -52,7 +52,7 @@ class InterpreterTarget(Target):
             return tlc.tensor(np.uint64(host_address(value, arg_name, self.name)), t, ())
         return tlc.tensor(np.array(value).astype(np_dtype(t)), t, ())
 
-    def run(self, kernel, grid, args: tuple, kwargs: dict) -> None:
+    def execute(self, kernel, grid, args: tuple, kwargs: dict) -> None:
         if kernel not in self._checked:
             from ..frontend.ast_to_tile import check_supported  # imports MLIR: only when interpreting
 

@@ -61,6 +61,12 @@ class CompiledKernel:
         from .launch import run_on_grid
 
         def run(*args):
+            try:
+                launch(args)
+            except TritiumError as e:  # the user's launch line and the message, not the library's frames
+                raise e.with_traceback(None) from None
+
+        def launch(args):
             sig = self.signature
             if len(args) != len(sig.arg_types):
                 raise ArgumentError(f"kernel '{sig.name}' takes {len(sig.arg_types)} runtime arguments "
@@ -244,4 +250,7 @@ def compile(fn, signature: dict[str, str] | str, constants: dict[str, Any] | Non
     ordered = {n: _signature_type(fn.__name__, n, signature[n]) for n in fn.arg_names if n in signature}
     if fn.debug is not None:
         options.setdefault("debug", fn.debug)
-    return compile_specialized(fn, tgt, ordered, constants, {}, options)
+    try:
+        return compile_specialized(fn, tgt, ordered, constants, {}, options)
+    except TritiumError as e:  # the user's call and the located message, not the compiler's frames
+        raise e.with_traceback(None) from None

@@ -144,19 +144,34 @@ class JITFunction:
             f"do not reassign globals that kernels read: pass the value as a tl.constexpr parameter instead")
 
     def __getitem__(self, grid) -> Callable[..., Any]:
-        return lambda *args, **kwargs: self.run(*args, grid=grid, **kwargs)
+        def launch(*args, **kwargs):
+            try:
+                return self._run(grid, args, kwargs)
+            except TritiumError as e:  # the user's launch line and the message, not the library's frames
+                raise e.with_traceback(None) from None
+        return launch
 
     def run(self, *args, grid, **kwargs) -> Any:
-        from .. import plugins
+        try:
+            return self._run(grid, args, kwargs)
+        except TritiumError as e:
+            raise e.with_traceback(None) from None
 
-        return plugins.get_target().run(self, grid, args, kwargs)
+    def _run(self, grid, args: tuple, kwargs: dict) -> Any:
+        from .. import plugins
+        from .launch import run_kernel
+
+        return run_kernel(plugins.get_target(), self, grid, args, kwargs)
 
     def warmup(self, *args, grid=(1,), **kwargs) -> Any:
         """Compile for these arguments (and the selected target) without launching."""
         from .. import plugins
         from .launch import prepare
 
-        return prepare(plugins.get_target(), self, args, kwargs).kernel
+        try:
+            return prepare(plugins.get_target(), self, args, kwargs).kernel
+        except TritiumError as e:
+            raise e.with_traceback(None) from None
 
     def __call__(self, *args, **kwargs):
         from ..language import semantic
