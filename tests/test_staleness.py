@@ -185,3 +185,51 @@ def test_a_plugin_stage_changes_the_key():
     finally:
         plugins.plugin_manager().unregister(plugin)
     assert compile_add().cache_hit and ran == ["add_kernel"]
+
+
+HELPER = """
+import tritium
+
+
+@tritium.jit
+def scale(x):
+    return x * {factor}
+"""
+
+CALLER = """
+import tritium
+import tritium.language as tl
+import helper_mod_for_staleness as helpers
+
+
+@tritium.jit
+def calls_module_helper(x_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, helpers.scale(tl.load(x_ptr + offs)))
+"""
+
+COMPILE_CALLER = """
+import sys
+sys.path[:0] = [{tmp!r}, {root!r}]
+import tritium
+from tests.test_frontend_ir import FrontendOnly
+import caller_mod_for_staleness as m
+k = tritium.compile(m.calls_module_helper, signature="*fp32", constants={{"BLOCK": 16}}, target=FrontendOnly())
+print("HIT" if k.cache_hit else "MISS")
+"""
+
+
+def test_a_helper_reached_through_a_module_attribute_is_in_the_key(tmp_path):
+    (tmp_path / "caller_mod_for_staleness.py").write_text(CALLER)
+    env = dict(os.environ, TRITIUM_CACHE_DIR=str(tmp_path / "cache"))
+    root = str(Path(__file__).resolve().parents[1])
+
+    def run(factor: int) -> str:
+        (tmp_path / "helper_mod_for_staleness.py").write_text(HELPER.format(factor=factor))
+        code = COMPILE_CALLER.format(tmp=str(tmp_path), root=root)
+        return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                              check=True).stdout.strip()
+
+    assert run(2) == "MISS"
+    assert run(2) == "HIT"
+    assert run(3) == "MISS"  # only the helper changed

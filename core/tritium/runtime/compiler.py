@@ -179,6 +179,7 @@ def _compile_specialized(jitfn, target, arg_types, constants, specs, options) ->
         "options": repr(opts), "target": target.name, "target_version": target.version(), **_versions(),
         "pipeline": plugins.pipeline_identity(),
     })
+    jitfn.check_globals()  # a global reassigned since the source key was taken
     cache = disk_cache.Cache()
     entry = cache.get(key)
     if entry is not None:

@@ -95,10 +95,9 @@ class JITFunction:
                     continue
                 seen.append(fn)
                 h.update(fn.src.encode())
-                nonlocals = fn.closure_vars()
-                for name, value in sorted(fn._globals_used(nonlocals).items()):
-                    if name not in nonlocals:
-                        used.append((fn.fn.__globals__, name, value))
+                for name, scope, value in fn._globals_used():
+                    if scope is not None:
+                        used.append((scope, name.rsplit(".", 1)[-1], value))
                     if isinstance(value, JITFunction):
                         todo.append(value)
                         h.update(f"{name}=@jit {value.__module__}.{value.__name__}".encode())
@@ -108,18 +107,34 @@ class JITFunction:
             self._cache_key = h.hexdigest()
         return self._cache_key
 
-    def _globals_used(self, nonlocals: dict[str, Any]) -> dict[str, Any]:
-        """The @jit functions and constexpr values this function's names refer to."""
+    def _globals_used(self) -> list[tuple[str, dict | None, Any]]:
+        """The @jit functions and constexpr values this function's names (``SCALE``) and module
+        attributes (``helpers.twice``) refer to, sorted, each with the dict to look it up again
+        (None for closure variables)."""
         from ..language.core import constexpr
 
-        env = {**self.fn.__globals__, **nonlocals}
-        out = {}
+        nonlocals = self.closure_vars()
+        out: dict[str, tuple[str, dict | None, Any]] = {}
         for node in ast.walk(self.ast):
-            if isinstance(node, ast.Name) and node.id in env:
-                v = env[node.id]
-                if isinstance(v, (JITFunction, constexpr)):
-                    out[node.id] = v
-        return out
+            path: list[str] = []
+            while isinstance(node, ast.Attribute):
+                path.insert(0, node.attr)
+                node = node.value
+            if not isinstance(node, ast.Name):
+                continue
+            if node.id in nonlocals:
+                scope, value = None, nonlocals[node.id]
+            else:
+                scope = self.fn.__globals__
+                value = scope.get(node.id, _MISSING)
+            name = node.id
+            for attr in path:
+                if not isinstance(value, types.ModuleType):
+                    break
+                scope, value, name = vars(value), getattr(value, attr, _MISSING), f"{name}.{attr}"
+            if isinstance(value, (JITFunction, constexpr)):
+                out[name] = (name, scope, value)
+        return [out[k] for k in sorted(out)]
 
     def check_globals(self) -> None:
         """Raise if a global this kernel was compiled with has been reassigned since (Triton does
