@@ -273,3 +273,19 @@ def test_disable(tmp_path, monkeypatch):
     assert c.put(key, BINARY, META, ASM) is None
     assert c.get(key) is None
     assert not (tmp_path / "c").exists()
+
+
+def test_compiling_with_an_unusable_cache_warns_and_goes_on(tmp_path, monkeypatch):
+    import tritium
+
+    from .kernels.basic import add_kernel
+    from .test_frontend_ir import FrontendOnly
+
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("x")
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(blocker))
+    with pytest.warns(CacheWarning, match=f"cannot be used at {blocker}"):
+        k = tritium.compile(add_kernel, signature="*fp32, *fp32, *fp32, i32", constants={"BLOCK": 16},
+                            target=FrontendOnly())
+    assert not k.cache_hit and "tile.make_range" in k.asm["tile-opt"]
+    assert blocker.read_text() == "x"
