@@ -16,6 +16,8 @@ def _np_generic():
 
 
 _BY_CLASS_AND_DTYPE: dict[tuple[type, Any], str] = {}  # the launch path's fast lookup
+#: the signature spelling of each type a Python scalar can have (``dtype.short`` is slow to compute)
+_LITERAL_SHORT = {id(t): t.short for t in (T.int1, T.int32, T.int64, T.uint64, T.float32)}
 
 
 def arg_type(value: Any, name: str, kernel: str) -> str:
@@ -23,7 +25,7 @@ def arg_type(value: Any, name: str, kernel: str) -> str:
     cls = type(value)
     if cls is int or cls is bool or cls is float:  # typed as the same literal in a kernel would be
         try:
-            return literal_dtype(value).short
+            return _LITERAL_SHORT[id(literal_dtype(value))]
         except SemanticError as e:
             raise ArgumentError(f"kernel '{kernel}': argument '{name}' = {value}: {e}") from None
     dt = getattr(value, "dtype", None)

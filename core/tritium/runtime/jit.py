@@ -9,7 +9,9 @@ import textwrap
 import types
 from typing import Any, Callable
 
+from .. import plugins
 from ..errors import TritiumError
+from .launch import run_kernel
 
 
 def _is_constexpr_annotation(ann: Any) -> bool:
@@ -173,14 +175,10 @@ class JITFunction:
             raise e.with_traceback(None) from None
 
     def _run(self, grid, args: tuple, kwargs: dict) -> Any:
-        from .. import plugins
-        from .launch import run_kernel
-
         return run_kernel(plugins.get_target(), self, grid, args, kwargs)
 
     def warmup(self, *args, grid=(1,), **kwargs) -> Any:
         """Compile for these arguments (and the selected target) without launching."""
-        from .. import plugins
         from .launch import prepare
 
         try:
