@@ -154,10 +154,12 @@ class JITFunction:
             self.used_globals = tuple((s, n, now if (s is scope and n == name) else v)
                                       for s, n, v in self.used_globals)
             return
-        shown = {v: "(deleted)" if v is _MISSING else repr(getattr(v, "value", v)) for v in (old, now)}
+        def shown(v: Any) -> str:
+            return "(deleted)" if v is _MISSING else repr(v.value if isinstance(v, constexpr) else v)
+
         raise TritiumError(
             f"kernel '{self.__name__}': global variable '{name}' has changed since the kernel was compiled, "
-            f"from {shown[old]} to {shown[now]}; a compiled kernel keeps the value it was compiled with, so "
+            f"from {shown(old)} to {shown(now)}; a compiled kernel keeps the value it was compiled with, so "
             f"do not reassign globals that kernels read: pass the value as a tl.constexpr parameter instead")
 
     def __getitem__(self, grid) -> Callable[..., Any]:
