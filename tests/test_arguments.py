@@ -109,6 +109,6 @@ def test_unknown_signature_type_lists_the_valid_ones():
     from .test_frontend_ir import FrontendOnly
 
     with pytest.raises(tritium.errors.ArgumentError, match=r"kernel 'add_kernel': unknown type 'float' for 'y_ptr'"
-                                                           r" in the signature; valid types are .*fp32.*i32.*'\*fp32'"):
+                                                           r" in the signature; valid types are i1, i8, .*, u64, fp16, bf16, fp32, fp64, and '\*'"):
         tritium.compile(add_kernel, signature="*fp32, float, *fp32, i32", constants={"BLOCK": 16},
                         target=FrontendOnly())

@@ -95,7 +95,7 @@ def _signature_type(kernel: str, name: str, text: Any) -> str:
     try:
         T.from_signature(t)
     except ValueError:
-        valid = ", ".join(sorted(T._BY_SHORT))
+        valid = ", ".join(T.dtype(n).short for n in T.dtype.SINTS + T.dtype.UINTS + T.dtype.FLOATS)
         raise ArgumentError(f"kernel '{kernel}': unknown type {text!r} for '{name}' in the signature; valid types "
                             f"are {valid}, and '*' before one of them for a pointer (e.g. '*fp32')") from None
     return t
