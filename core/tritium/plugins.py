@@ -578,16 +578,21 @@ def extend_pipeline(target: "Target", stages: Any, options: Any) -> None:
 
 def pipeline_identity() -> list[list[str]]:
     """What the ``tritium_extend_pipeline`` implementations are, for cache keys: each one's plugin,
-    function and the sha256 of its source file. Core's and the target's own stages are covered by
-    the source hashes of their packages; this covers the stages plugins add or replace."""
-    from .runtime.cache import file_hash
+    function and the sha256 of its package's sources (of its file when it is no package). Core's and
+    the target's own stages are covered by their packages' hashes; this covers what plugins add or
+    replace, so installing, removing or editing such a plugin never loads a binary built without it."""
+    from .runtime.cache import file_hash, source_hash
 
     out = []
     for impl in plugin_manager().hook.tritium_extend_pipeline.get_hookimpls():
         fn = impl.function
+        module = getattr(fn, "__module__", None) or ""
+        top = module.split(".")[0]
+        digest = source_hash(top) if top and top != "__main__" else ""
         code = getattr(fn, "__code__", None)
-        out.append([impl.plugin_name, f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', repr(fn))}",
-                    file_hash(code.co_filename) if code is not None else ""])
+        if not digest and code is not None:
+            digest = file_hash(code.co_filename)
+        out.append([impl.plugin_name, f"{module}.{getattr(fn, '__qualname__', repr(fn))}", digest])
     return out
 
 
