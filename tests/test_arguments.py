@@ -81,3 +81,34 @@ def test_read_only_output_is_refused_inputs_are_fine(monkeypatch, tmp_path):
     with pytest.raises(tritium.ArgumentError, match="stores through 'out_ptr'.*read-only"):
         add_kernel[(1,)](x, x, frozen, 16, BLOCK=16)
     assert not frozen.any()
+
+
+@pytest.mark.skipif("cpu" not in plugins.targets(), reason="needs a compiling target")
+@pytest.mark.parametrize("dtype", [np.float64, np.int32])
+def test_compiled_kernel_refuses_arrays_of_another_type(dtype):
+    k = tritium.compile(add_kernel, signature="*fp32, *fp32, *fp32, i32", constants={"BLOCK": 16}, target="cpu")
+    x = np.arange(16, dtype=np.float32)
+    out = np.zeros(16, np.float32)
+    bad = np.arange(16, dtype=dtype)
+    name = np.dtype(dtype).name
+    short = {"float64": "fp64", "int32": "i32"}[name]
+    with pytest.raises(tritium.errors.ArgumentError,
+                       match=rf"kernel 'add_kernel' was compiled with 'y_ptr' of type \*fp32, but it was given an "
+                             rf"array of {short} \(\*{short}\)"):
+        k[(1,)](x, bad, out, 16)
+    assert not out.any()
+    with pytest.raises(tritium.errors.ArgumentError, match=r"'n' of type i32, but it was given a scalar of type fp32"):
+        k[(1,)](x, x, out, 16.0)
+    with pytest.raises(tritium.errors.ArgumentError, match=r"'out_ptr' of type \*fp32, but it was given a scalar"):
+        k[(1,)](x, x, 0, 16)
+    k[(1,)](x, x, out, np.int64(16))  # an integer of another width fits an integer parameter
+    np.testing.assert_array_equal(out, 2 * x)
+
+
+def test_unknown_signature_type_lists_the_valid_ones():
+    from .test_frontend_ir import FrontendOnly
+
+    with pytest.raises(tritium.errors.ArgumentError, match=r"kernel 'add_kernel': unknown type 'float' for 'y_ptr'"
+                                                           r" in the signature; valid types are i1, i8, .*, u64, fp16, bf16, fp32, fp64, and '\*'"):
+        tritium.compile(add_kernel, signature="*fp32, float, *fp32, i32", constants={"BLOCK": 16},
+                        target=FrontendOnly())

@@ -110,8 +110,8 @@ def test_cache_commands(run):
     out = run("cache", "dir")
     assert out.returncode == 0 and out.stdout.strip() == str(run.cache)
     assert "no entries" in run("cache", "list").stdout
-    writer = ("from tritium.runtime.cache import cache_key, default_cache\n"
-              "default_cache().put(cache_key({'k': 1}), b'x' * 2048, {'name': 'my_kernel'}, {'llir': 'text'})\n")
+    writer = ("from tritium.runtime.cache import Cache, cache_key\n"
+              "Cache().put(cache_key({'k': 1}), b'x' * 2048, {'name': 'my_kernel'}, {'llir': 'text'})\n")
     env = {**os.environ, "TRITIUM_CACHE_DIR": str(run.cache),
            "PYTHONPATH": os.pathsep.join(filter(None, [CORE, os.environ.get("PYTHONPATH")]))}
     subprocess.run([sys.executable, "-c", writer], env=env, check=True)
@@ -166,3 +166,13 @@ def test_pipeline_lists_stages_including_plugin_extensions(run):
     assert lines[0] == "target staged:"
     assert [line.split(":")[0] for line in lines[1:]] == ["1. tile", "2. tile-opt", "3. tile-layout", "4. extra"]
     assert "Pretend lowering." in lines[3] and "Added by another plugin." in lines[4]
+
+
+def test_cache_commands_on_a_file_say_so(run, tmp_path):
+    not_a_dir = tmp_path / "a-file"
+    not_a_dir.write_text("precious")
+    for action in ("clear", "list"):
+        out = run("cache", action, TRITIUM_CACHE_DIR=str(not_a_dir))
+        assert out.returncode == 1, out
+        assert f"{not_a_dir} is not a directory" in out.stderr and "removed 0" not in out.stdout
+    assert not_a_dir.read_text() == "precious"

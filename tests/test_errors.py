@@ -196,3 +196,50 @@ def test_errors_in_helpers_point_at_the_helper_line(monkeypatch):
     with pytest.raises(tritium.CompilationError) as info:
         bad.calls_bad_helper[(1,)](np.zeros(8, np.int32))
     assert "shape mismatch" in str(info.value) and "return a + b" in str(info.value)
+
+
+def test_missing_builtins_are_attribute_errors_that_say_not_implemented():
+    import tritium.language as tl
+
+    assert not hasattr(tl, "sigmoid") and getattr(tl, "sigmoid", None) is None
+    with pytest.raises(AttributeError, match="tl.sigmoid is a Triton builtin that tritium does not implement yet"):
+        tl.sigmoid  # noqa: B018
+    with pytest.raises(tritium.TritiumError):
+        tl.sigmoid  # noqa: B018
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_thing'"):
+        tl.no_such_thing  # noqa: B018
+    assert not hasattr(tritium, "autotune")
+    with pytest.raises(tritium.TritiumError, match="autotuning API.*not implemented yet"):
+        tritium.autotune  # noqa: B018
+
+
+def _library_frames(exc: BaseException) -> list:
+    import os
+    import traceback
+
+    root = os.path.dirname(tritium.__file__)
+    return [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith(root)]
+
+
+@pytest.mark.parametrize("target", [t for t in RUNNABLE if t != "interpreter"] or
+                         [pytest.param("cpu", marks=pytest.mark.skip("needs a compiling target"))])
+def test_compile_error_at_launch_shows_the_launch_line_not_library_frames(target, monkeypatch):
+    import traceback
+
+    monkeypatch.setenv("TRITIUM_TARGET", target)
+    with pytest.raises(tritium.CompilationError) as info:
+        bad.uses_undefined[(1,)](np.zeros(4, np.float32))  # the launch line
+    exc = info.value
+    frames = traceback.extract_tb(exc.__traceback__)
+    assert frames[0].line == "bad.uses_undefined[(1,)](np.zeros(4, np.float32))  # the launch line"
+    assert [f.name for f in _library_frames(exc)] == ["launch"]  # only the entry point
+    assert len(frames) == 2
+    text = "".join(traceback.format_exception(exc))
+    assert "in kernel 'uses_undefined'" in text and "bad.py:" in text and "^" in text
+    assert "During handling" not in text and "direct cause" not in text
+
+
+def test_compile_error_from_compile_is_trimmed_too():
+    with pytest.raises(tritium.CompilationError) as info:
+        tritium.compile(bad.uses_undefined, signature="*fp32", target=FrontendOnly())
+    assert [f.name for f in _library_frames(info.value)] == ["compile"]

@@ -108,7 +108,9 @@ class Device:
 
     def launch(self, kernel: Any, grid: Any, *args: Any, **kwargs: Any) -> None:
         """``kernel[grid](*args, **kwargs)`` on this device's target, whatever TRITIUM_TARGET says."""
-        self.target.run(kernel, grid, args, kwargs)
+        from tritium.runtime.launch import run_kernel
+
+        run_kernel(self.target, kernel, grid, args, kwargs)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -30,5 +30,7 @@ _NOT_YET = frozenset({"autotune", "Config", "heuristics"})
 
 def __getattr__(name: str):
     if name in _NOT_YET:
-        raise TritiumError(f"tritium.{name} (Triton's autotuning API) is not implemented yet")
+        from .errors import NotImplementedYet
+
+        raise NotImplementedYet(f"tritium.{name} (Triton's autotuning API) is not implemented yet")
     raise AttributeError(f"module 'tritium' has no attribute '{name}'")

@@ -113,6 +113,10 @@ def cmd_cache(args: argparse.Namespace) -> int:
     if args.action == "dir":
         print(cache.directory)
         return 0
+    if os.path.exists(cache.directory) and not os.path.isdir(cache.directory):
+        print(f"tritium: the cache directory {cache.directory} is not a directory (set TRITIUM_CACHE_DIR to a "
+              "directory); nothing was " + ("removed" if args.action == "clear" else "listed"), file=sys.stderr)
+        return 1
     if args.action == "clear":
         if not os.path.isdir(cache.directory):
             print(f"removed 0 files from {cache.directory} (it does not exist)")

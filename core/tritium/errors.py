@@ -15,6 +15,11 @@ class ArgumentError(TritiumError):
     """A kernel launched with arguments it cannot take."""
 
 
+class NotImplementedYet(TritiumError, AttributeError):
+    """A Triton builtin tritium does not have yet: an ``AttributeError`` (so ``hasattr`` is False
+    and feature checks work) whose message says it is not implemented yet, not that it is a typo."""
+
+
 class LocatedError(TritiumError):
     """An error at a line of a kernel's source: the kernel, file:line, the message, the line and a caret."""
 

@@ -576,6 +576,26 @@ def extend_pipeline(target: "Target", stages: Any, options: Any) -> None:
     plugin_manager().hook.tritium_extend_pipeline(target=target, stages=stages, options=options)
 
 
+def pipeline_identity() -> list[list[str]]:
+    """What the ``tritium_extend_pipeline`` implementations are, for cache keys: each one's plugin,
+    function and the sha256 of its package's sources (of its file when it is no package). Core's and
+    the target's own stages are covered by their packages' hashes; this covers what plugins add or
+    replace, so installing, removing or editing such a plugin never loads a binary built without it."""
+    from .runtime.cache import file_hash, source_hash
+
+    out = []
+    for impl in plugin_manager().hook.tritium_extend_pipeline.get_hookimpls():
+        fn = impl.function
+        module = getattr(fn, "__module__", None) or ""
+        top = module.split(".")[0]
+        digest = source_hash(top) if top and top != "__main__" else ""
+        code = getattr(fn, "__code__", None)
+        if not digest and code is not None:
+            digest = file_hash(code.co_filename)
+        out.append([impl.plugin_name, f"{module}.{getattr(fn, '__qualname__', repr(fn))}", digest])
+    return out
+
+
 def conformance_expectations(target: "Target") -> dict[str, str]:
     """Known conformance gaps of ``target`` from every plugin: case id -> reason.
 
@@ -594,7 +614,7 @@ def conformance_expectations(target: "Target") -> dict[str, str]:
 
 __all__ = [
     "BUILTIN_PLUGINS", "ENTRY_POINT_GROUP", "TARGET_ENV", "BrokenPlugin", "Distribution", "EntryPoint",
-    "HookSpecs", "TargetInfo", "distribution_version", "distributions",
+    "HookSpecs", "TargetInfo", "pipeline_identity", "distribution_version", "distributions",
     "auto_target_info", "availability", "broken_plugins", "conformance_expectations",
     "duplicate_targets", "extend_pipeline", "get_target", "hookimpl", "hookspec", "plugin_manager",
     "register", "reset", "target_infos", "targets",

@@ -126,9 +126,12 @@ class Target:
     def driver(self) -> Driver:
         raise NotImplementedError
 
-    def run(self, kernel: Any, grid: Any, args: tuple, kwargs: dict) -> Any:
-        """Launch a ``@jit`` kernel on ``grid``: compile (or fetch from the cache) and run it.
-        Targets that do not compile (the interpreter) override this."""
-        from .runtime.launch import launch
+    def execute(self, kernel: Any, grid: Any, args: tuple, kwargs: dict) -> Any:
+        """Run a ``@jit`` kernel on ``grid`` without compiling it. Only targets that do not compile
+        (the interpreter) implement it; the runtime compiles and launches for all the others."""
+        raise NotImplementedError(f"target {self.name!r} compiles kernels: launch them through the runtime")
 
-        return launch(self, kernel, grid, args, kwargs)
+    @property
+    def compiles(self) -> bool:
+        """False for a target that runs kernels itself (it implements ``execute``)."""
+        return type(self).execute is Target.execute

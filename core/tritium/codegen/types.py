@@ -12,6 +12,7 @@ from typing import Callable
 from llvmlite import ir as ll
 
 from ..errors import TritiumError
+from ..language.dtypes import bf16_bits
 from ..ir import tile
 from ..ir.mlir import ir
 
@@ -26,11 +27,7 @@ class BFloatType(ll.types._BaseFloatType):
         return "bfloat"
 
     def format_constant(self, value: float) -> str:
-        import struct
-
-        bits = struct.unpack("<I", struct.pack("<f", float(value)))[0]
-        rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16  # round to nearest even
-        return f"0xR{rounded & 0xFFFF:04X}"
+        return f"0xR{bf16_bits(value):04X}"
 
 
 BFloatType._create_instance()

@@ -23,6 +23,7 @@ from ..language import dtypes as T
 from ..language import semantic
 from ..runtime.jit import JITFunction
 from .ir_builder import IRBuilder, ir_type
+from .names import assigned_names
 
 _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
            ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
@@ -53,16 +54,6 @@ def source_error(jitfn, node: ast.AST, message: str, kernel: str | None = None) 
     return CompilationError(kernel or jitfn.__name__, message, filename=jitfn.filename,
                             lineno=(lineno + jitfn.first_line - 1) if lineno else None,
                             source_line=text, col=getattr(node, "col_offset", None))
-
-
-def assigned_names(stmts: list[ast.stmt]) -> set[str]:
-    """Names a block of statements (re)binds, including in nested blocks."""
-    out: set[str] = set()
-    for s in stmts:
-        for node in ast.walk(s):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                out.add(node.id)
-    return out
 
 
 class ModuleGenerator:
@@ -423,9 +414,17 @@ class FunctionGenerator(ast.NodeVisitor):
 
     # -- expressions ------------------------------------------------------------------------------
     def lookup(self, name: str, node: ast.AST) -> Any:
-        for table in (self.scope, self.globals, _BUILTINS):
-            if name in table:
-                return table[name]
+        from ..runtime.jit import allowed_global, global_rule_message
+
+        if name in self.scope:
+            return self.scope[name]
+        if name in self.globals:
+            value = self.globals[name]
+            if not allowed_global(value):
+                raise self.error(node, global_rule_message(name, value))
+            return value
+        if name in _BUILTINS:
+            return _BUILTINS[name]
         raise self.error(node, f"name '{name}' is not defined")
 
     def visit_Name(self, node: ast.Name) -> Any:

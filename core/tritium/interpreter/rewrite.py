@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from ..frontend.ast_to_tile import assigned_names
+from ..frontend.names import assigned_names
 from ..language import core as tlc
 from ..language import dtypes as T
 from ..language import debug, semantic

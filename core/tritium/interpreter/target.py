@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ArgumentError, CompilationError, KernelRuntimeError, LocatedError, OutOfBoundsError, TritiumError
+from ..errors import (ArgumentError, CompilationError, KernelRuntimeError, LocatedError, OutOfBoundsError,
+                      TritiumError)
 from ..language import core as tlc
 from ..language import dtypes as T
 from ..language import semantic
@@ -62,7 +63,7 @@ class InterpreterTarget(Target):
             return tlc.tensor(Pointers.of(np.uint64(address), region_of(value, arg_name, address)), t, ())
         return tlc.tensor(np.array(value).astype(np_dtype(t)), t, ())
 
-    def run(self, kernel, grid, args: tuple, kwargs: dict) -> None:
+    def execute(self, kernel, grid, args: tuple, kwargs: dict) -> None:
         bound, options = split_arguments(kernel, args, kwargs)
         try:
             opts = self.parse_options(options)

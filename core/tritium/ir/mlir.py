@@ -41,13 +41,3 @@ scf = _mod("dialects.scf")
 func = _mod("dialects.func")
 ext = _mod("dialects.ext")
 
-
-def version() -> str:
-    """A string naming the bindings for cache keys (provider and its distribution version)."""
-    from importlib import metadata
-
-    dist = {"torch_mlir": "torch-mlir", "mlir": "mlir"}[PROVIDER]
-    try:
-        return f"{PROVIDER}-{metadata.version(dist)}"
-    except metadata.PackageNotFoundError:
-        return PROVIDER

@@ -26,8 +26,8 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    from ..errors import TritiumError
+    from ..errors import NotImplementedYet
 
     if name in NOT_YET:
-        raise TritiumError(f"tl.{name} is a Triton builtin that tritium does not implement yet")
+        raise NotImplementedYet(f"tl.{name} is a Triton builtin that tritium does not implement yet")
     raise AttributeError(f"module 'tritium.language' has no attribute '{name}'")

@@ -292,7 +292,7 @@ def max_contiguous(input, values):
     return input
 
 
-# Triton builtins this language does not have yet: using one is a clear error, not AttributeError.
+# Triton builtins this language does not have yet: using one raises errors.NotImplementedYet.
 NOT_YET = frozenset({
     "dot", "dot_scaled", "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min",
     "atomic_or", "atomic_xchg", "atomic_xor", "cumsum", "cumprod", "associative_scan", "reduce",

@@ -127,3 +127,13 @@ def from_signature(text: str) -> dtype:
 def from_foreign(name: str) -> dtype | None:
     """The element type for a numpy/torch dtype name (``'float32'``, ``'torch.int64'``), or None."""
     return _BY_FOREIGN.get(str(name).rsplit(".", 1)[-1])
+
+
+def bf16_bits(value: float) -> int:
+    """The bits of the bfloat16 nearest ``value`` (through float32, ties to even): the one rounding
+    of bf16 constants and launch arguments."""
+    import numpy as np
+
+    with np.errstate(over="ignore"):
+        bits = int(np.array(value, dtype=np.float32).view(np.uint32))
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF

@@ -90,6 +90,16 @@ def literal_dtype(v: Any) -> dtype:
     raise SemanticError(f"cannot use {type(v).__name__} value {v!r} as a tensor")
 
 
+def argument_dtype(v: Any) -> dtype:
+    """The type a Python number passed as a kernel argument gets (Triton's launcher): int32 when
+    it fits, else int64 (uint64 above int64's range); floats are always fp32. Unlike a literal in
+    the source, an argument in [2**31, 2**32) is int64, not uint32."""
+    t = literal_dtype(v)
+    if t == T.uint32:
+        return T.int64
+    return T.float32 if t == T.float64 else t
+
+
 def constant(v: Any, t: dtype):
     """A scalar constant ``v`` of type ``t`` (the caller checked that ``v`` fits)."""
     return _core().tensor(builder().constant(v, t), t, ())

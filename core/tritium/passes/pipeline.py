@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
+import warnings
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Callable
@@ -34,6 +35,8 @@ class CompileContext:
     options: Any
     metadata: dict[str, Any] = dataclasses.field(default_factory=dict)
     outputs: dict[str, Any] = dataclasses.field(default_factory=dict)
+    #: the cache key of this specialisation: dumps of several specialisations keep apart by it
+    key: str = ""
 
 
 class Pipeline(OrderedDict[str, Stage]):
@@ -46,12 +49,13 @@ class Pipeline(OrderedDict[str, Stage]):
         """Run every stage; return each stage's output as text (bytes for binaries), by name."""
         outputs: dict[str, Any] = {}
         timings: dict[str, float] = {}
+        check_dump_selection(list(self))
         for name, fn in self.items():
             t0 = time.perf_counter()
             value = ctx.outputs[name] = fn(value, ctx)
             timings[name] = time.perf_counter() - t0
             outputs[name] = stage_text(value)
-            dump(ctx.signature.name, {name: outputs[name]})  # now: a later stage may fail
+            dump(ctx.signature.name, {name: outputs[name]}, ctx.key)  # now: a later stage may fail
         ctx.metadata["stage_seconds"] = timings
         return outputs
 
@@ -69,14 +73,41 @@ def _describe(fn: Callable) -> str:
     return f"{getattr(fn, '__module__', '')}.{name}" + (f" - {doc[0]}" if doc else "")
 
 
-def dump(kernel: str, outputs: dict[str, Any]) -> None:
-    """Write the stages ``TRITIUM_DUMP`` selects (``all`` or a comma list) to ``TRITIUM_DUMP_DIR``."""
+def dump(kernel: str, outputs: dict[str, Any], key: str = "") -> None:
+    """Write the stages ``TRITIUM_DUMP`` selects (``all`` or a comma list) to ``TRITIUM_DUMP_DIR``.
+
+    The first specialisation of a kernel that a process dumps to a directory is
+    ``<kernel>.<stage>.<ext>``; the others (another cache ``key``) are
+    ``<kernel>.<key[:8]>.<stage>.<ext>``, so none overwrites another.
+    """
     selected = _dump_selection()
     if selected is None:
         return
+    name = _dump_name(kernel, key)
     for stage, text in outputs.items():
         if stage in selected or "all" in selected:
-            _write_dump(kernel, stage, text)
+            _write_dump(name, stage, text)
+
+
+_first_dumped: dict[tuple[str, str], str] = {}  # (directory, kernel) -> key of the first dumped there
+_warned_selections: set = set()
+
+
+def _dump_name(kernel: str, key: str) -> str:
+    first = _first_dumped.setdefault((_dump_dir(), kernel), key)
+    return kernel if key == first else f"{kernel}.{key[:8]}"
+
+
+def check_dump_selection(stages: list[str]) -> None:
+    """Warn (once per selection and pipeline) about ``TRITIUM_DUMP`` names that are no stage."""
+    selected = _dump_selection()
+    if not selected:
+        return
+    unknown = sorted(selected - set(stages) - {"all"})
+    if unknown and (tuple(unknown), tuple(stages)) not in _warned_selections:
+        _warned_selections.add((tuple(unknown), tuple(stages)))
+        warnings.warn(f"TRITIUM_DUMP names no stage {', '.join(map(repr, unknown))}; the stages are "
+                      f"{', '.join(stages)} (or 'all')", UserWarning, stacklevel=2)
 
 
 def _dump_selection() -> set[str] | None:
@@ -89,8 +120,12 @@ def _dump_selection() -> set[str] | None:
 _SUFFIX = {"llir": "ll", "ptx": "ptx", "asm": "s", "amdgcn": "s"}
 
 
+def _dump_dir() -> str:
+    return os.path.abspath(os.environ.get("TRITIUM_DUMP_DIR", "tritium_dump"))
+
+
 def _write_dump(kernel: str, stage: str, text: Any) -> None:
-    out = Path(os.environ.get("TRITIUM_DUMP_DIR", "tritium_dump"))
+    out = Path(_dump_dir())
     out.mkdir(parents=True, exist_ok=True)
     suffix = _SUFFIX.get(stage, "bin" if isinstance(text, bytes) else "mlir")
     path = out / f"{kernel}.{stage}.{suffix}"

@@ -6,6 +6,7 @@ from typing import Any
 
 from ..errors import ArgumentError
 from ..language import dtypes as T
+from ..language.semantic import SemanticError, argument_dtype
 
 
 def _np_generic():
@@ -15,21 +16,25 @@ def _np_generic():
 
 
 _BY_CLASS_AND_DTYPE: dict[tuple[type, Any], str] = {}  # the launch path's fast lookup
+#: the signature spelling of each type a Python scalar can have (``dtype.short`` is slow to compute)
+_LITERAL_SHORT = {id(t): t.short for t in (T.int1, T.int32, T.int64, T.uint64, T.float32)}
 
 
 def arg_type(value: Any, name: str, kernel: str) -> str:
     """The signature type of one runtime argument: ``*fp32`` for arrays, ``i32``/``i64``/``fp32``/``i1``."""
     cls = type(value)
-    if cls is float:
-        return "fp32"
-    if cls is not int and cls is not bool:
-        dt = getattr(value, "dtype", None)
-        if dt is not None:
-            key = (cls, dt)
-            found = _BY_CLASS_AND_DTYPE.get(key)
-            if found is None:
-                found = _BY_CLASS_AND_DTYPE[key] = _arg_type(value, name, kernel)
-            return found
+    if cls is int or cls is bool or cls is float:
+        try:
+            return _LITERAL_SHORT[id(argument_dtype(value))]
+        except SemanticError as e:
+            raise ArgumentError(f"kernel '{kernel}': argument '{name}' = {value}: {e}") from None
+    dt = getattr(value, "dtype", None)
+    if dt is not None:
+        key = (cls, dt)
+        found = _BY_CLASS_AND_DTYPE.get(key)
+        if found is None:
+            found = _BY_CLASS_AND_DTYPE[key] = _arg_type(value, name, kernel)
+        return found
     return _arg_type(value, name, kernel)
 
 
@@ -39,18 +44,10 @@ def _arg_type(value: Any, name: str, kernel: str) -> str:
         if t is None:
             raise ArgumentError(f"kernel '{kernel}': argument '{name}' has unsupported dtype {value.dtype}")
         return t.short
-    if isinstance(value, bool):
+    if isinstance(value, bool):  # subclasses of the Python number types (IntEnum, ...)
         return "i1"
-    if isinstance(value, int):
-        if -2**31 <= value < 2**31:
-            return "i32"
-        if -2**63 <= value < 2**63:
-            return "i64"
-        if value < 2**64:
-            return "u64"
-        raise ArgumentError(f"kernel '{kernel}': argument '{name}' = {value} does not fit in 64 bits")
-    if isinstance(value, float):
-        return "fp32"
+    if isinstance(value, (int, float)):
+        return arg_type(int(value) if isinstance(value, int) else float(value), name, kernel)
     if isinstance(value, (list, tuple)):
         raise ArgumentError(f"kernel '{kernel}': argument '{name}' is a {type(value).__name__}; pointer "
                             "arguments take arrays (numpy.ndarray, torch.Tensor or any DLPack/buffer object), "

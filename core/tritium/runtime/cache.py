@@ -3,16 +3,17 @@
 One entry is one file, ``<dir>/<key[:2]>/<key>.tcache``, named by a sha256 hex key that the caller
 derives with ``cache_key(parts)`` from everything that changes the compiled result (kernel source
 and the sources of the jit functions it calls, signature, specialisation, constexprs, options, and
-the versions of core, the target, llvmlite and the MLIR bindings). An entry holds the binary, a JSON
-metadata dict and the text of every pipeline stage (so ``compiled.asm[...]`` works after a hit)::
+the compiler itself: ``source_hash`` of core and of the target package, and the pipeline plugins).
+An entry holds the binary, a JSON metadata dict and the text of every pipeline stage (so
+``compiled.asm[...]`` works after a hit)::
 
-    from tritium.runtime.cache import cache_key, default_cache
+    from tritium.runtime.cache import Cache, cache_key, source_hash
 
-    key = cache_key({"source": src, "signature": sig, "options": opts, "versions": versions})
-    entry = default_cache().get(key)          # Entry | None
+    key = cache_key({"source": src, "signature": sig, "options": opts, "compiler": source_hash("tritium")})
+    entry = Cache().get(key)          # Entry | None
     if entry is None:
         ...compile...
-        default_cache().put(key, binary, metadata, asm)
+        Cache().put(key, binary, metadata, asm)
     else:
         entry.binary, entry.metadata, entry.asm
 
@@ -25,6 +26,9 @@ and concurrent writers of one key are safe (the last one wins; both wrote the sa
 
 Environment: ``TRITIUM_CACHE_DIR`` (default ``$XDG_CACHE_HOME/tritium``, else
 ``~/.cache/tritium``); ``TRITIUM_CACHE_DISABLE=1`` makes ``get`` always miss and ``put`` do nothing.
+A directory that cannot be used (not a directory, not writable, disk full) is not an error: the
+first failure in a process is one ``CacheWarning`` naming the path and the reason, and compiling
+goes on without the cache.
 
 This module imports only the standard library: a warm-cache first call must stay fast.
 """
@@ -32,16 +36,39 @@ This module imports only the standard library: a warm-cache first call must stay
 from __future__ import annotations
 
 import enum
+import errno
+import functools
 import hashlib
+import importlib.util
 import json
 import os
 import time
+import warnings
 
 MAGIC = b"TRITIUMCACHE1\n"
 SUFFIX = ".tcache"
 _DIGEST_LEN = 64
 _HEX = frozenset("0123456789abcdef")
 _TMP_MARK = ".tmp."
+
+
+class CacheWarning(UserWarning):
+    """The kernel cache directory cannot be used; kernels are compiled without it."""
+
+
+_warned = False
+
+
+def _warn_unusable(path: str, exc: OSError) -> None:
+    """One warning per process: a cache that does not work costs compile time, so say so once."""
+    global _warned
+    if _warned:
+        return
+    _warned = True
+    reason = exc.strerror or str(exc)
+    warnings.warn(f"tritium: the kernel cache cannot be used at {path} ({reason}); kernels are compiled "
+                  "without it. Set TRITIUM_CACHE_DIR to a writable directory (or TRITIUM_CACHE_DISABLE=1).",
+                  CacheWarning, stacklevel=2)
 
 
 def cache_dir() -> str:
@@ -105,6 +132,38 @@ def cache_key(parts: dict) -> str:
         raise TypeError("cache_key expects a dict")
     text = json.dumps(_canonical(parts), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+@functools.lru_cache(maxsize=None)
+def source_hash(package: str) -> str:
+    """The sha256 of every ``.py`` file of an installed package (paths and contents), computed once
+    per process without importing it: a compiler edited without a version bump gets new keys."""
+    spec = importlib.util.find_spec(package)
+    roots = list(spec.submodule_search_locations or []) if spec else []
+    if not roots:
+        return file_hash(spec.origin) if spec and spec.origin else ""
+    h = hashlib.sha256()
+    for root in roots:
+        for folder, subdirs, files in os.walk(root):
+            subdirs[:] = sorted(d for d in subdirs if d != "__pycache__")
+            for name in sorted(f for f in files if f.endswith(".py")):
+                path = os.path.join(folder, name)
+                h.update(os.path.relpath(path, root).encode() + b"\0" + _read(path) + b"\0")
+    return h.hexdigest()
+
+
+@functools.lru_cache(maxsize=None)
+def file_hash(path: str) -> str:
+    """The sha256 of one source file ('' when it cannot be read), once per process."""
+    return hashlib.sha256(_read(path)).hexdigest()
+
+
+def _read(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
 
 
 def _check_key(key: str) -> str:
@@ -242,17 +301,11 @@ def _kernel_name(metadata: dict) -> str:
 # The cache
 # ------------------------------------------------------------------------------------------------
 class Cache:
-    """A directory of cache entries. ``Cache()`` uses ``cache_dir()`` as it is at construction.
-
-    ``stats`` counts ``hits``, ``misses``, ``corrupt`` (entries found broken and deleted), ``puts``
-    and write ``errors``; ``last_error`` says what went wrong last.
-    """
+    """A directory of cache entries. ``Cache()`` uses ``cache_dir()`` as it is at construction."""
 
     def __init__(self, directory: "str | os.PathLike[str] | None" = None, *, disabled: bool | None = None):
         self.directory = os.fspath(directory) if directory is not None else cache_dir()
         self.disabled = cache_disabled() if disabled is None else disabled
-        self.stats = {"hits": 0, "misses": 0, "corrupt": 0, "puts": 0, "errors": 0}
-        self.last_error = ""
 
     def __repr__(self) -> str:
         return f"Cache({self.directory!r}{', disabled' if self.disabled else ''})"
@@ -267,12 +320,12 @@ class Cache:
         """The entry for ``key``, or None on a miss. A corrupt entry is deleted and is a miss."""
         path = self.path(key)
         if self.disabled:
-            self.stats["misses"] += 1
             return None
         try:
             fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
-        except OSError:
-            self.stats["misses"] += 1
+        except OSError as exc:
+            if exc.errno not in (errno.ENOENT, errno.ENOTDIR):  # absent is a miss; unreadable is worth a word
+                _warn_unusable(path, exc)
             return None
         try:
             st = os.fstat(fd)
@@ -284,28 +337,15 @@ class Cache:
                 entry = _decode(data, path)
                 if entry.key != key:
                     raise CorruptEntry("entry belongs to another key")
-            except CorruptEntry as exc:
-                self._drop_corrupt(path, st, str(exc))
+            except CorruptEntry:
+                _drop_corrupt(path, st)
                 return None
         except OSError as exc:
-            self.last_error = f"{path}: {exc}"
-            self.stats["misses"] += 1
+            _warn_unusable(path, exc)
             return None
         finally:
             os.close(fd)
-        self.stats["hits"] += 1
         return entry
-
-    def _drop_corrupt(self, path: str, st: os.stat_result, why: str) -> None:
-        self.stats["corrupt"] += 1
-        self.stats["misses"] += 1
-        self.last_error = f"{path}: {why}"
-        try:  # delete it unless another writer has meanwhile replaced it with a good one
-            now = os.stat(path)
-            if (now.st_ino, now.st_dev) == (st.st_ino, st.st_dev):
-                os.unlink(path)
-        except OSError:
-            pass
 
     # -- writing ---------------------------------------------------------------------------------
     def put(self, key: str, binary: bytes, metadata: dict | None = None, asm: dict | None = None,
@@ -315,8 +355,8 @@ class Cache:
         ``metadata`` must be JSON-serialisable; ``asm`` maps stage name to text (``str``) or
         ``bytes``. ``name`` (default: ``metadata["name"]``) is the kernel name ``tritium cache list``
         shows. A cache that cannot be written (read-only or full disk) is not an error for the
-        caller: nothing is stored, ``None`` is returned, ``stats["errors"]`` counts it and
-        ``last_error`` says why. A bad key or non-JSON metadata still raises.
+        caller: nothing is stored, ``None`` is returned and the first such failure in a process
+        is a ``CacheWarning``. A bad key or non-JSON metadata still raises.
         """
         final = self.path(key)
         if self.disabled:
@@ -329,7 +369,7 @@ class Cache:
             os.makedirs(folder, exist_ok=True)
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o644)
         except OSError as exc:
-            return self._write_failed(final, exc)
+            return _warn_unusable(self.directory, exc)
         try:
             try:
                 view = memoryview(data)
@@ -346,16 +386,10 @@ class Cache:
             except OSError:
                 pass
             if isinstance(exc, OSError):
-                return self._write_failed(final, exc)
+                return _warn_unusable(self.directory, exc)
             raise
         _fsync_dir(folder)
-        self.stats["puts"] += 1
         return final
-
-    def _write_failed(self, path: str, exc: OSError) -> None:
-        self.stats["errors"] += 1
-        self.last_error = f"cannot write {path}: {exc}"
-        return None
 
     # -- housekeeping ----------------------------------------------------------------------------
     def _files(self):
@@ -398,14 +432,6 @@ class Cache:
                 out.append(EntryInfo(key, "", path, st.st_size, st.st_mtime, False, str(exc)))
         return out
 
-    def remove(self, key: str) -> bool:
-        """Delete one entry; True if it existed."""
-        try:
-            os.unlink(self.path(key))
-            return True
-        except FileNotFoundError:
-            return False
-
     def clear(self, *, stale_tmp_seconds: float | None = None) -> int:
         """Delete every entry and temporary file (or, with ``stale_tmp_seconds``, only temporary
         files older than that); return how many files were removed."""
@@ -440,15 +466,13 @@ class Cache:
                 pass
         return removed
 
-    def size(self) -> int:
-        """Total bytes of all files in the cache's entry folders."""
-        total = 0
-        for folder, fname in self._files():
-            try:
-                total += os.stat(os.path.join(folder, fname)).st_size
-            except OSError:
-                pass
-        return total
+def _drop_corrupt(path: str, st: os.stat_result) -> None:
+    try:  # delete it unless another writer has meanwhile replaced it with a good one
+        now = os.stat(path)
+        if (now.st_ino, now.st_dev) == (st.st_ino, st.st_dev):
+            os.unlink(path)
+    except OSError:
+        pass
 
 
 def _fsync_dir(folder: str) -> None:
@@ -464,17 +488,5 @@ def _fsync_dir(folder: str) -> None:
         os.close(fd)
 
 
-_default: dict = {}
-
-
-def default_cache() -> Cache:
-    """The cache for the current ``TRITIUM_CACHE_DIR`` / ``TRITIUM_CACHE_DISABLE`` (one object per
-    setting, so stats accumulate)."""
-    setting = (cache_dir(), cache_disabled())
-    cache = _default.get(setting)
-    if cache is None:
-        cache = _default[setting] = Cache(setting[0], disabled=setting[1])
-    return cache
-
-
-__all__ = ["Cache", "Entry", "EntryInfo", "cache_dir", "cache_disabled", "cache_key", "default_cache"]
+__all__ = ["Cache", "CacheWarning", "Entry", "EntryInfo", "cache_dir", "cache_disabled", "cache_key", "file_hash",
+           "source_hash"]

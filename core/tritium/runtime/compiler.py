@@ -57,14 +57,26 @@ class CompiledKernel:
 
     def __getitem__(self, grid):
         """``compiled[grid](*runtime_args)``: launch with the runtime arguments only."""
-        from .args import bind
+        from .args import arg_type, bind
         from .launch import run_on_grid
 
         def run(*args):
+            try:
+                launch(args)
+            except TritiumError as e:  # the user's launch line and the message, not the library's frames
+                raise e.with_traceback(None) from None
+
+        def launch(args):
             sig = self.signature
             if len(args) != len(sig.arg_types):
                 raise ArgumentError(f"kernel '{sig.name}' takes {len(sig.arg_types)} runtime arguments "
                                     f"({', '.join(sig.arg_names)}), got {len(args)}")
+            for a, t, n in zip(args, sig.arg_types, sig.arg_names):
+                given = arg_type(a, n, sig.name)
+                if not _fits(given, t):
+                    raise ArgumentError(f"kernel '{sig.name}' was compiled with '{n}' of type {t}, but it was "
+                                        f"given {_describe_type(given)}; pass {_describe_type(t)} or compile "
+                                        f"for this type")
             named = dict(zip(sig.arg_names, args))
             vals = [bind(self.target, a, t, n, sig.name) for a, t, n in zip(args, sig.arg_types, sig.arg_names)]
             self.check_writable(named)
@@ -75,13 +87,42 @@ class CompiledKernel:
         return f"CompiledKernel({self.signature.name}, target={self.target.name}, stages={list(self.asm)})"
 
 
+def _signature_type(kernel: str, name: str, text: Any) -> str:
+    """One type of a ``compile`` signature, checked: ``*fp32``, ``i32``, ..."""
+    from ..language import dtypes as T
+
+    t = str(text).strip()
+    try:
+        T.from_signature(t)
+    except ValueError:
+        valid = ", ".join(T.dtype(n).short for n in T.dtype.SINTS + T.dtype.UINTS + T.dtype.FLOATS)
+        raise ArgumentError(f"kernel '{kernel}': unknown type {text!r} for '{name}' in the signature; valid types "
+                            f"are {valid}, and '*' before one of them for a pointer (e.g. '*fp32')") from None
+    return t
+
+
+def _fits(given: str, compiled: str) -> bool:
+    """Whether a value typed ``given`` may be passed where ``compiled`` was compiled: pointers only to
+    the same element type (the kernel reads the memory as that type), integers to integer
+    parameters, numbers to float parameters (the target checks ranges)."""
+    if given.startswith("*") or compiled.startswith("*"):
+        return given == compiled
+    if compiled.startswith("fp") or compiled == "bf16":
+        return True
+    return not (given.startswith("fp") or given == "bf16")
+
+
+def _describe_type(t: str) -> str:
+    return f"an array of {t[1:]} ({t})" if t.startswith("*") else f"a scalar of type {t}"
+
+
 @functools.lru_cache(maxsize=None)
 def _versions() -> dict[str, str]:
-    from .. import __version__
     from ..plugins import distribution_version as dist
 
-    # read from package metadata: importing the MLIR bindings would cost a cache hit ~100 ms
-    return {"tritium": __version__, "llvmlite": dist("llvmlite"),
+    # the compiler's own sources, not its version string: an edit without a version bump must
+    # never load an old binary. Read from package metadata: importing MLIR would cost a hit ~100 ms
+    return {"tritium": disk_cache.source_hash("tritium"), "llvmlite": dist("llvmlite"),
             "mlir": f"torch-mlir {dist('torch-mlir')}, mlir {dist('mlir')}"}
 
 
@@ -125,6 +166,8 @@ def compile_specialized(jitfn, target, arg_types: dict[str, str], constants: dic
 
 
 def _compile_specialized(jitfn, target, arg_types, constants, specs, options) -> CompiledKernel:
+    from .. import plugins
+
     try:
         opts = target.parse_options(options)
     except TritiumError as e:
@@ -134,23 +177,26 @@ def _compile_specialized(jitfn, target, arg_types, constants, specs, options) ->
         "source": jitfn.cache_key, "name": jitfn.__name__, "arg_types": list(arg_types.items()),
         "specialization": sorted(specs.items()), "constants": sorted((k, repr(v)) for k, v in constants.items()),
         "options": repr(opts), "target": target.name, "target_version": target.version(), **_versions(),
+        "pipeline": plugins.pipeline_identity(),
     })
+    jitfn.check_globals()  # a global reassigned since the source key was taken
     cache = disk_cache.Cache()
     entry = cache.get(key)
     if entry is not None:
         if os.environ.get("TRITIUM_DUMP"):
-            from ..passes.pipeline import dump
+            from ..passes.pipeline import check_dump_selection, dump
 
-            dump(jitfn.__name__, entry.asm)
+            check_dump_selection(list(entry.asm))
+            dump(jitfn.__name__, entry.asm, key)
         return CompiledKernel(target, signature, entry.asm, entry.metadata, entry.binary, cache_hit=True)
-    asm, metadata = _run_pipeline(jitfn, target, opts, signature, arg_types, constants, specs)
+    asm, metadata = _run_pipeline(jitfn, target, opts, signature, arg_types, constants, specs, key)
     binary = asm[target.binary_stage]
     binary = binary.encode() if isinstance(binary, str) else binary  # e.g. PTX, loaded as text
     cache.put(key, binary, metadata, asm)
     return CompiledKernel(target, signature, asm, metadata, binary)
 
 
-def _run_pipeline(jitfn, target, opts, signature, arg_types, constants, specs):
+def _run_pipeline(jitfn, target, opts, signature, arg_types, constants, specs, key):
     from ..ir import tile
     from ..ir.mlir import ir
     from ..language import core as tlc
@@ -166,7 +212,7 @@ def _run_pipeline(jitfn, target, opts, signature, arg_types, constants, specs):
                 known[name] = 1
         else:
             arg_values.append(constants.get(name))
-    ctx = CompileContext(signature, target, opts, {"name": jitfn.__name__})
+    ctx = CompileContext(signature, target, opts, {"name": jitfn.__name__}, key=key)
     with tile.context(), ir.Location.unknown():
         attrs = [{"tile.divisibility": tile.i32_attr(16)} if d else {} for d in divisible]
         asm = build_pipeline(target, opts).run((jitfn, arg_values, attrs, known), ctx)
@@ -202,7 +248,10 @@ def compile(fn, signature: dict[str, str] | str, constants: dict[str, Any] | Non
         if n not in signature and n not in constants:
             constants[n] = fn.signature.parameters[n].default
     tgt = plugins.get_target(target)
-    ordered = {n: signature[n] for n in fn.arg_names if n in signature}
+    ordered = {n: _signature_type(fn.__name__, n, signature[n]) for n in fn.arg_names if n in signature}
     if fn.debug is not None:
         options.setdefault("debug", fn.debug)
-    return compile_specialized(fn, tgt, ordered, constants, {}, options)
+    try:
+        return compile_specialized(fn, tgt, ordered, constants, {}, options)
+    except TritiumError as e:  # the user's call and the located message, not the compiler's frames
+        raise e.with_traceback(None) from None

@@ -6,9 +6,12 @@ import ast
 import hashlib
 import inspect
 import textwrap
+import types
 from typing import Any, Callable
 
+from .. import plugins
 from ..errors import TritiumError
+from .launch import run_kernel
 
 
 def _is_constexpr_annotation(ann: Any) -> bool:
@@ -16,6 +19,24 @@ def _is_constexpr_annotation(ann: Any) -> bool:
 
     return ann is constexpr or (isinstance(ann, str) and ann.split(".")[-1] == "constexpr")
 
+
+def allowed_global(value: Any) -> bool:
+    """Triton's rule for the globals a kernel reads: constexprs, @jit functions, modules and the
+    objects of ``tritium.language`` (functions, dtypes). Anything else could change after the
+    kernel is compiled without the compiled kernel knowing."""
+    return (isinstance(value, (JITFunction, types.ModuleType))
+            or (getattr(value, "__module__", None) or "").startswith("tritium.language"))
+
+
+def global_rule_message(name: str, value: Any) -> str:
+    shown = repr(value)
+    shown = shown if len(shown) <= 40 else shown[:37] + "..."
+    return (f"cannot read global variable '{name}' (= {shown}) in a kernel: kernels read only globals that "
+            f"are tl.constexpr, @jit functions or modules, so that a compiled kernel never goes stale; "
+            f"declare it as '{name} = tl.constexpr({shown})' or pass it as a tl.constexpr parameter")
+
+
+_MISSING = object()
 
 #: the code objects of every @jit function: the interpreter finds kernel frames in tracebacks by them
 JIT_CODE: set = set()
@@ -54,6 +75,9 @@ class JITFunction:
         self.ast.body[0].decorator_list = []
         self.kernels: dict[Any, Any] = {}  # (target name, specialisation key) -> CompiledKernel
         self._cache_key: str | None = None
+        #: (globals dict, name, value) of every constexpr global and @jit function this function
+        #: and its callees read, recorded with the cache key and checked on every launch
+        self.used_globals: tuple[tuple[dict, str, Any], ...] = ()
 
     def closure_vars(self) -> dict[str, Any]:
         return dict(inspect.getclosurevars(self.fn).nonlocals)
@@ -65,6 +89,7 @@ class JITFunction:
         if self._cache_key is None:
             h = hashlib.sha256()
             seen: list[JITFunction] = []
+            used: list[tuple[dict, str, Any]] = []
             todo = [self]
             while todo:
                 fn = todo.pop()
@@ -72,39 +97,96 @@ class JITFunction:
                     continue
                 seen.append(fn)
                 h.update(fn.src.encode())
-                for name, value in sorted(fn._globals_used().items()):
+                for name, scope, value in fn._globals_used():
+                    if scope is not None:
+                        used.append((scope, name.rsplit(".", 1)[-1], value))
                     if isinstance(value, JITFunction):
                         todo.append(value)
+                        h.update(f"{name}=@jit {value.__module__}.{value.__name__}".encode())
                     else:
                         h.update(f"{name}={value.value!r}".encode())
+            self.used_globals = tuple(used)
             self._cache_key = h.hexdigest()
         return self._cache_key
 
-    def _globals_used(self) -> dict[str, Any]:
-        """The @jit functions and constexpr values this function's names refer to."""
-        env = {**self.fn.__globals__, **self.closure_vars()}
-        out = {}
+    def _globals_used(self) -> list[tuple[str, dict | None, Any]]:
+        """The @jit functions and constexpr values this function's names (``SCALE``) and module
+        attributes (``helpers.twice``) refer to, sorted, each with the dict to look it up again
+        (None for closure variables)."""
+        from ..language.core import constexpr
+
+        nonlocals = self.closure_vars()
+        out: dict[str, tuple[str, dict | None, Any]] = {}
         for node in ast.walk(self.ast):
-            if isinstance(node, ast.Name) and node.id in env:
-                v = env[node.id]
-                if isinstance(v, JITFunction) or type(v).__name__ == "constexpr":
-                    out[node.id] = v
-        return out
+            path: list[str] = []
+            while isinstance(node, ast.Attribute):
+                path.insert(0, node.attr)
+                node = node.value
+            if not isinstance(node, ast.Name):
+                continue
+            if node.id in nonlocals:
+                scope, value = None, nonlocals[node.id]
+            else:
+                scope = self.fn.__globals__
+                value = scope.get(node.id, _MISSING)
+            name = node.id
+            for attr in path:
+                if not isinstance(value, types.ModuleType):
+                    break
+                scope, value, name = vars(value), getattr(value, attr, _MISSING), f"{name}.{attr}"
+            if isinstance(value, (JITFunction, constexpr)):
+                out[name] = (name, scope, value)
+        return [out[k] for k in sorted(out)]
+
+    def check_globals(self) -> None:
+        """Raise if a global this kernel was compiled with has been reassigned since (Triton does
+        the same): the compiled kernel holds the old value."""
+        for scope, name, value in self.used_globals:
+            now = scope.get(name, _MISSING)
+            if now is not value:
+                self._global_changed(scope, name, value, now)
+
+    def _global_changed(self, scope: dict, name: str, old: Any, now: Any) -> None:
+        from ..language.core import constexpr
+
+        if isinstance(now, constexpr) and isinstance(old, constexpr) and type(now.value) is type(old.value) \
+                and now.value == old.value:  # rebound to an equal constant (e.g. a module reloaded)
+            self.used_globals = tuple((s, n, now if (s is scope and n == name) else v)
+                                      for s, n, v in self.used_globals)
+            return
+        def shown(v: Any) -> str:
+            return "(deleted)" if v is _MISSING else repr(v.value if isinstance(v, constexpr) else v)
+
+        raise TritiumError(
+            f"kernel '{self.__name__}': global variable '{name}' has changed since the kernel was compiled, "
+            f"from {shown(old)} to {shown(now)}; a compiled kernel keeps the value it was compiled with, so "
+            f"do not reassign globals that kernels read: pass the value as a tl.constexpr parameter instead")
 
     def __getitem__(self, grid) -> Callable[..., Any]:
-        return lambda *args, **kwargs: self.run(*args, grid=grid, **kwargs)
+        def launch(*args, **kwargs):
+            try:
+                return self._run(grid, args, kwargs)
+            except TritiumError as e:  # the user's launch line and the message, not the library's frames
+                raise e.with_traceback(None) from None
+        return launch
 
     def run(self, *args, grid, **kwargs) -> Any:
-        from .. import plugins
+        try:
+            return self._run(grid, args, kwargs)
+        except TritiumError as e:
+            raise e.with_traceback(None) from None
 
-        return plugins.get_target().run(self, grid, args, kwargs)
+    def _run(self, grid, args: tuple, kwargs: dict) -> Any:
+        return run_kernel(plugins.get_target(), self, grid, args, kwargs)
 
     def warmup(self, *args, grid=(1,), **kwargs) -> Any:
         """Compile for these arguments (and the selected target) without launching."""
-        from .. import plugins
         from .launch import prepare
 
-        return prepare(plugins.get_target(), self, args, kwargs).kernel
+        try:
+            return prepare(plugins.get_target(), self, args, kwargs).kernel
+        except TritiumError as e:
+            raise e.with_traceback(None) from None
 
     def __call__(self, *args, **kwargs):
         from ..language import semantic

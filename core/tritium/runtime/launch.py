@@ -109,6 +109,8 @@ def prepare(target, jitfn, args: tuple, kwargs: dict) -> Prepared:
                 kernel = compile_specialized(jitfn, target, dict(zip(names, types)), dict(constants),
                                              dict(zip(names, specs)), options)
                 jitfn.kernels[key] = kernel
+    if jitfn.used_globals:
+        jitfn.check_globals()
     kernel.check_writable(bound)
     return Prepared(kernel, values, bound)
 
@@ -144,6 +146,15 @@ def run_on_grid(kernel, grid: Any, values: list[Any], meta: dict[str, Any]) -> N
 
 
 def launch(target, jitfn, grid: Any, args: tuple, kwargs: dict) -> Any:
+    """Compile (or fetch) the specialisation for these arguments and run it on ``grid``."""
     p = prepare(target, jitfn, args, kwargs)
     run_on_grid(p.kernel, grid, p.values, p.meta)
     return p.kernel
+
+
+def run_kernel(target, jitfn, grid: Any, args: tuple, kwargs: dict) -> Any:
+    """``jitfn[grid](*args, **kwargs)`` on ``target``: compiled and launched, or handed to a target
+    that runs kernels without compiling them (``Target.execute``)."""
+    if target.compiles:
+        return launch(target, jitfn, grid, args, kwargs)
+    return target.execute(jitfn, grid, args, kwargs)

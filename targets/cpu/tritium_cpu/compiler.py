@@ -7,9 +7,6 @@ import threading
 
 from llvmlite import binding as llvm
 
-from .codegen import generate
-from .vecmath import CpuMathHooks
-
 OPT_LEVEL = 3
 _LLVM = threading.Lock()  # one compilation at a time: modules and the shared machine are not thread-safe
 
@@ -51,6 +48,9 @@ def optimized(llir: str) -> llvm.ModuleRef:
 
 def llir(module, ctx) -> str:
     """Lower tile IR with CPU layouts to LLVM IR (SIMD chunk loops, kernel entry ``<name>_grid``)."""
+    from .codegen import generate  # imports the MLIR bindings: only when compiling, not on a cache hit
+    from .vecmath import CpuMathHooks
+
     return generate(module, CpuMathHooks(), *host_triple_and_layout())
 
 

@@ -18,6 +18,7 @@ from typing import Any, Sequence
 import numpy as np
 from llvmlite import binding as llvm
 from tritium.errors import TritiumError
+from tritium.language.dtypes import bf16_bits
 from tritium.runtime.host import HostMemory
 from tritium.target import KernelSignature
 
@@ -108,7 +109,7 @@ class CpuLauncher:
         if self._bf16:
             args = list(args)
             for i in self._bf16:
-                args[i] = _bf16_bits(args[i])
+                args[i] = bf16_bits(args[i])
         with self._pool.lock:
             self._pack(self._args, 0, *args)
             self._counter.value = 0
@@ -124,11 +125,6 @@ class CpuLauncher:
                 self._entry(*call_args)
             else:
                 self._pool.run(self._address, call_args, threads)
-
-
-def _bf16_bits(value: float) -> int:
-    bits = int(np.array(value, dtype=np.float32).view(np.uint32))
-    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
 
 
 class CpuDriver(HostMemory):

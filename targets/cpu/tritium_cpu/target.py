@@ -9,12 +9,11 @@ from typing import Any
 import llvmlite
 from llvmlite import binding as llvm
 from tritium.errors import ArgumentError
+from tritium.runtime.cache import source_hash
 from tritium.runtime.host import host_address
 from tritium.target import Driver, LaunchOptions, Target
 
-from . import __version__, compiler
 from .driver import CpuDriver
-from .layout import host_vector_bits, layout_stage
 
 
 class CpuOptions(LaunchOptions):
@@ -40,14 +39,17 @@ class CpuTarget(Target):
 
     @functools.cache
     def version(self) -> str:
-        features = llvm.get_host_cpu_features().flatten()
-        return (f"tritium-cpu-{__version__} llvmlite-{llvmlite.__version__} "
-                f"cpu-{llvm.get_host_cpu_name()} simd-{host_vector_bits()} features-{features}")
+        features = llvm.get_host_cpu_features().flatten()  # the SIMD width too: it follows from them
+        return (f"tritium-cpu-{source_hash('tritium_cpu')} llvmlite-{llvmlite.__version__} "
+                f"cpu-{llvm.get_host_cpu_name()} features-{features}")
 
     def parse_options(self, options: dict[str, Any]) -> CpuOptions:
         return CpuOptions.parse(options, self.name)
 
     def add_stages(self, stages, options: CpuOptions) -> None:
+        from . import compiler  # the compiler imports the MLIR bindings: a cache hit does without
+        from .layout import layout_stage
+
         stages["tile-layout"] = layout_stage()
         stages["llir"] = compiler.llir
         stages["asm"] = compiler.asm
