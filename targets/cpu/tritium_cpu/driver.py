@@ -4,7 +4,9 @@ No C compiler is needed at run time: LLVM's MCJIT (through llvmlite) links the r
 into this process. A launch packs the arguments into a preallocated buffer, resets the program
 counter and calls the kernel's ``_grid`` entry on up to ``os.cpu_count()`` threads (the calling
 thread included); ctypes releases the GIL for the duration of each call, and the threads share
-the grid's programs dynamically (see ``abi``).
+the grid's programs dynamically (see ``abi``). The calling thread comes back to Python every
+``SLICE_S`` seconds of a long launch, so Ctrl-C (any signal handler) runs: a ``KeyboardInterrupt``
+stops the grid after the batches in flight and propagates.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import ctypes
 import os
 import platform
 import threading
+import time
 from typing import Any, Sequence
 
 import numpy as np
@@ -24,15 +27,18 @@ from tritium.target import KernelSignature
 from . import abi
 from .compiler import new_host_target_machine
 
-_GRID = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_void_p,
-                         ctypes.c_int32)
-_TRAMPOLINE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32,
-                               ctypes.c_void_p, ctypes.c_int32, ctypes.c_void_p)
+_JOB = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_void_p,
+        ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)
+_RUN = ctypes.CFUNCTYPE(None, *_JOB)
+_RUN_AND_WAIT = ctypes.CFUNCTYPE(ctypes.c_int32, *_JOB, ctypes.c_int64)
 CLAIMS_PER_THREAD = 16  # programs are claimed in batches: few fences, still balanced
 WORKER_STACK_BYTES = 64 << 20  # kernels keep their tiles on the stack
+SLICE_S = 0.05  # the launching thread checks for signals this often during a long launch
 
 
 def _jit(llir: str) -> llvm.ExecutionEngine:
+    clock = ctypes.CDLL(None).clock_gettime  # the trampolines time their slices with it
+    llvm.add_symbol("clock_gettime", ctypes.cast(clock, ctypes.c_void_p).value)
     engine = llvm.create_mcjit_compiler(llvm.parse_assembly(llir), new_host_target_machine())
     engine.finalize_object()
     return engine
@@ -48,10 +54,13 @@ class WorkerPool:
     def __init__(self, size: int):
         self.size = max(1, size)
         self._lock = threading.Lock()
-        self._engine = _jit(abi.trampolines_ir(platform.machine().lower() in ("x86_64", "amd64", "i686")))
-        self._run = _TRAMPOLINE(self._engine.get_function_address("tritium_cpu_run"))
-        self._run_and_wait = _TRAMPOLINE(self._engine.get_function_address("tritium_cpu_run_and_wait"))
+        x86 = platform.machine().lower() in ("x86_64", "amd64", "i686")
+        self._engine = _jit(abi.trampolines_ir(x86, time.CLOCK_MONOTONIC))
+        self._run = _RUN(self._engine.get_function_address("tritium_cpu_run"))
+        self._run_and_wait = _RUN_AND_WAIT(self._engine.get_function_address("tritium_cpu_run_and_wait"))
         self._pending = ctypes.c_int32(0)
+        self._state = (ctypes.c_int32 * 2)()  # the launching thread's place in its batch
+        self._state_address = ctypes.addressof(self._state)
         self._job: tuple = ()
         self._wake = [threading.Lock() for _ in range(self.size - 1)]
         previous = threading.stack_size(WORKER_STACK_BYTES)
@@ -68,14 +77,23 @@ class WorkerPool:
             self._run(*self._job)
 
     def run(self, entry: int, args: tuple, threads: int) -> None:
-        """Run ``entry(*args)`` (a ``_grid`` function) on ``threads`` threads, this one included,
-        and return when all are done."""
+        """Run ``entry(*args)`` (a ``_grid`` function, ``args`` ending with the counter's address and
+        the batch) on ``threads`` threads, this one included, and return when all are done."""
         helpers = min(threads, self.size) - 1
         self._pending.value = helpers
-        self._job = (entry, *args, ctypes.addressof(self._pending))
+        self._state[0] = self._state[1] = 0
+        self._job = (entry, *args, self._state_address, ctypes.addressof(self._pending))
         for wake in self._wake[:helpers]:
             wake.release()
-        self._run_and_wait(*self._job)
+        slice_ns = int(SLICE_S * 1e9)
+        try:
+            while self._run_and_wait(*self._job, slice_ns):
+                pass  # back in the interpreter: pending signal handlers run here
+        except BaseException:
+            ctypes.c_uint32.from_address(args[-2]).value = abi.STOP
+            while self._run_and_wait(*self._job, slice_ns):
+                pass  # the other threads finish the batches they hold
+            raise
 
     @property
     def lock(self) -> threading.Lock:
@@ -88,7 +106,7 @@ class CpuLauncher:
 
     def __init__(self, engine: llvm.ExecutionEngine, address: int, signature: KernelSignature, pool: WorkerPool):
         self._engine = engine  # owns the code
-        self._address, self._entry = address, _GRID(address)
+        self._address = address
         self._pack = abi.slot_struct(signature.arg_types).pack_into
         self._bf16 = [i for i, t in enumerate(signature.arg_types) if t == "bf16"]
         self._args = ctypes.create_string_buffer(max(8, len(signature.arg_types) * abi.SLOT_BYTES))
@@ -112,11 +130,7 @@ class CpuLauncher:
             self._counter.value = 0
             threads = min(total, self._pool.size)
             batch = max(1, total // (threads * CLAIMS_PER_THREAD))
-            call_args = (self._args_address, nx, ny, nz, self._counter_address, batch)
-            if threads == 1:
-                self._entry(*call_args)
-            else:
-                self._pool.run(self._address, call_args, threads)
+            self._pool.run(self._address, (self._args_address, nx, ny, nz, self._counter_address, batch), threads)
 
 
 def _bf16_bits(value: float) -> int:
