@@ -34,6 +34,7 @@ _RUN_AND_WAIT = ctypes.CFUNCTYPE(ctypes.c_int32, *_JOB, ctypes.c_int64)
 CLAIMS_PER_THREAD = 16  # programs are claimed in batches: few fences, still balanced
 WORKER_STACK_BYTES = 64 << 20  # kernels keep their tiles on the stack
 SLICE_S = 0.05  # the launching thread checks for signals this often during a long launch
+_SLICE_NS = int(SLICE_S * 1e9)
 
 
 def _jit(llir: str) -> llvm.ExecutionEngine:
@@ -59,7 +60,7 @@ class WorkerPool:
         self._run = _RUN(self._engine.get_function_address("tritium_cpu_run"))
         self._run_and_wait = _RUN_AND_WAIT(self._engine.get_function_address("tritium_cpu_run_and_wait"))
         self._pending = ctypes.c_int32(0)
-        self._state = (ctypes.c_int32 * 2)()  # the launching thread's place in its batch
+        self._state = ctypes.c_int64(0)  # the launching thread's place in its batch (two i32)
         self._state_address = ctypes.addressof(self._state)
         self._job: tuple = ()
         self._wake = [threading.Lock() for _ in range(self.size - 1)]
@@ -81,17 +82,16 @@ class WorkerPool:
         the batch) on ``threads`` threads, this one included, and return when all are done."""
         helpers = min(threads, self.size) - 1
         self._pending.value = helpers
-        self._state[0] = self._state[1] = 0
+        self._state.value = 0
         self._job = (entry, *args, self._state_address, ctypes.addressof(self._pending))
         for wake in self._wake[:helpers]:
             wake.release()
-        slice_ns = int(SLICE_S * 1e9)
         try:
-            while self._run_and_wait(*self._job, slice_ns):
+            while self._run_and_wait(*self._job, _SLICE_NS):
                 pass  # back in the interpreter: pending signal handlers run here
         except BaseException:
             ctypes.c_uint32.from_address(args[-2]).value = abi.STOP
-            while self._run_and_wait(*self._job, slice_ns):
+            while self._run_and_wait(*self._job, _SLICE_NS):
                 pass  # the other threads finish the batches they hold
             raise
 
