@@ -52,11 +52,12 @@ def slot_struct(arg_types: tuple[str, ...]) -> struct.Struct:
     return struct.Struct(fmt)
 
 
-def emit_grid_entry(module: ll.Module, body: ll.Function, n_args: int) -> ll.Function:
+def emit_grid_entry(module: ll.Module, body: ll.Function, n_args: int, debug: bool = False) -> ll.Function:
     """Define ``<kernel>_grid``: unpack the argument slots, then run programs until none is left,
     ``quota`` programs have run (the position is saved in ``state``) or the launch is stopped.
 
-    ``body`` takes the kernel's arguments followed by pid x, y, z and grid sizes x, y, z (i32).
+    ``body`` takes the kernel's arguments followed by pid x, y, z and grid sizes x, y, z (i32),
+    and in debug mode the address of the debug area, which follows the argument slots.
     """
     ptr = ll.PointerType()
     fn = ll.Function(module, ll.FunctionType(I32, [ptr, I32, I32, I32, ptr, I32, ptr, I32]), entry_name(body.name))
@@ -70,6 +71,8 @@ def emit_grid_entry(module: ll.Module, body: ll.Function, n_args: int) -> ll.Fun
             args.append(b.trunc(b.load(slot, typ=ll.IntType(8)), t))
         else:
             args.append(b.load(slot, typ=t))
+    if debug:
+        args.append(b.gep(args_ptr, [ll.Constant(ll.IntType(64), n_args * SLOT_BYTES)], source_etype=ll.IntType(8)))
     total = b.mul(b.mul(nx, ny), nz)
     last_ptr = b.gep(state, [ll.Constant(ll.IntType(64), 4)], source_etype=ll.IntType(8))
     saved_pid, saved_last = b.load(state, typ=I32), b.load(last_ptr, typ=I32)
@@ -99,7 +102,7 @@ def emit_grid_entry(module: ll.Module, body: ll.Function, n_args: int) -> ll.Fun
     rest = b.udiv(run_pid, nx)
     y = b.urem(rest, ny)
     z = b.udiv(rest, ny)
-    b.call(body, args + [x, y, z, nx, ny, nz])
+    b.call(body, args[:n_args] + [x, y, z, nx, ny, nz] + args[n_args:])
     following = b.add(run_pid, ll.Constant(I32, 1))
     remaining = b.sub(left, ll.Constant(I32, 1))
     stopped = b.icmp_unsigned(">=", b.load_atomic(counter, "monotonic", 4, typ=I32), ll.Constant(I32, STOP))

@@ -51,7 +51,7 @@ def optimized(llir: str) -> llvm.ModuleRef:
 
 def llir(module, ctx) -> str:
     """Lower tile IR with CPU layouts to LLVM IR (SIMD chunk loops, kernel entry ``<name>_grid``)."""
-    return generate(module, CpuMathHooks(), *host_triple_and_layout())
+    return generate(module, CpuMathHooks(), *host_triple_and_layout(), debug=ctx.options.debug)
 
 
 def asm(llir_text: str, ctx) -> str:

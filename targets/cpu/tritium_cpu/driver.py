@@ -24,7 +24,7 @@ from tritium.errors import TritiumError
 from tritium.runtime.host import HostMemory
 from tritium.target import KernelSignature
 
-from . import abi
+from . import abi, bounds
 from .compiler import new_host_target_machine
 
 _JOB = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_void_p,
@@ -104,12 +104,16 @@ class WorkerPool:
 class CpuLauncher:
     """``launcher(grid, bound_args)`` for one loaded kernel."""
 
-    def __init__(self, engine: llvm.ExecutionEngine, address: int, signature: KernelSignature, pool: WorkerPool):
+    def __init__(self, engine: llvm.ExecutionEngine, address: int, signature: KernelSignature, pool: WorkerPool,
+                 debug_sites: list | None = None):
         self._engine = engine  # owns the code
         self._address = address
+        self._signature, self._sites = signature, debug_sites
         self._pack = abi.slot_struct(signature.arg_types).pack_into
         self._bf16 = [i for i, t in enumerate(signature.arg_types) if t == "bf16"]
-        self._args = ctypes.create_string_buffer(max(8, len(signature.arg_types) * abi.SLOT_BYTES))
+        self._debug_area = len(signature.arg_types) * abi.SLOT_BYTES
+        size = self._debug_area + (bounds.debug_area_bytes(len(signature.arg_types)) if debug_sites is not None else 0)
+        self._args = ctypes.create_string_buffer(max(8, size))
         self._counter = ctypes.c_int32(0)
         self._args_address, self._counter_address = ctypes.addressof(self._args), ctypes.addressof(self._counter)
         self._pool = pool
@@ -130,7 +134,12 @@ class CpuLauncher:
             self._counter.value = 0
             threads = min(total, self._pool.size)
             batch = max(1, total // (threads * CLAIMS_PER_THREAD))
+            if self._sites is not None:
+                bounds.pack_spans(self._args, self._debug_area, args, self._signature.arg_types)
             self._pool.run(self._address, (self._args_address, nx, ny, nz, self._counter_address, batch), threads)
+            if self._sites is not None:
+                bounds.raise_report(self._args, self._debug_area + len(args) * bounds.SPAN_BYTES,
+                                    self._signature.name, self._signature.arg_names, self._sites)
 
 
 def _bf16_bits(value: float) -> int:
@@ -158,7 +167,9 @@ class CpuDriver(HostMemory):
         address = engine.get_function_address(abi.entry_name(signature.name))
         if not address:
             raise TritiumError(f"the object for kernel {signature.name} has no entry {abi.entry_name(signature.name)}")
-        return CpuLauncher(engine, address, signature, self.pool)
+        sites = engine.get_global_value_address(bounds.sites_symbol(signature.name))
+        debug_sites = bounds.load_sites(ctypes.string_at(sites)) if sites else None
+        return CpuLauncher(engine, address, signature, self.pool, debug_sites)
 
     def synchronize(self) -> None:
         """Launches return when the grid is done: nothing to wait for."""
