@@ -183,6 +183,21 @@ def test_int_constant_to_fp16_overflows():
     assert np.all(np.isinf(y)), y
 
 
+def test_int_with_few_significant_bits_to_fp16_overflows():
+    """LLVM thinks ``k * 2**26`` converts to fp16 exactly and folds away the fp16 step."""
+
+    @tritium.jit
+    def scaled(y_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, ((offs - 8) * 2 ** 26).to(tl.float16).to(tl.float32))
+        tl.store(y_ptr + BLOCK, ((tl.program_id(0) + 1) * 2 ** 26).to(tl.float16).to(tl.float32))
+
+    y = np.zeros(17, dtype=np.float32)
+    scaled[(1,)](y, 16)
+    want = np.array([np.copysign(np.inf, k - 8) if k != 8 else 0.0 for k in range(16)] + [np.inf], np.float32)
+    np.testing.assert_array_equal(y, want)
+
+
 @pytest.mark.parametrize("src", [np.float64, np.float32, np.float16])
 def test_store_converts_to_the_pointer_type(src):
     """A value stored through a pointer of another float type is converted (fp64 -> fp16 crashed)."""

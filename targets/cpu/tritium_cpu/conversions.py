@@ -11,9 +11,9 @@ round-to-nearest-even, as the hardware conversions of GPUs do:
   round-to-nearest steps would round some ties twice.
 * int -> bfloat: exactly to double (ints wider than 53 bits are first rounded to odd at 53 bits),
   then as double -> bfloat.
-* int -> half: int -> float -> half. An int that float rounds is beyond half's range, so the
-  result is exact; it also keeps LLVM from folding ``fpext(sitofp x to half)`` into one
-  int -> float conversion that loses the overflow to inf.
+* int -> half: int -> float -> half (an int that float rounds is beyond half's range, so one
+  rounding), with the overflow to inf made explicit: LLVM folds ``fpext(sitofp x to half)`` into
+  one int -> float conversion when ``x`` has few significant bits, losing the inf.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from tritium.codegen import intrinsics
 from tritium.codegen.types import const, scalar_of
 
 F32, F64 = ll.FloatType(), ll.DoubleType()
+HALF_OVERFLOW = 65520.0  # the smallest magnitude that rounds to inf in half
 
 
 def _like(t: ll.Type, elem: ll.Type) -> ll.Type:
@@ -45,8 +46,21 @@ def convert(b: ll.IRBuilder, method: str, value: ll.Value, ty: ll.Type) -> ll.Va
     if method in ("sitofp", "uitofp") and _is(ty, "bfloat"):
         return _float_to_bfloat(b, _double_to_float_odd(b, _int_to_double_odd(b, method, value)), ty)
     if method in ("sitofp", "uitofp") and _is(ty, "half"):
-        return b.fptrunc(getattr(b, method)(value, _like(ty, F32)), ty)
+        return _int_to_half(b, getattr(b, method)(value, _like(ty, F32)), ty)
     return getattr(b, method)(value, ty)
+
+
+def _int_to_half(b: ll.IRBuilder, wide: ll.Value, ty: ll.Type) -> ll.Value:
+    """An int already converted to float, to half; ints past half's range are explicitly inf.
+
+    LLVM folds ``fpext(fptrunc(sitofp x))`` into ``sitofp x`` when ``x`` has few significant bits
+    (e.g. ``k * 2**26``), ignoring half's exponent range; the select keeps the overflow whatever
+    is folded.
+    """
+    inf = float("inf")
+    overflow = b.fcmp_ordered(">=", intrinsics.call(b, "llvm.fabs", [wide]), const(wide.type, HALF_OVERFLOW))
+    signed_inf = b.select(b.fcmp_ordered("<", wide, const(wide.type, 0.0)), const(ty, -inf), const(ty, inf))
+    return b.select(overflow, signed_inf, b.fptrunc(wide, ty))
 
 
 def _double_to_float_odd(b: ll.IRBuilder, x: ll.Value) -> ll.Value:
