@@ -96,3 +96,22 @@ def test_tritium_debug_environment_turns_checks_on(monkeypatch):
     monkeypatch.setenv("TRITIUM_DEBUG", "1")
     with pytest.raises(OutOfBoundsError):
         copy[(1,)](x[:12], y, 12, 4, 16)
+
+
+@tritium.jit
+def either(x_ptr, y_ptr, out_ptr, use_x, start, BLOCK: tl.constexpr):
+    offs = start + tl.arange(0, BLOCK)
+    if use_x:
+        p = x_ptr
+    else:
+        p = y_ptr
+    tl.store(out_ptr + tl.arange(0, BLOCK), tl.load(p + offs))
+
+
+def test_an_untraced_pointer_is_checked_against_every_argument():
+    backing = np.arange(64, dtype=np.float32)  # x and y with a gap between them that no argument owns
+    x, y, out = backing[:8], backing[32:40], np.zeros(4, np.float32)
+    either[(1,)](x, y, out, False, 4, 4, debug=True)
+    np.testing.assert_array_equal(out, y[4:])
+    with pytest.raises(OutOfBoundsError, match="outside the memory of every pointer argument"):
+        either[(1,)](x, y, out, True, 6, 4, debug=True)
