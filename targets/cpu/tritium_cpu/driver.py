@@ -60,6 +60,7 @@ class WorkerPool:
         self._run = _RUN(self._engine.get_function_address("tritium_cpu_run"))
         self._run_and_wait = _RUN_AND_WAIT(self._engine.get_function_address("tritium_cpu_run_and_wait"))
         self._pending = ctypes.c_int32(0)
+        self._pending_address = ctypes.addressof(self._pending)
         self._state = ctypes.c_int64(0)  # the launching thread's place in its batch (two i32)
         self._state_address = ctypes.addressof(self._state)
         self._job: tuple = ()
@@ -81,17 +82,19 @@ class WorkerPool:
         """Run ``entry(*args)`` (a ``_grid`` function, ``args`` ending with the counter's address and
         the batch) on ``threads`` threads, this one included, and return when all are done."""
         helpers = min(threads, self.size) - 1
-        self._pending.value = helpers
+        job = (entry, *args, self._state_address, self._pending_address, _SLICE_NS)
         self._state.value = 0
-        self._job = (entry, *args, self._state_address, ctypes.addressof(self._pending))
-        for wake in self._wake[:helpers]:
-            wake.release()
+        if helpers:  # else ``pending`` is zero, as every launch leaves it
+            self._pending.value = helpers
+            self._job = job[:-1]
+            for wake in self._wake[:helpers]:
+                wake.release()
         try:
-            while self._run_and_wait(*self._job, _SLICE_NS):
+            while self._run_and_wait(*job):
                 pass  # back in the interpreter: pending signal handlers run here
         except BaseException:
             ctypes.c_uint32.from_address(args[-2]).value = abi.STOP
-            while self._run_and_wait(*self._job, _SLICE_NS):
+            while self._run_and_wait(*job):
                 pass  # the other threads finish the batches they hold
             raise
 
