@@ -225,3 +225,28 @@ def test_no_runtime_helper_calls(pair):
                         constants={"DST": getattr(tl, {"fp16": "float16", "bf16": "bfloat16"}[dst]),
                                    "BITS": bits, "BLOCK": N})
     assert not re.findall(r"__(?:trunc|extend|float)\w+", k.asm["asm"])
+
+
+@tritium.jit
+def bf16_arithmetic(x_ptr, y_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    a = tl.load(x_ptr + offs).to(tl.bfloat16)
+    b = tl.load(y_ptr + offs).to(tl.bfloat16)
+    tl.store(out_ptr + offs, (a + b).to(tl.int16, bitcast=True))
+    tl.store(out_ptr + BLOCK + offs, (a - b).to(tl.int16, bitcast=True))
+    tl.store(out_ptr + 2 * BLOCK + offs, (a * b).to(tl.int16, bitcast=True))
+    tl.store(out_ptr + 3 * BLOCK + offs, (a / b).to(tl.int16, bitcast=True))
+
+
+def test_bf16_arithmetic_rounds_each_result_once():
+    """bf16 ops compute in fp32 and round back through ``__truncsfbf2``, which the driver defines."""
+    def bf16_values(n):
+        bits = (RNG.integers(0x3C00, 0x4400, n) | (RNG.integers(0, 2, n) << 15)).astype(np.uint32) << 16
+        return bits.view(np.float32)
+
+    x, y = bf16_values(N), bf16_values(N)
+    out = np.zeros(4 * N, np.int16)
+    bf16_arithmetic[(1,)](x, y, out, N)
+    a, b = x.astype(np.float64), y.astype(np.float64)
+    for k, exact in enumerate((a + b, a - b, a * b, a / b)):
+        _assert_bits(out[k * N:(k + 1) * N], exact.tolist(), "bf16")

@@ -3,7 +3,9 @@
 On this target LLVM lowers ``fptrunc`` double -> half / bfloat and float -> bfloat (and so every int
 -> bfloat) to calls of compiler-rt's ``__truncdfhf2``, ``__truncdfbf2`` and ``__truncsfbf2``, which
 a JIT-loaded kernel cannot resolve. Here they become vector-friendly integer code with one
-round-to-nearest-even, as the hardware conversions of GPUs do:
+round-to-nearest-even, as the hardware conversions of GPUs do. LLVM still calls
+``__truncsfbf2`` for bf16 arithmetic (computed in float, rounded back), so the driver also
+defines those helpers for the JIT (``helpers_ir``), with the same code.
 
 * double -> half / bfloat: double -> float rounded *to odd* (truncate, then set the last bit if
   anything was dropped), then float -> half (an instruction) or float -> bfloat (integer rounding).
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 from llvmlite import ir as ll
 from tritium.codegen import intrinsics
-from tritium.codegen.types import const, scalar_of
+from tritium.codegen.types import BFloatType, const, scalar_of
 
 F32, F64 = ll.FloatType(), ll.DoubleType()
 HALF_OVERFLOW = 65520.0  # the smallest magnitude that rounds to inf in half
@@ -103,3 +105,20 @@ def _int_to_double_odd(b: ll.IRBuilder, method: str, x: ll.Value) -> ll.Value:
     if not signed:
         return result
     return b.select(b.icmp_signed("<", x, const(x.type, 0)), b.fneg(result), result)
+
+
+#: the compiler-rt helpers LLVM calls for these conversions on x86-64: name, source, result
+RUNTIME_HELPERS = (("__truncsfbf2", "float", "bfloat"), ("__truncdfbf2", "double", "bfloat"),
+                   ("__truncdfhf2", "double", "half"))
+
+
+def helpers_ir(triple: str, data_layout: str) -> str:
+    """LLVM IR defining ``RUNTIME_HELPERS`` with the inline conversions (none calls another)."""
+    types = {"float": F32, "double": F64, "half": ll.HalfType(), "bfloat": BFloatType()}
+    module = ll.Module(name="tritium_cpu_helpers")
+    module.triple, module.data_layout = triple, data_layout
+    for name, src, dst in RUNTIME_HELPERS:
+        fn = ll.Function(module, ll.FunctionType(types[dst], [types[src]]), name)
+        b = ll.IRBuilder(fn.append_basic_block("entry"))
+        b.ret(convert(b, "fptrunc", fn.args[0], types[dst]))
+    return str(module)

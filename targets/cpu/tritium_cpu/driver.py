@@ -12,6 +12,7 @@ stops the grid after the batches in flight and propagates.
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import platform
 import threading
@@ -24,8 +25,8 @@ from tritium.errors import TritiumError
 from tritium.runtime.host import HostMemory
 from tritium.target import KernelSignature
 
-from . import abi, bounds
-from .compiler import new_host_target_machine
+from . import abi, bounds, conversions
+from .compiler import host_triple_and_layout, new_host_target_machine
 
 _JOB = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_void_p,
         ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)
@@ -42,6 +43,16 @@ def _jit(llir: str) -> llvm.ExecutionEngine:
     llvm.add_symbol("clock_gettime", ctypes.cast(clock, ctypes.c_void_p).value)
     engine = llvm.create_mcjit_compiler(llvm.parse_assembly(llir), new_host_target_machine())
     engine.finalize_object()
+    return engine
+
+
+@functools.cache
+def _runtime_helpers() -> llvm.ExecutionEngine:
+    """Define the compiler-rt conversion helpers LLVM calls (see ``conversions``) for every kernel
+    loaded from now on; the engine holding their code lives as long as the process."""
+    engine = _jit(conversions.helpers_ir(*host_triple_and_layout()))
+    for name, _, _ in conversions.RUNTIME_HELPERS:
+        llvm.add_symbol(name, engine.get_function_address(name))
     return engine
 
 
@@ -164,6 +175,7 @@ class CpuDriver(HostMemory):
         return self._pool
 
     def load(self, binary: bytes, signature: KernelSignature) -> CpuLauncher:
+        _runtime_helpers()
         engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), new_host_target_machine())
         engine.add_object_file(llvm.ObjectFileRef.from_data(bytes(binary)))
         engine.finalize_object()
