@@ -3,6 +3,8 @@
 Times the kernels of ``examples/`` (vector add, softmax, layer norm) against numpy doing the same
 work, and measures what a user waits for before the first result: the first launch with an empty
 kernel cache (compilation included), and the first launch in a new process with a warm cache.
+Also times vector add and softmax in debug mode (every access bounds-checked) against the
+normal build: the cost of ``debug=True``.
 Prints a table with each goal and writes JSON (``--out``, default ``benchmarks/results/cpu.json``).
 
     python benchmarks/cpu.py [--out PATH] [--rep-ms MS] [--startup-runs N]
@@ -101,6 +103,31 @@ def kernel_benchmarks(dev, rep_ms: float) -> list[dict]:
     return rows
 
 
+def debug_benchmarks(dev, rep_ms: float) -> list[dict]:
+    """Vector add and softmax with ``TRITIUM_DEBUG=1`` (bounds checks) beside the normal build."""
+    from softmax import softmax
+    from tritium.testing import do_bench
+    from vector_add import add
+
+    rng = np.random.default_rng(0)
+    n, (M, N) = 1 << 24, (4096, 1024)
+    x, y, z = (dev.to_device(rng.random(n, dtype=np.float32)) for _ in range(3))
+    a, b = dev.to_device(rng.standard_normal((M, N), dtype=np.float32)), dev.empty((M, N), np.float32)
+    rows = []
+    for name, run in (("vector_add", lambda: add(x, y, z)), ("softmax", lambda: softmax(a, b))):
+        times = {}
+        for mode in ("normal", "debug"):
+            os.environ["TRITIUM_DEBUG"] = "1" if mode == "debug" else "0"
+            try:
+                run()
+                times[mode] = do_bench(run, warmup=rep_ms / 5, rep=rep_ms)
+            finally:
+                os.environ.pop("TRITIUM_DEBUG", None)
+        rows.append({"name": name, "normal_ms": times["normal"], "debug_ms": times["debug"],
+                     "debug_over_normal": times["debug"] / times["normal"]})
+    return rows
+
+
 # -- startup: the first launch in a fresh process --------------------------------------------------
 FIRST_LAUNCH = textwrap.dedent("""
     import json, sys, time
@@ -173,6 +200,7 @@ def main() -> int:
 
     dev = plugins.get_target().driver
     kernels = kernel_benchmarks(dev, args.rep_ms)
+    debug = debug_benchmarks(dev, args.rep_ms)
     startup = startup_benchmarks(args.target, args.startup_runs)
 
     print(f"tritium {tritium.__version__} target '{args.target}' vs numpy {np.__version__} on "
@@ -188,6 +216,10 @@ def main() -> int:
         print(f"{r['name']:12} {shape:>11} {r['tritium_ms']:11.3f} {r['tritium_gbps']:7.2f} {r['numpy_ms']:9.3f} "
               f"{r['numpy_gbps']:7.2f} {r['ratio']:13.2f}x {goal:>8} {mark(met):6} {r['check']}")
     print()
+    for r in debug:
+        print(f"{r['name'] + ' debug=True':24} {r['debug_ms']:9.3f} ms vs {r['normal_ms']:.3f} ms normal: "
+              f"{r['debug_over_normal']:.2f}x the time")
+    print()
     labels = {"cold_compile": "cold compile (vector_add, first launch, empty cache)",
               "warm_first_launch": "first launch in a new process, warm cache",
               "warm_import_and_first_launch": "import + first launch, warm cache"}
@@ -201,7 +233,7 @@ def main() -> int:
         "machine": {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
                     "logical_cpus": os.cpu_count(), "python": platform.python_version()},
         "versions": {"tritium": tritium.__version__, "numpy": np.__version__},
-        "target": args.target, "rep_ms": args.rep_ms, "kernels": kernels,
+        "target": args.target, "rep_ms": args.rep_ms, "kernels": kernels, "debug_mode": debug,
         "startup": {"runs": startup["runs"], "measurements": startup_rows},
     }
     out = Path(args.out)

@@ -70,7 +70,6 @@ def test_integer_division_of_mixed_signedness_is_refused(target):
         binary_kernel[(1,)](a, b, np.zeros(4, np.int32), OP="floordiv", BLOCK=4)
 
 
-@pytest.mark.skip(reason="fp32 -> bf16 on cpu needs the conversion fix of the cpu target")
 def test_bf16_with_an_integer_tensor_computes_in_fp32(monkeypatch):
     if "cpu" not in plugins.targets():
         pytest.skip("needs a compiling target (the interpreter has no bf16)")

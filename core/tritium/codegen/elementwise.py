@@ -39,6 +39,11 @@ def _cast(method: str) -> Emitter:
     return lambda b, ops, ty, attrs, hooks: ops[0] if ops[0].type == ty else getattr(b, method)(ops[0], ty)
 
 
+def _convert(method: str) -> Emitter:
+    """A conversion that produces floats, through the target's hooks."""
+    return lambda b, ops, ty, attrs, hooks: ops[0] if ops[0].type == ty else hooks.convert(b, method, ops[0], ty)
+
+
 def _intrinsic(name: str) -> Emitter:
     return lambda b, ops, ty, attrs, hooks: intrinsics.call(b, name, ops)
 
@@ -97,7 +102,7 @@ def _math(fn: str) -> Emitter:
         if not narrow:
             return hooks.call(b, fn, ops)
         wide = ll.VectorType(ll.FloatType(), ty.count) if isinstance(ty, ll.VectorType) else ll.FloatType()
-        return b.fptrunc(hooks.call(b, fn, [b.fpext(x, wide) for x in ops]), ty)
+        return hooks.convert(b, "fptrunc", hooks.call(b, fn, [b.fpext(x, wide) for x in ops]), ty)
     return emit_math
 
 
@@ -128,8 +133,8 @@ EMITTERS.update({
     "arith.maximumf": _intrinsic("llvm.maximum"), "arith.minimumf": _intrinsic("llvm.minimum"),
     "arith.maxsi": _intrinsic("llvm.smax"), "arith.minsi": _intrinsic("llvm.smin"),
     "arith.maxui": _intrinsic("llvm.umax"), "arith.minui": _intrinsic("llvm.umin"),
-    "arith.extf": _cast("fpext"), "arith.truncf": _cast("fptrunc"),
-    "arith.sitofp": _cast("sitofp"), "arith.uitofp": _cast("uitofp"),
+    "arith.extf": _cast("fpext"), "arith.truncf": _convert("fptrunc"),
+    "arith.sitofp": _convert("sitofp"), "arith.uitofp": _convert("uitofp"),
     "arith.fptosi": _cast("fptosi"), "arith.fptoui": _cast("fptoui"),
     "arith.extsi": _cast("sext"), "arith.extui": _cast("zext"), "arith.trunci": _cast("trunc"),
     "arith.bitcast": _cast("bitcast"),

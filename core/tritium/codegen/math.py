@@ -43,3 +43,8 @@ class MathHooks:
             raise TritiumError(f"math function '{fn}' is not supported yet")
         return intrinsics.call(builder, name, args)
 
+    def convert(self, builder: ll.IRBuilder, method: str, value: ll.Value, ty: ll.Type) -> ll.Value:
+        """A float conversion (``fptrunc``, ``sitofp`` or ``uitofp``, the IRBuilder method) of ``value`` to
+        ``ty``. A target whose backend would call a runtime helper for some pairs lowers those itself."""
+        return getattr(builder, method)(value, ty)
+

@@ -13,8 +13,6 @@ from llvmlite import ir as ll
 
 from ..errors import TritiumError
 from ..language.dtypes import bf16_bits
-from ..ir import tile
-from ..ir.mlir import ir
 
 
 class BFloatType(ll.types._BaseFloatType):
@@ -41,28 +39,27 @@ def _same_addrspace(addrspace: int) -> int:
 
 def llvm_type(t: ir.Type, addrspace_map: AddrspaceMap = _same_addrspace) -> ll.Type:
     """The llvmlite type of one *element* (scalar) MLIR type."""
+    from ..ir import tile  # MLIR: imported by code generation only (a launcher needs the rest)
+    from ..ir.mlir import ir
+
     if tile.is_ptr(t):
         return ll.PointerType(addrspace=addrspace_map(tile.addrspace(t)))
     if isinstance(t, ir.IntegerType):
         return ll.IntType(t.width)
     if isinstance(t, ir.IndexType):
         return ll.IntType(64)
-    for mlir_cls, ll_type in _FLOATS:
+    floats = ((ir.F16Type, ll.HalfType()), (ir.BF16Type, BFloatType()), (ir.F32Type, ll.FloatType()),
+              (ir.F64Type, ll.DoubleType()))
+    for mlir_cls, ll_type in floats:
         if isinstance(t, mlir_cls):
             return ll_type
     raise TritiumError(f"type {t} has no LLVM equivalent")
 
 
-_FLOATS = (
-    (ir.F16Type, ll.HalfType()),
-    (ir.BF16Type, BFloatType()),
-    (ir.F32Type, ll.FloatType()),
-    (ir.F64Type, ll.DoubleType()),
-)
-
-
 def element_type(t: ir.Type) -> ir.Type:
     """The element type of a ranked tensor, or the type itself for scalars."""
+    from ..ir.mlir import ir
+
     return t.element_type if isinstance(t, ir.RankedTensorType) else t
 
 

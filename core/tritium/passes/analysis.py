@@ -24,6 +24,11 @@ def stored_arguments(module: ir.Module, kernel: str) -> list[int] | None:
     return sorted(written)
 
 
+def pointer_sources(value: ir.Value, args: list[ir.Value]) -> set[int] | None:
+    """Indices of ``args`` that pointer ``value`` may point into; None when it cannot be traced."""
+    return _sources(value, args)
+
+
 def _ops_named(op: ir.Operation, name: str):
     for region in op.regions:
         for block in region.blocks:

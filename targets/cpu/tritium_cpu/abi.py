@@ -2,7 +2,8 @@
 
 A compiled kernel ``k`` exports one function::
 
-    void k_grid(const uint8_t *args, int32_t nx, int32_t ny, int32_t nz, int32_t *counter, int32_t batch)
+    int32_t k_grid(const uint8_t *args, int32_t nx, int32_t ny, int32_t nz, int32_t *counter,
+                   int32_t batch, int32_t state[2], uint32_t quota)
 
 ``args`` holds the runtime arguments in 8-byte slots (each value little-endian at the start of its
 slot; pointers as addresses, ``i1`` as a byte, ``bf16`` as its 16 bits). Every worker thread calls
@@ -10,7 +11,11 @@ slot; pointers as addresses, ``i1`` as a byte, ``bf16`` as its 16 bits). Every w
 increment of ``*counter`` (zero at launch) until the grid is exhausted, so load balances itself.
 Each claim takes ``batch`` consecutive programs: an atomic increment is a full memory fence on
 x86, and a fence per small program stalls the store stream of memory-bound kernels.
-Program ids run x fastest, then y, then z.
+Program ids run x fastest, then y, then z. A thread returns 0 once the grid is exhausted, or 1
+after running ``quota`` programs, its place in its batch saved in ``state`` (next pid, end of the
+batch; zeros at launch) for the next call: the launching thread comes back to Python that way to
+run signal handlers. Setting ``*counter`` to ``STOP`` makes every thread return after its current
+program.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from tritium.errors import TritiumError
 
 SLOT_BYTES = 8
 I32 = ll.IntType(32)
+STOP = 1 << 31  # a counter value past any grid (grids have fewer than 2**31 programs)
 
 #: struct format of one scalar argument, by Triton type name
 SCALAR_FORMATS = {
@@ -46,16 +52,18 @@ def slot_struct(arg_types: tuple[str, ...]) -> struct.Struct:
     return struct.Struct(fmt)
 
 
-def emit_grid_entry(module: ll.Module, body: ll.Function, n_args: int) -> ll.Function:
-    """Define ``<kernel>_grid``: unpack the argument slots, then run programs until none is left.
+def emit_grid_entry(module: ll.Module, body: ll.Function, n_args: int, debug: bool = False) -> ll.Function:
+    """Define ``<kernel>_grid``: unpack the argument slots, then run programs until none is left,
+    ``quota`` programs have run (the position is saved in ``state``) or the launch is stopped.
 
-    ``body`` takes the kernel's arguments followed by pid x, y, z and grid sizes x, y, z (i32).
+    ``body`` takes the kernel's arguments followed by pid x, y, z and grid sizes x, y, z (i32),
+    and in debug mode the address of the debug area, which follows the argument slots.
     """
     ptr = ll.PointerType()
-    fn = ll.Function(module, ll.FunctionType(ll.VoidType(), [ptr, I32, I32, I32, ptr, I32]),
-                     entry_name(body.name))
-    args_ptr, nx, ny, nz, counter, batch = fn.args
-    b = ll.IRBuilder(fn.append_basic_block("entry"))
+    fn = ll.Function(module, ll.FunctionType(I32, [ptr, I32, I32, I32, ptr, I32, ptr, I32]), entry_name(body.name))
+    args_ptr, nx, ny, nz, counter, batch, state, quota = fn.args
+    entry = fn.append_basic_block("entry")
+    b = ll.IRBuilder(entry)
     args = []
     for i, t in enumerate(body.function_type.args[:n_args]):
         slot = b.gep(args_ptr, [ll.Constant(ll.IntType(64), i * SLOT_BYTES)], source_etype=ll.IntType(8))
@@ -63,63 +71,125 @@ def emit_grid_entry(module: ll.Module, body: ll.Function, n_args: int) -> ll.Fun
             args.append(b.trunc(b.load(slot, typ=ll.IntType(8)), t))
         else:
             args.append(b.load(slot, typ=t))
+    if debug:
+        args.append(b.gep(args_ptr, [ll.Constant(ll.IntType(64), n_args * SLOT_BYTES)], source_etype=ll.IntType(8)))
     total = b.mul(b.mul(nx, ny), nz)
-    claim = fn.append_basic_block("claim")
-    claimed = fn.append_basic_block("claimed")
-    run = fn.append_basic_block("run")
-    done = fn.append_basic_block("done")
-    b.branch(claim)
-    b.position_at_end(claim)
+    last_ptr = b.gep(state, [ll.Constant(ll.IntType(64), 4)], source_etype=ll.IntType(8))
+    saved_pid, saved_last = b.load(state, typ=I32), b.load(last_ptr, typ=I32)
+    blocks = {name: fn.append_basic_block(name)
+              for name in ("next", "claim", "claimed", "run", "ran", "done", "pause")}
+    b.branch(blocks["next"])
+    b.position_at_end(blocks["next"])  # the next program: the rest of a batch, or a new claim
+    pid, last, left = b.phi(I32), b.phi(I32), b.phi(I32)
+    pid.add_incoming(saved_pid, entry)
+    last.add_incoming(saved_last, entry)
+    left.add_incoming(quota, entry)
+    b.cbranch(b.icmp_unsigned("<", pid, last), blocks["run"], blocks["claim"])
+    b.position_at_end(blocks["claim"])
     first = b.atomic_rmw("add", counter, batch, "monotonic")
-    b.cbranch(b.icmp_unsigned(">=", first, total), done, claimed)
-    b.position_at_end(claimed)
+    b.cbranch(b.icmp_unsigned(">=", first, total), blocks["done"], blocks["claimed"])
+    b.position_at_end(blocks["claimed"])
     room = b.sub(total, first)
-    last = b.add(first, b.select(b.icmp_unsigned("<", batch, room), batch, room))
-    b.branch(run)
-    b.position_at_end(run)
-    pid = b.phi(I32)
-    pid.add_incoming(first, claimed)
-    x = b.urem(pid, nx)
-    rest = b.udiv(pid, nx)
+    claimed_last = b.add(first, b.select(b.icmp_unsigned("<", batch, room), batch, room))
+    b.branch(blocks["run"])
+    b.position_at_end(blocks["run"])
+    run_pid, run_last = b.phi(I32), b.phi(I32)
+    run_pid.add_incoming(pid, blocks["next"])
+    run_pid.add_incoming(first, blocks["claimed"])
+    run_last.add_incoming(last, blocks["next"])
+    run_last.add_incoming(claimed_last, blocks["claimed"])
+    x = b.urem(run_pid, nx)
+    rest = b.udiv(run_pid, nx)
     y = b.urem(rest, ny)
     z = b.udiv(rest, ny)
-    b.call(body, args + [x, y, z, nx, ny, nz])
-    following = b.add(pid, ll.Constant(I32, 1))
-    pid.add_incoming(following, b.block)
-    b.cbranch(b.icmp_unsigned("<", following, last), run, claim)
-    b.position_at_end(done)
-    b.ret_void()
+    b.call(body, args[:n_args] + [x, y, z, nx, ny, nz] + args[n_args:])
+    following = b.add(run_pid, ll.Constant(I32, 1))
+    remaining = b.sub(left, ll.Constant(I32, 1))
+    stopped = b.icmp_unsigned(">=", b.load_atomic(counter, "monotonic", 4, typ=I32), ll.Constant(I32, STOP))
+    b.cbranch(stopped, blocks["done"], blocks["ran"])
+    b.position_at_end(blocks["ran"])
+    pid.add_incoming(following, blocks["ran"])
+    last.add_incoming(run_last, blocks["ran"])
+    left.add_incoming(remaining, blocks["ran"])
+    b.cbranch(b.icmp_unsigned("==", remaining, ll.Constant(I32, 0)), blocks["pause"], blocks["next"])
+    b.position_at_end(blocks["done"])
+    b.ret(ll.Constant(I32, 0))
+    b.position_at_end(blocks["pause"])
+    b.store(following, state)
+    b.store(run_last, last_ptr)
+    b.ret(ll.Constant(I32, 1))
     return fn
 
 
-def trampolines_ir(x86: bool) -> str:
-    """LLVM IR of the two functions the thread pool calls (same arguments as ``<kernel>_grid`` plus
-    ``grid`` and ``pending``): ``tritium_cpu_run`` runs the grid entry then decrements ``*pending``;
-    ``tritium_cpu_run_and_wait`` (the launching thread) runs it too, then spins until
-    ``*pending`` is zero. Waiting natively spares a wake-up through Python (tens of microseconds)."""
+def trampolines_ir(x86: bool, clock_id: int) -> str:
+    """LLVM IR of the two functions the thread pool calls (the arguments of ``<kernel>_grid`` up to
+    ``state``, plus ``grid`` first and ``pending`` last). ``tritium_cpu_run`` (a helper thread) runs
+    the grid entry to the end, then decrements ``*pending``. ``tritium_cpu_run_and_wait`` (the
+    launching thread) runs it in quotas of programs that grow while a quota takes under 0.2 ms,
+    then spins until ``*pending`` is zero; it returns 1 when ``slice_ns`` nanoseconds
+    (``clock_gettime(clock_id)``) pass first, so that Python can run signal handlers and call it
+    again, and 0 when the launch is done. Waiting natively spares a wake-up through Python (tens
+    of microseconds)."""
     pause = "call void @llvm.x86.sse2.pause()" if x86 else ""
     declare = "declare void @llvm.x86.sse2.pause()" if x86 else ""
-    params = "ptr %grid, ptr %args, i32 %nx, i32 %ny, i32 %nz, ptr %counter, i32 %batch, ptr %pending"
-    call = "call void %grid(ptr %args, i32 %nx, i32 %ny, i32 %nz, ptr %counter, i32 %batch)"
+    params = "ptr %grid, ptr %args, i32 %nx, i32 %ny, i32 %nz, ptr %counter, i32 %batch, ptr %state, ptr %pending"
+    grid = "call i32 %grid(ptr %args, i32 %nx, i32 %ny, i32 %nz, ptr %counter, i32 %batch, ptr"
     return f"""
 {declare}
+declare i32 @clock_gettime(i32, ptr)
+define internal i64 @now_ns() {{
+  %ts = alloca {{i64, i64}}
+  call i32 @clock_gettime(i32 {clock_id}, ptr %ts)
+  %s = load i64, ptr %ts
+  %ns_ptr = getelementptr {{i64, i64}}, ptr %ts, i32 0, i32 1
+  %ns = load i64, ptr %ns_ptr
+  %s_ns = mul i64 %s, 1000000000
+  %t = add i64 %s_ns, %ns
+  ret i64 %t
+}}
 define void @tritium_cpu_run({params}) {{
-  {call}
+  %own = alloca [2 x i32]
+  store [2 x i32] zeroinitializer, ptr %own
+  {grid} %own, i32 -1)
   atomicrmw sub ptr %pending, i32 1 release
   ret void
 }}
-define void @tritium_cpu_run_and_wait({params}) {{
+define i32 @tritium_cpu_run_and_wait({params}, i64 %slice_ns) {{
 entry:
-  {call}
-  br label %wait
+  %start = call i64 @now_ns()
+  br label %programs
+programs:
+  %quota = phi i32 [1, %entry], [%next_quota, %again]
+  %before = phi i64 [%start, %entry], [%after, %again]
+  %more = {grid} %state, i32 %quota)
+  %exhausted = icmp eq i32 %more, 0
+  br i1 %exhausted, label %wait, label %timed
+timed:
+  %after = call i64 @now_ns()
+  %elapsed = sub i64 %after, %start
+  %late = icmp sgt i64 %elapsed, %slice_ns
+  br i1 %late, label %yield, label %again
+again:
+  %took = sub i64 %after, %before
+  %quick = icmp slt i64 %took, 200000
+  %small = icmp ult i32 %quota, 1048576
+  %grow = and i1 %quick, %small
+  %doubled = shl i32 %quota, 1
+  %next_quota = select i1 %grow, i32 %doubled, i32 %quota
+  br label %programs
 wait:
   %left = load atomic i32, ptr %pending acquire, align 4
   %done = icmp eq i32 %left, 0
   br i1 %done, label %exit, label %spin
 spin:
   {pause}
-  br label %wait
+  %now = call i64 @now_ns()
+  %waited = sub i64 %now, %start
+  %late_wait = icmp sgt i64 %waited, %slice_ns
+  br i1 %late_wait, label %yield, label %wait
+yield:
+  ret i32 1
 exit:
-  ret void
+  ret i32 0
 }}
 """

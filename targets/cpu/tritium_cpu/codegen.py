@@ -30,6 +30,7 @@ from tritium.errors import TritiumError
 from tritium.ir.mlir import ir
 
 from . import abi
+from .bounds import BoundsChecks, sites_constant
 from .chunks import I32, Index, counted_loop, mul, unflatten
 from .control_flow import ControlFlow
 from .debug_codegen import DebugOps
@@ -41,12 +42,12 @@ from .roots import Group, MaterializeRoot, StoreRoot
 TERMINATORS = frozenset({"scf.yield", "scf.condition", "func.return"})
 
 
-class KernelCodegen(ControlFlow, Reductions, DebugOps, ChunkEvaluator):
+class KernelCodegen(ControlFlow, Reductions, DebugOps, BoundsChecks, ChunkEvaluator):
     """Builds the LLVM function of one kernel (``func.func``) in ``module``."""
 
-    def __init__(self, func_op: ir.Operation, module: ll.Module, hooks: MathHooks):
+    def __init__(self, func_op: ir.Operation, module: ll.Module, hooks: MathHooks, debug: bool = False):
         super().__init__()
-        self.func_op, self.module, self.hooks = func_op, module, hooks
+        self.func_op, self.module, self.hooks, self.debug = func_op, module, hooks, debug
         self.env: dict[ir.Value, Any] = {}
         self.group: Group | None = None
         self.pending: set[ir.Value] = set()       # tensors a group will write, not yet written
@@ -61,7 +62,8 @@ class KernelCodegen(ControlFlow, Reductions, DebugOps, ChunkEvaluator):
         params = [cpu_type(a.type) for a in block.arguments]
         if any(is_tensor(a) for a in block.arguments):
             raise TritiumError(f"kernel {name}: tensor arguments are not supported by the cpu target")
-        fn = ll.Function(self.module, ll.FunctionType(ll.VoidType(), params + [I32] * 6), name)
+        extra = [ll.PointerType()] if self.debug else []  # the debug area (see ``bounds``)
+        fn = ll.Function(self.module, ll.FunctionType(ll.VoidType(), params + [I32] * 6 + extra), name)
         fn.linkage = "internal"
         fn.attributes.add("alwaysinline")
         fn.attributes.add("nounwind")
@@ -70,6 +72,7 @@ class KernelCodegen(ControlFlow, Reductions, DebugOps, ChunkEvaluator):
         start = fn.append_basic_block("start")
         self.allocas = ll.IRBuilder(entry)
         self.b = ll.IRBuilder(start)
+        self.setup_bounds(fn.args[-1] if self.debug else None, self.allocas, list(block.arguments), fn.args)
         for arg, value in zip(block.arguments, fn.args):
             self.env[arg] = value
         term = self.emit_block(block)
@@ -78,7 +81,9 @@ class KernelCodegen(ControlFlow, Reductions, DebugOps, ChunkEvaluator):
         self.flush()
         self.b.ret_void()
         self.allocas.branch(start)
-        abi.emit_grid_entry(self.module, fn, len(params))
+        abi.emit_grid_entry(self.module, fn, len(params), self.debug)
+        if self.debug:
+            sites_constant(self.module, name, self.sites)
         return fn
 
     def alloca(self, t: ll.Type, align: int | None = None) -> ll.AllocaInstr:
@@ -165,14 +170,18 @@ class KernelCodegen(ControlFlow, Reductions, DebugOps, ChunkEvaluator):
             view = op.opview
             mask = self.eval(view.mask, (), 1) if view.mask is not None else None
             other = self.eval(view.other, (), 1) if view.other is not None else None
-            chunk = self.load_through(self.eval(view.ptr, (), 1), mask, other, self.pointee(view.ptr), 1)
+            ptr = self.eval(view.ptr, (), 1)
+            mask = self.guard(op, view.ptr, ptr, mask, self.pointee(view.ptr), 1)
+            chunk = self.load_through(ptr, mask, other, self.pointee(view.ptr), 1)
             self.env[res] = self.from_memory(chunk.vec, cpu_type(res.type))
         elif name == "tile.store":
             self.flush()
             view = op.opview
             mem = self.pointee(view.ptr)
             mask = self.eval(view.mask, (), 1) if view.mask is not None else None
-            self.store_through(self.eval(view.ptr, (), 1), self.to_memory(self.env[view.value], mem), mask, mem, 1)
+            ptr = self.eval(view.ptr, (), 1)
+            mask = self.guard(op, view.ptr, ptr, mask, mem, 1)
+            self.store_through(ptr, self.to_memory(self.env[view.value], mem), mask, mem, 1)
         else:
             raise unsupported(name)
 
@@ -265,8 +274,9 @@ def plan_buffers(block: ir.Block) -> set[ir.Value]:
     return keep
 
 
-def generate(module: ir.Module, hooks: MathHooks, triple: str = "", data_layout: str = "") -> str:
-    """LLVM IR text for every kernel (``func.func``) in ``module``."""
+def generate(module: ir.Module, hooks: MathHooks, triple: str = "", data_layout: str = "",
+             debug: bool = False) -> str:
+    """LLVM IR text for every kernel (``func.func``) in ``module``; ``debug`` checks every access."""
     llmod = ll.Module(name="tritium")
     llmod.triple, llmod.data_layout = triple, data_layout
     with module.context:
@@ -274,5 +284,5 @@ def generate(module: ir.Module, hooks: MathHooks, triple: str = "", data_layout:
             op = op.operation
             if op.name != "func.func":
                 raise unsupported(op.name)
-            KernelCodegen(op, llmod, hooks).build()
+            KernelCodegen(op, llmod, hooks, debug).build()
     return str(llmod)

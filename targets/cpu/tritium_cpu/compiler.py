@@ -51,7 +51,7 @@ def llir(module, ctx) -> str:
     from .codegen import generate  # imports the MLIR bindings: only when compiling, not on a cache hit
     from .vecmath import CpuMathHooks
 
-    return generate(module, CpuMathHooks(), *host_triple_and_layout())
+    return generate(module, CpuMathHooks(), *host_triple_and_layout(), debug=ctx.options.debug)
 
 
 def asm(llir_text: str, ctx) -> str:

@@ -4,15 +4,19 @@ No C compiler is needed at run time: LLVM's MCJIT (through llvmlite) links the r
 into this process. A launch packs the arguments into a preallocated buffer, resets the program
 counter and calls the kernel's ``_grid`` entry on up to ``os.cpu_count()`` threads (the calling
 thread included); ctypes releases the GIL for the duration of each call, and the threads share
-the grid's programs dynamically (see ``abi``).
+the grid's programs dynamically (see ``abi``). The calling thread comes back to Python every
+``SLICE_S`` seconds of a long launch, so Ctrl-C (any signal handler) runs: a ``KeyboardInterrupt``
+stops the grid after the batches in flight and propagates.
 """
 
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import platform
 import threading
+import time
 from typing import Any, Sequence
 
 import numpy as np
@@ -22,20 +26,34 @@ from tritium.language.dtypes import bf16_bits
 from tritium.runtime.host import HostMemory
 from tritium.target import KernelSignature
 
-from . import abi, debug_callbacks
-from .compiler import new_host_target_machine
+from . import abi, conversions, debug_area, debug_callbacks
+from .compiler import host_triple_and_layout, new_host_target_machine
 
-_GRID = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_void_p,
-                         ctypes.c_int32)
-_TRAMPOLINE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32,
-                               ctypes.c_void_p, ctypes.c_int32, ctypes.c_void_p)
+_JOB = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_void_p,
+        ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)
+_RUN = ctypes.CFUNCTYPE(None, *_JOB)
+_RUN_AND_WAIT = ctypes.CFUNCTYPE(ctypes.c_int32, *_JOB, ctypes.c_int64)
 CLAIMS_PER_THREAD = 16  # programs are claimed in batches: few fences, still balanced
 WORKER_STACK_BYTES = 64 << 20  # kernels keep their tiles on the stack
+SLICE_S = 0.05  # the launching thread checks for signals this often during a long launch
+_SLICE_NS = int(SLICE_S * 1e9)
 
 
 def _jit(llir: str) -> llvm.ExecutionEngine:
+    clock = ctypes.CDLL(None).clock_gettime  # the trampolines time their slices with it
+    llvm.add_symbol("clock_gettime", ctypes.cast(clock, ctypes.c_void_p).value)
     engine = llvm.create_mcjit_compiler(llvm.parse_assembly(llir), new_host_target_machine())
     engine.finalize_object()
+    return engine
+
+
+@functools.cache
+def _runtime_helpers() -> llvm.ExecutionEngine:
+    """Define the compiler-rt conversion helpers LLVM calls (see ``conversions``) for every kernel
+    loaded from now on; the engine holding their code lives as long as the process."""
+    engine = _jit(conversions.helpers_ir(*host_triple_and_layout()))
+    for name, _, _ in conversions.RUNTIME_HELPERS:
+        llvm.add_symbol(name, engine.get_function_address(name))
     return engine
 
 
@@ -49,10 +67,14 @@ class WorkerPool:
     def __init__(self, size: int):
         self.size = max(1, size)
         self._lock = threading.Lock()
-        self._engine = _jit(abi.trampolines_ir(platform.machine().lower() in ("x86_64", "amd64", "i686")))
-        self._run = _TRAMPOLINE(self._engine.get_function_address("tritium_cpu_run"))
-        self._run_and_wait = _TRAMPOLINE(self._engine.get_function_address("tritium_cpu_run_and_wait"))
+        x86 = platform.machine().lower() in ("x86_64", "amd64", "i686")
+        self._engine = _jit(abi.trampolines_ir(x86, time.CLOCK_MONOTONIC))
+        self._run = _RUN(self._engine.get_function_address("tritium_cpu_run"))
+        self._run_and_wait = _RUN_AND_WAIT(self._engine.get_function_address("tritium_cpu_run_and_wait"))
         self._pending = ctypes.c_int32(0)
+        self._pending_address = ctypes.addressof(self._pending)
+        self._state = ctypes.c_int64(0)  # the launching thread's place in its batch (two i32)
+        self._state_address = ctypes.addressof(self._state)
         self._job: tuple = ()
         self._wake = [threading.Lock() for _ in range(self.size - 1)]
         previous = threading.stack_size(WORKER_STACK_BYTES)
@@ -69,14 +91,24 @@ class WorkerPool:
             self._run(*self._job)
 
     def run(self, entry: int, args: tuple, threads: int) -> None:
-        """Run ``entry(*args)`` (a ``_grid`` function) on ``threads`` threads, this one included,
-        and return when all are done."""
+        """Run ``entry(*args)`` (a ``_grid`` function, ``args`` ending with the counter's address and
+        the batch) on ``threads`` threads, this one included, and return when all are done."""
         helpers = min(threads, self.size) - 1
-        self._pending.value = helpers
-        self._job = (entry, *args, ctypes.addressof(self._pending))
-        for wake in self._wake[:helpers]:
-            wake.release()
-        self._run_and_wait(*self._job)
+        job = (entry, *args, self._state_address, self._pending_address, _SLICE_NS)
+        self._state.value = 0
+        if helpers:  # else ``pending`` is zero, as every launch leaves it
+            self._pending.value = helpers
+            self._job = job[:-1]
+            for wake in self._wake[:helpers]:
+                wake.release()
+        try:
+            while self._run_and_wait(*job):
+                pass  # back in the interpreter: pending signal handlers run here
+        except BaseException:
+            ctypes.c_uint32.from_address(args[-2]).value = abi.STOP
+            while self._run_and_wait(*job):
+                pass  # the other threads finish the batches they hold
+            raise
 
     @property
     def lock(self) -> threading.Lock:
@@ -87,14 +119,18 @@ class WorkerPool:
 class CpuLauncher:
     """``launcher(grid, bound_args)`` for one loaded kernel."""
 
-    def __init__(self, engine: llvm.ExecutionEngine, address: int, signature: KernelSignature, pool: WorkerPool):
+    def __init__(self, engine: llvm.ExecutionEngine, address: int, signature: KernelSignature, pool: WorkerPool,
+                 debug_sites: list | None = None):
         self._engine = engine  # owns the code
         #: kernels that print or assert run their programs in order on the launching thread
         self._serial = bool(engine.get_global_value_address(debug_callbacks.MARKER_SYMBOL))
-        self._address, self._entry = address, _GRID(address)
+        self._address = address
+        self._signature, self._sites = signature, debug_sites
         self._pack = abi.slot_struct(signature.arg_types).pack_into
         self._bf16 = [i for i, t in enumerate(signature.arg_types) if t == "bf16"]
-        self._args = ctypes.create_string_buffer(max(8, len(signature.arg_types) * abi.SLOT_BYTES))
+        self._debug_area = len(signature.arg_types) * abi.SLOT_BYTES
+        size = self._debug_area + (debug_area.debug_area_bytes(len(signature.arg_types)) if debug_sites is not None else 0)
+        self._args = ctypes.create_string_buffer(max(8, size))
         self._counter = ctypes.c_int32(0)
         self._args_address, self._counter_address = ctypes.addressof(self._args), ctypes.addressof(self._counter)
         self._pool = pool
@@ -113,18 +149,18 @@ class CpuLauncher:
         with self._pool.lock:
             self._pack(self._args, 0, *args)
             self._counter.value = 0
+            threads = 1 if self._serial else min(total, self._pool.size)
+            batch = 1 if self._serial else max(1, total // (threads * CLAIMS_PER_THREAD))
+            if self._sites is not None:
+                debug_area.pack_spans(self._args, self._debug_area, args, self._signature.arg_types)
             if self._serial:
                 debug_callbacks.STATE.reset(self._counter)
-                self._entry(self._args_address, nx, ny, nz, self._counter_address, 1)
+            self._pool.run(self._address, (self._args_address, nx, ny, nz, self._counter_address, batch), threads)
+            if self._serial:
                 debug_callbacks.raise_reported()
-                return
-            threads = min(total, self._pool.size)
-            batch = max(1, total // (threads * CLAIMS_PER_THREAD))
-            call_args = (self._args_address, nx, ny, nz, self._counter_address, batch)
-            if threads == 1:
-                self._entry(*call_args)
-            else:
-                self._pool.run(self._address, call_args, threads)
+            if self._sites is not None:
+                debug_area.raise_report(self._args, self._debug_area + len(args) * debug_area.SPAN_BYTES,
+                                    self._signature.name, self._signature.arg_names, self._sites)
 
 
 class CpuDriver(HostMemory):
@@ -141,6 +177,7 @@ class CpuDriver(HostMemory):
         return self._pool
 
     def load(self, binary: bytes, signature: KernelSignature) -> CpuLauncher:
+        _runtime_helpers()
         debug_callbacks.register()
         engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), new_host_target_machine())
         engine.add_object_file(llvm.ObjectFileRef.from_data(bytes(binary)))
@@ -148,7 +185,9 @@ class CpuDriver(HostMemory):
         address = engine.get_function_address(abi.entry_name(signature.name))
         if not address:
             raise TritiumError(f"the object for kernel {signature.name} has no entry {abi.entry_name(signature.name)}")
-        return CpuLauncher(engine, address, signature, self.pool)
+        sites = engine.get_global_value_address(debug_area.sites_symbol(signature.name))
+        debug_sites = debug_area.load_sites(ctypes.string_at(sites)) if sites else None
+        return CpuLauncher(engine, address, signature, self.pool, debug_sites)
 
     def synchronize(self) -> None:
         """Launches return when the grid is done: nothing to wait for."""

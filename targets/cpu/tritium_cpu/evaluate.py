@@ -58,6 +58,7 @@ class ChunkEvaluator:
     b: ll.IRBuilder
     env: dict[ir.Value, Any]
     hooks: MathHooks
+    guard: Any  # ``bounds.BoundsChecks.guard``: the mask an access runs under
 
     def __init__(self) -> None:
         self._memo: list[dict] = [{}]
@@ -153,6 +154,7 @@ class ChunkEvaluator:
         ptr = self.eval(view.ptr, idx, w)
         mask = self.eval(view.mask, idx, w) if view.mask is not None else None
         other = self.eval(view.other, idx, w) if view.other is not None else None
+        mask = self.guard(op, view.ptr, ptr, mask, self.pointee(view.ptr), w)
         chunk = self.load_through(ptr, mask, other, self.pointee(view.ptr), w)
         elem = cpu_type(op.results[0].type.element_type)
         if elem != ll.IntType(1):

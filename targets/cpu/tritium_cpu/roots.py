@@ -45,7 +45,8 @@ class StoreRoot:
         mem = cg.pointee(view.ptr)
         value = cg.to_memory(cg.eval(view.value, idx, w).vec, mem)
         mask = cg.eval(view.mask, idx, w) if view.mask is not None else None
-        cg.store_through(cg.eval(view.ptr, idx, w), value, mask, mem, w)
+        ptr = cg.eval(view.ptr, idx, w)
+        cg.store_through(ptr, value, cg.guard(self.op, view.ptr, ptr, mask, mem, w), mem, w)
 
     def finish_row(self, cg, row) -> None:
         pass

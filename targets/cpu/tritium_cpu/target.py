@@ -13,6 +13,7 @@ from tritium.runtime.cache import source_hash
 from tritium.runtime.host import host_address
 from tritium.target import Driver, LaunchOptions, Target
 
+from .debug_area import HostPointer
 from .driver import CpuDriver
 
 
@@ -57,7 +58,9 @@ class CpuTarget(Target):
 
     def bind_arg(self, value: Any, arg_type: str, arg_name: str) -> Any:
         if arg_type.startswith("*"):
-            return host_address(value, arg_name, self.name)
+            pointer = HostPointer(host_address(value, arg_name, self.name))
+            pointer.array = value  # its span, for launches in debug mode
+            return pointer
         if arg_type == "i1":
             if not isinstance(value, (bool, numbers.Integral)):
                 raise ArgumentError(f"argument '{arg_name}' must be a bool for type i1, not {type(value).__name__}")

@@ -15,6 +15,8 @@ from tritium.codegen import intrinsics
 from tritium.codegen.math import MathHooks
 from tritium.codegen.types import const, scalar_of
 
+from . import conversions
+
 LOG2E = 1.44269504088896341
 LN2_HI, LN2_LO = 0.693359375, -2.12194440e-4  # ln 2 = HI + LO, HI exact in few bits
 EXP_POLY = (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1,
@@ -25,12 +27,16 @@ SQRT_HALF = 0.707106781186547524
 
 
 class CpuMathHooks(MathHooks):
-    """Inline polynomial ``exp``/``exp2``/``log``/``log2`` for f32; everything else as in core."""
+    """Inline polynomial ``exp``/``exp2``/``log``/``log2`` for f32, float conversions without runtime
+    helpers (``conversions``); everything else as in core."""
 
     def call(self, builder: ll.IRBuilder, fn: str, args: Sequence[ll.Value]) -> ll.Value:
         if fn in _F32_FUNCTIONS and isinstance(scalar_of(args[0].type), ll.FloatType):
             return _F32_FUNCTIONS[fn](_Emitter(builder, args[0].type), args[0])
         return super().call(builder, fn, args)
+
+    def convert(self, builder: ll.IRBuilder, method: str, value: ll.Value, ty: ll.Type) -> ll.Value:
+        return conversions.convert(builder, method, value, ty)
 
 
 class _Emitter:
