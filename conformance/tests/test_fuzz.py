@@ -87,9 +87,22 @@ def test_worker_reports_a_crash_and_goes_on(tmp_path):
         res = w.run(stem)
         assert "crash" in res and "signal" in res["crash"]
         assert fuzz.compare(k, {"interpreter": res})[0].kind == "crash"
-        stem, k = _job(tmp_path, 2, "import tritium as triton\n\n@triton.jit\ndef kernel(out):\n    pass\n")
+        stem, k = _job(tmp_path, 2, "import tritium as triton\nimport tritium.language as tl\n\n"
+                                    "@triton.jit\ndef kernel(out):\n    tl.store(out, 7)\n")
         res = w.run(stem)
-        assert "outputs" in res and res["outputs"][0].tolist() == [0]
+        assert res["outputs"][0].tolist() == [7] and set(res) == {"outputs"}
+    finally:
+        w.close()
+
+
+def test_worker_reports_a_write_past_an_output(tmp_path):
+    w = fuzz._Worker("interpreter", str(tmp_path), timeout=60)
+    try:
+        stem, k = _job(tmp_path, 4, "import tritium as triton\nimport tritium.language as tl\n\n"
+                                    "@triton.jit\ndef kernel(out):\n    tl.store(out + tl.arange(0, 2), 7)\n")
+        res = w.run(stem)
+        assert res["outputs"][0].tolist() == [7] and "past its end" in res["overrun"]
+        assert "overrun" in [f.kind for f in fuzz.compare(k, {"interpreter": res})]
     finally:
         w.close()
 

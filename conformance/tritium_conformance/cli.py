@@ -33,8 +33,8 @@ def _parser() -> argparse.ArgumentParser:
     fz.add_argument("--seed", type=int, default=0, help="first seed (default 0): seeds S .. S+N-1 run")
     fz.add_argument("--jobs", type=int, default=1, help="kernels run in parallel (default 1)")
     fz.add_argument("--without", action="append", default=[], metavar="KIND",
-                    help="generate no statement of KIND (repeatable; e.g. helper, mode, loop: to look past a "
-                    "known bug; the same seed then gives another kernel)")
+                    help="generate no statement or load of KIND (repeatable; e.g. helper, mode, offset-bool: to "
+                    "look past a known bug; the same seed then gives another kernel)")
     fz.add_argument("--timeout", type=float, default=60.0, help="seconds before a kernel counts as hung")
     return p
 
@@ -43,12 +43,13 @@ def fuzz_main(args: argparse.Namespace) -> int:
     """``--fuzz N``: each finding with its seed and kernel source; exit status 1 when any."""
     from . import fuzz
 
-    from .fuzz_gen import STATEMENTS
+    from .fuzz_gen import LOAD_FORMS, STATEMENTS
 
-    unknown = set(args.without) - set(STATEMENTS)
+    kinds = set(STATEMENTS) | set(LOAD_FORMS)
+    unknown = set(args.without) - kinds
     try:
         if unknown:
-            raise ValueError(f"unknown statement kind(s) {sorted(unknown)}; kinds: {sorted(set(STATEMENTS))}")
+            raise ValueError(f"unknown kind(s) {sorted(unknown)}; kinds: {sorted(kinds)}")
         targets = fuzz.available_targets(args.target)
     except ValueError as e:
         print(f"tritium-conformance: {e}", file=sys.stderr)

@@ -3,8 +3,8 @@
 ``run(seeds, targets)`` generates each seed's kernel (``fuzz_gen``), writes it as a module, runs it
 on every target in worker processes (``fuzz_worker``; one per target and lane, restarted after a
 crash or a hang) and compares every output with the model (``fuzz_model``), exactly for integers
-and within the model's error bound for floats. A ``Finding`` is a mismatch, a crash, a hang or an
-error (compile failure) on one target; it carries the seed, so ``--fuzz 1 --seed S`` re-runs it.
+and within the model's error bound for floats. A ``Finding`` is a mismatch, a crash, a hang, an
+error (compile failure) or an overrun (a write past the end of an output) on one target; it carries the seed, so ``--fuzz 1 --seed S`` re-runs it.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from .fuzz_model import same_value
 class Finding:
     seed: int
     target: str
-    kind: str          #: mismatch, crash, hang or error
+    kind: str          #: mismatch, crash, hang, error or overrun (a write past an output's end)
     detail: str
     source: str
     tags: list[str]    #: constructs of the kernel that known bugs involve (a hint for triage)
@@ -105,7 +105,7 @@ def compare(kernel: Kernel, results: dict[str, dict]) -> list[Finding]:
     """Findings of one kernel: each target's failure or each output that differs from the model."""
     found = []
     for target, res in results.items():
-        for kind in ("crash", "hang", "error"):
+        for kind in ("crash", "hang", "error", "overrun"):
             if kind in res:
                 found.append(Finding(kernel.seed, target, kind, res[kind], kernel.source, kernel.tags))
         if "outputs" not in res:

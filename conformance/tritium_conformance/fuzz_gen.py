@@ -19,10 +19,12 @@ from .fuzz_model import FLOATS, INTS, NP, TL, Reject, Val
 CMP = ["<", "<=", ">", ">=", "==", "!="]
 MATH = ["exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "floor", "ceil"]
 TYPES = INTS + FLOATS
-#: statement kinds, repeated by weight; ``generate(exclude=...)`` (``--without``) leaves kinds out,
-#: e.g. to look past a known bug
+#: statement kinds, repeated by weight, and the ways a 1-D kernel addresses a load (``offs``,
+#: ``offs.to(<narrow int>)``, ``offs >= k``, ``n - 1 - offs``); ``generate(exclude=...)``
+#: (``--without``) leaves some out, e.g. to look past a known bug
 STATEMENTS = (["bin"] * 6 + ["div"] * 2 + ["bit"] * 2 + ["shift", "cmp", "cmp", "where", "unary", "math", "cast",
-              "cast", "minmax", "reduce", "loop", "if", "helper", "expand"] * 2 + ["mode"])
+              "cast", "minmax", "reduce", "loop", "if", "expand"] * 2 + ["helper", "mode"])
+LOAD_FORMS = ["plain", "plain", "offset-cast", "offset-bool", "reverse"]
 
 
 @dataclasses.dataclass
@@ -45,8 +47,8 @@ class Kernel:
 
 
 class _Gen:
-    def __init__(self, seed: int):
-        self.seed = seed
+    def __init__(self, seed: int, exclude: frozenset[str]):
+        self.seed, self.exclude = seed, exclude
         self.r = np.random.default_rng(seed)
         self.two_d = self.r.random() < 0.3
         self.G = int(self.r.integers(1, 4))
@@ -58,6 +60,7 @@ class _Gen:
         self.params: list[str] = []
         self.n = 0
         self.tags: list[str] = []
+        self.used: set[str] = set()
 
     # -- helpers ----------------------------------------------------------------------------------
     def choice(self, seq):
@@ -154,8 +157,8 @@ class _Gen:
             other = int(r.integers(max(lo, -9), min(hi, 9), endpoint=True))
             other = bool(other) if t == "int1" else other
         fill = NP[t](other)
-        form = self.choice(["plain", "plain", "cast", "bool", "reverse"])
-        if form == "bool" and n >= 2:
+        form = self.choice([f for f in LOAD_FORMS if f not in self.exclude] or ["plain"])
+        if form == "offset-bool" and n >= 2:
             k = int(r.integers(0, G * self.B + 1))
             idx = (offs >= k).astype(np.int64)
             self.add(f"tl.load({ptr} + (offs >= {k}))", Val(t, (self.B,), data[idx]), "a")
@@ -164,7 +167,7 @@ class _Gen:
         idx = offs if form != "reverse" else n - 1 - offs
         vals = np.where(offs < n, data[np.clip(idx, 0, n - 1)], fill)
         index = "offs" if form != "reverse" else "(n - 1 - offs)"
-        if form == "cast":
+        if form == "offset-cast":
             fits = [u for u in ("int8", "uint8", "int16", "uint16", "uint32", "int64") if M.int_range(u)[1] >= G * self.B]
             u = self.choice(fits)
             index = f"offs.to({TL[u]})"
@@ -192,11 +195,12 @@ class _Gen:
         # favour recent values so that expressions nest
         k = len(self.pool)
         i = k - 1 - min(int(self.r.geometric(0.3)) - 1, k - 1)
+        self.used.add(self.pool[i][0])
         return self.pool[i]
 
-    def statement(self, exclude: frozenset[str]) -> None:
+    def statement(self) -> None:
         g = self.G
-        what = self.choice([k for k in STATEMENTS if k not in exclude])
+        what = self.choice([k for k in STATEMENTS if k not in self.exclude])
         (xn, x) = self.operand(allow_lit=False)
         if what in ("bin", "div", "bit", "shift", "cmp", "minmax", "helper"):
             yn, y = self.operand(like=x.ty)
@@ -214,10 +218,7 @@ class _Gen:
                 self.add(f"{h}({xn}, {yn})", M.binary(op, x, y, g))
             else:
                 self.add(f"{xn} {op} {yn}", M.binary(op, x, y, g))
-            if op in ("/", "%") and "fp16" in (x.ty, y.ty) and "fp64" not in (x.ty, y.ty):
-                self.tags.append("fp16-div")
-            if op in ("+", "-") and x.ty == y.ty == "int1" and not y.is_lit:
-                self.tags.append("bool-arith")
+            self.tag_binary(op, x, y)
             if what == "helper":
                 self.tags.append("helper")
         elif what == "where":
@@ -270,6 +271,7 @@ class _Gen:
                 raise Reject("branches differ")
             name = self.fresh()
             self.tags.append("constexpr-string")
+            self.tag_binary("+", x, y)
             self.emit('if MODE == "fast":')
             self.emit(f"{name} = {xn} + {yn}", 2)
             self.emit("else:")
@@ -278,9 +280,10 @@ class _Gen:
 
     def loop(self, xn: str, x: Val) -> None:
         g = self.G
-        t = x.ty if x.ty != "int1" else "int32"
-        trips = int(self.r.integers(1, 5))
-        op = self.choice(["+", "*", "^"] if not M.is_float(t) else ["+", "*"])
+        t = self.choice([x.ty, "int32", "int64"] if not M.is_float(x.ty) else [x.ty, "fp32"])
+        t = "int32" if t == "int1" else t
+        trips = int(self.r.integers(1, 6))
+        op = self.choice(["+", "-", "^"] if not M.is_float(t) else ["+", "-"])  # not *: i = 0 would zero acc
         inner = self.choice(["+", "*"])
         acc_a, acc_e = M.cast_array(x.a, x.err, x.ty, t)
         acc = Val(t, x.shape, acc_a, acc_e)
@@ -292,7 +295,7 @@ class _Gen:
         if acc.shape != x.shape:
             raise Reject("loop-carried shape changes")
         name = self.fresh("acc")
-        if not M.is_float(x.ty) and M.bits(x.ty) < 32:
+        if not M.is_float(x.ty) and M.bits(x.ty) < 32 and M.bits(t) >= 32:
             self.tags.append("loop-variable")
         self.emit(f"{name} = {xn}.to({TL[t]})")
         self.emit(f"for i in range({trips}):")
@@ -306,6 +309,8 @@ class _Gen:
         v1 = M.binary(op1, x, y, g)
         v2 = M.minmax("max", x, y, g) if op2 == "max" else M.binary(op2, x, y, g)
         t = v1.ty
+        self.tag_binary(op1, x, y)
+        self.tag_binary(op2, x, y)
         a2, e2 = M.cast_array(v2.a, v2.err, v2.ty, t)
         if v1.shape != v2.shape:
             raise Reject("branches differ in shape")
@@ -321,6 +326,12 @@ class _Gen:
         self.emit(f"{name} = ({second}).to({TL[t]})", 2)
         self.pool.append((name, Val(t, v1.shape, a, e)))
 
+    def tag_binary(self, op: str, x: Val, y: Val) -> None:
+        if op in ("/", "%") and "fp16" in (x.ty, y.ty) and "fp64" not in (x.ty, y.ty):
+            self.tags.append("fp16-div")
+        if op in ("+", "-") and x.ty == y.ty == "int1" and not y.is_lit:
+            self.tags.append("bool-arith")
+
     def tag_cast(self, src: str, dst: str) -> None:
         if src == "fp64" and dst == "fp16":
             self.tags.append("fp64-to-fp16")
@@ -329,13 +340,13 @@ class _Gen:
 
     # -- outputs -----------------------------------------------------------------------------------
     def storable(self, shape: tuple[int, ...]) -> bool:
-        """Whether ``store`` can write a value of ``shape`` (the pointer's shape must contain it)."""
-        if not self.two_d:
-            return len(shape) < 2
-        if shape == (self.BM,):
+        """Whether ``store`` can write a value of ``shape``: Triton broadcasts it to the pointers'
+        shape, which must contain it (a column of a 2-D kernel is made ``[:, None]`` first)."""
+        full = (self.BM, self.BN) if self.two_d else (self.B,)
+        if self.two_d and shape == (self.BM,):
             shape = (self.BM, 1)
         try:
-            return np.broadcast_shapes(shape, (self.BM, self.BN)) == (self.BM, self.BN)
+            return not shape or np.broadcast_shapes(shape, full) == full
         except ValueError:
             return False
 
@@ -343,6 +354,8 @@ class _Gen:
         t = v.ty
         if self.r.random() < 0.3:
             t2 = self.choice(TYPES)
+            if t2 == "int1" and v.ty != "int1":  # Triton stores through an int1 pointer as int8
+                t2 = v.ty
             try:
                 M.cast_array(v.a, v.err, v.ty, t2)
                 t = t2
@@ -356,18 +369,19 @@ class _Gen:
         if not v.shape:
             self.emit(f"tl.store({ptr} + pid, {vn})")
             want, err = a.reshape(G), None if e is None else e.reshape(G)
-        elif self.two_d:
-            if v.shape == (self.BM,):
+        else:
+            if self.two_d and v.shape == (self.BM,):
                 vn = f"{vn}[:, None]"
                 a, e = a[:, :, None], None if e is None else e[:, :, None]
-            shape = (G, self.BM, self.BN)
-            pad = (G,) + (1,) * (3 - a.ndim) + a.shape[1:]
-            want = np.broadcast_to(a.reshape(pad), shape).ravel()
-            err = None if e is None else np.broadcast_to(e.reshape(pad), shape).ravel()
-            self.emit(f"tl.store({ptr} + offs, {vn})")
-        else:
-            self.emit(f"tl.store({ptr} + offs, {vn}, mask=mask)")
-            want, err = a.ravel()[:self.size], None if e is None else e.ravel()[:self.size]
+            full = (G, self.BM, self.BN) if self.two_d else (G, self.B)
+            pad = (G,) + (1,) * (len(full) - a.ndim) + a.shape[1:]
+            want = np.broadcast_to(a.reshape(pad), full).ravel()
+            err = None if e is None else np.broadcast_to(e.reshape(pad), full).ravel()
+            if self.two_d:
+                self.emit(f"tl.store({ptr} + offs, {vn})")
+            else:
+                self.emit(f"tl.store({ptr} + offs, {vn}, mask=mask)")
+                want, err = want[:self.size], None if err is None else err[:self.size]
         self.args.append(("output", ptr, (want.size, t)))
         return Output(ptr, t, np.ascontiguousarray(want), None if err is None else np.ascontiguousarray(err))
 
@@ -375,7 +389,7 @@ class _Gen:
 def generate(seed: int, exclude: frozenset[str] = frozenset(), statements: tuple[int, int] = (3, 10)) -> Kernel:
     """The kernel of ``seed`` (without the statement kinds in ``exclude``): the same source,
     arguments and expected outputs every time."""
-    g = _Gen(seed)
+    g = _Gen(seed, exclude)
     g.frame()
     for _ in range(int(g.r.integers(1, 4))):
         g.load()
@@ -387,12 +401,14 @@ def generate(seed: int, exclude: frozenset[str] = frozenset(), statements: tuple
         tries += 1
         mark = (len(g.lines), len(g.helpers), len(g.pool), len(g.globals), len(g.tags))
         try:
-            g.statement(exclude)
+            g.statement()
             done += 1
         except Reject:
             del g.lines[mark[0]:], g.helpers[mark[1]:], g.pool[mark[2]:], g.globals[mark[3]:], g.tags[mark[4]:]
+    # store the last value and up to two others that nothing used, so that most statements count
     storable = [(n, v) for n, v in g.pool if g.storable(v.shape)]
-    picks = [storable[-1]] + [storable[int(g.r.integers(0, len(storable)))] for _ in range(int(g.r.integers(0, 2)))]
+    unused = [p for p in storable[:-1] if p[0] not in g.used] or storable[:-1]
+    picks = [storable[-1]] + [unused[int(i)] for i in g.r.permutation(len(unused))[:2]]
     outputs = [g.store(n, v) for n, v in picks]
     params = g.params + ([] if g.two_d else ["n"]) + [f"{k}: tl.constexpr" for k in g.meta]
     src = ["import tritium as triton", "import tritium.language as tl", ""] + g.globals + [""] + g.helpers + [

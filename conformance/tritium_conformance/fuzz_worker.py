@@ -13,6 +13,9 @@ import sys
 
 import numpy as np
 
+GUARD = 64      #: elements after each output that a kernel must leave alone
+POISON = 0x5A   #: the byte every output starts as
+
 
 def run_job(target, path: str) -> dict:
     with open(path + ".job", "rb") as f:
@@ -28,14 +31,29 @@ def run_job(target, path: str) -> dict:
             args.append(driver.to_device(np.ascontiguousarray(value)))
         elif kind == "output":
             size, dtype = value
-            buf = driver.to_device(np.zeros(size, dtype=dtype))
-            outs.append(buf)
+            buf = driver.to_device(_poisoned(size + GUARD, dtype))
+            outs.append((buf, size, dtype))
             args.append(buf)
         else:
             args.append(value)
     target.run(module.kernel, (job["grid"],), tuple(args), dict(job["meta"]))
     driver.synchronize()
-    return {"outputs": [np.array(driver.to_host(b)) for b in outs]}
+    result: dict = {"outputs": []}
+    for i, (buf, size, dtype) in enumerate(outs):
+        host = np.array(driver.to_host(buf))
+        result["outputs"].append(host[:size])
+        tail = host[size:].view(np.uint8)
+        if np.any(tail != POISON):
+            first = int(np.argmax(tail != POISON)) // np.dtype(dtype).itemsize
+            result["overrun"] = (f"output {i} ({size} elements of {np.dtype(dtype)}) was written past its end, "
+                                 f"at element {size + first}")
+    return result
+
+
+def _poisoned(size: int, dtype) -> np.ndarray:
+    """An array of ``size`` elements whose bytes are all POISON: unwritten elements and writes past
+    the end of an output stand out."""
+    return np.frombuffer(bytes([POISON]) * (size * np.dtype(dtype).itemsize), dtype=dtype).copy()
 
 
 def main() -> None:
