@@ -4,7 +4,8 @@
 on every target in worker processes (``fuzz_worker``; one per target and lane, restarted after a
 crash or a hang) and compares every output with the model (``fuzz_model``), exactly for integers
 and within the model's error bound for floats. A ``Finding`` is a mismatch, a crash, a hang, an
-error (compile failure) or an overrun (a write past the end of an output) on one target; it carries the seed, so ``--fuzz 1 --seed S`` re-runs it.
+error (compile failure) or an overrun (a write past the end of an output) on one target; it
+carries the seed, so ``--fuzz 1 --seed S`` re-runs it.
 """
 
 from __future__ import annotations

@@ -92,8 +92,8 @@ class _Gen:
         lo, hi = M.int_range(t)
         if r.random() < 0.5:
             lo, hi = max(lo, -20), min(hi, 20)
-        return np.array([int(x) for x in r.integers(lo, hi, size, endpoint=True, dtype=np.int64 if hi < 2**63 else np.uint64)],
-                        dtype=object).astype(NP[t])
+        draw = r.integers(lo, hi, size, endpoint=True, dtype=np.int64 if hi < 2**63 else np.uint64)
+        return np.array([int(x) for x in draw], dtype=object).astype(NP[t])
 
     def literal(self, like: str):
         r = self.r
@@ -101,6 +101,8 @@ class _Gen:
             return self.choice([0.5, 1.5, 2.0, -3.25, 0.125, 3.0])
         if like == "int1":
             return int(r.integers(0, 2))
+        if r.random() < 0.2:  # near the edges of the types (Triton refuses those out of range)
+            return int(self.choice([127, 128, 250, 255, 256, 1000, 40000, 70000, 2**31 - 1, 2**31, 2**40]))
         lo, hi = M.int_range(like)
         return int(r.integers(max(lo, -9), min(hi, 9), endpoint=True))
 
@@ -168,12 +170,14 @@ class _Gen:
         vals = np.where(offs < n, data[np.clip(idx, 0, n - 1)], fill)
         index = "offs" if form != "reverse" else "(n - 1 - offs)"
         if form == "offset-cast":
-            fits = [u for u in ("int8", "uint8", "int16", "uint16", "uint32", "int64") if M.int_range(u)[1] >= G * self.B]
+            fits = [u for u in ("int8", "uint8", "int16", "uint16", "uint32", "int64")
+                    if M.int_range(u)[1] >= G * self.B]
             u = self.choice(fits)
             index = f"offs.to({TL[u]})"
             if u in ("uint8", "uint16"):
                 self.tags.append("narrow-unsigned-offset")
-        self.add(f"tl.load({ptr} + {index}, mask=mask, other={other!r})", Val(t, (self.B,), vals.astype(NP[t])), "a")
+        self.add(f"tl.load({ptr} + {index}, mask=mask, other={other!r})", Val(t, (self.B,), vals.astype(NP[t])),
+                 "a")
 
     def scalar_arg(self) -> None:
         name = self.fresh("s")
@@ -233,6 +237,8 @@ class _Gen:
             self.add(f"tl.abs({xn})" if op == "abs" else f"{op}{xn}", M.unary(op, x, g))
             if op == "~" and x.ty in ("uint8", "uint16"):
                 self.tags.append("invert-narrow-unsigned")
+            if op == "~" and x.ty == "int1":
+                self.tags.append("invert-bool")
         elif what == "math":
             op = self.choice(MATH)
             self.add(f"tl.{op}({xn})", M.unary(op, x, g))
@@ -254,10 +260,10 @@ class _Gen:
         elif what == "expand":
             if len(x.shape) != 1:
                 raise Reject("expand needs a vector")
-            if self.two_d and x.shape == (self.BM,) and self.BM != self.BN:
-                self.add(f"{xn}[:, None]", Val(x.ty, (self.BM, 1), x.a[:, :, None], None if x.err is None else x.err[:, :, None]))
-            else:
-                self.add(f"{xn}[None, :]", Val(x.ty, (1,) + x.shape, x.a[:, None, :], None if x.err is None else x.err[:, None, :]))
+            col = self.two_d and x.shape == (self.BM,) and self.BM != self.BN
+            where_ = (slice(None), slice(None), None) if col else (slice(None), None, slice(None))
+            self.add(f"{xn}[:, None]" if col else f"{xn}[None, :]",
+                     Val(x.ty, x.a[where_].shape[1:], x.a[where_], None if x.err is None else x.err[where_]))
         elif what == "loop":
             self.loop(xn, x)
         elif what == "if":
