@@ -172,18 +172,12 @@ def cast_array(a: np.ndarray, err: np.ndarray | None, src: str, dst: str):
             if bits(dst) < bits(src):
                 e = (0 if e is None else e) + ulp_err(out, dst)
             return out, (np.zeros(a.shape) if e is None else e)
-        # int to float: exact conversion of the integer, rounded once
+        # int to float: the integer rounded to the destination; through float64 that is one rounding
+        # below 2**53, and two (within an ulp) above, where the error bound says so
         vals = a.astype(np.uint8) if src == "int1" else a
-        out = np.array([float(int(x)) for x in vals.ravel()], dtype=np.float64)
-        if dst != "fp64":
-            out = out.astype(np.float32) if dst == "fp32" else _round_to_half(vals)
-        return np.asarray(out, dtype=NP[dst]).reshape(a.shape), np.zeros(a.shape)
-
-
-def _round_to_half(vals: np.ndarray) -> np.ndarray:
-    """Integers rounded once to fp16 (float64 holds every integer below 2**53 exactly, and larger
-    ones overflow fp16 anyway, so one conversion through float64 is exact rounding)."""
-    return np.array([float(int(x)) for x in vals.ravel()], dtype=np.float64).astype(np.float16)
+        wide = np.array([float(int(x)) for x in vals.ravel()], dtype=np.float64).reshape(a.shape)
+        out = wide.astype(NP[dst])
+        return out, np.where(np.abs(wide) >= 2.0 ** 53, ulp_err(out, dst), 0.0)
 
 
 def wrap_ints(values, t: str) -> np.ndarray:
@@ -455,8 +449,3 @@ def same_value(got: np.ndarray, want: np.ndarray, err: np.ndarray | None, t: str
         ok |= np.isinf(g) & (np.abs(w) + slack >= big) & (np.sign(g) == np.sign(w))
         ok |= np.isinf(w) & (np.abs(g) + slack >= big) & (np.sign(g) == np.sign(w))
         return ok
-
-
-def describe(x) -> str:
-    return repr(x.item() if hasattr(x, "item") else x)
-
