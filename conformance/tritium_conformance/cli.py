@@ -1,12 +1,14 @@
 """The ``tritium-conformance`` command: run the suite on one target and print a report.
 
 Exit status: 0 when no case failed unexpectedly, 1 when one did, 2 for a usage error (unknown or
-unavailable target, no case matching ``-k``).
+unavailable target, no case matching ``-k``). ``--fuzz N`` runs the differential tester instead
+(``fuzz.py``): exit status 1 when any kernel mismatches, crashes, hangs or fails to compile.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -17,14 +19,61 @@ from .suite import FAIL, PASS, XFAIL, XPASS
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tritium-conformance", description="Run tritium's conformance suite on a target.")
-    p.add_argument("--target", default=None,
-                   help="target name (default: TRITIUM_TARGET, else automatic selection)")
+    p.add_argument("--target", default=None, action="append",
+                   help="target name (default: TRITIUM_TARGET, else automatic selection); with --fuzz, "
+                   "repeatable (default: every available target)")
     p.add_argument("-k", dest="patterns", action="append", default=[], metavar="SUBSTRING",
                    help="run only cases whose id contains SUBSTRING (repeatable: any of them)")
     p.add_argument("--list", action="store_true", help="list the selected case ids and exit")
     p.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
     p.add_argument("-q", "--quiet", action="store_true", help="print only failures and the summary")
+    fz = p.add_argument_group("differential fuzzing (instead of the suite)")
+    fz.add_argument("--fuzz", type=int, metavar="N", help="run N random kernels on every target (or those named "
+                    "with --target) and compare them with each other and a numpy model of Triton's semantics")
+    fz.add_argument("--seed", type=int, default=0, help="first seed (default 0): seeds S .. S+N-1 run")
+    fz.add_argument("--jobs", type=int, default=1, help="kernels run in parallel (default 1)")
+    fz.add_argument("--without", action="append", default=[], metavar="KIND",
+                    help="generate no statement or load of KIND (repeatable; e.g. helper, mode, offset-bool: to "
+                    "look past a known bug; the same seed then gives another kernel)")
+    fz.add_argument("--timeout", type=float, default=60.0, help="seconds before a kernel counts as hung")
     return p
+
+
+def fuzz_main(args: argparse.Namespace) -> int:
+    """``--fuzz N``: each finding with its seed and kernel source; exit status 1 when any."""
+    from . import fuzz
+
+    from .fuzz_gen import LOAD_FORMS, STATEMENTS
+
+    kinds = set(STATEMENTS) | set(LOAD_FORMS)
+    unknown = set(args.without) - kinds
+    try:
+        if unknown:
+            raise ValueError(f"unknown kind(s) {sorted(unknown)}; kinds: {sorted(kinds)}")
+        targets = fuzz.available_targets(args.target)
+    except ValueError as e:
+        print(f"tritium-conformance: {e}", file=sys.stderr)
+        return 2
+    without = f" without {', '.join(args.without)}" if args.without else ""
+    print(f"tritium fuzz: {args.fuzz} kernels (seeds {args.seed}..{args.seed + args.fuzz - 1}){without} on "
+          f"{', '.join(targets)}", flush=True)
+
+    def show(seed: int, found: list) -> None:
+        for f in found:
+            print(f, flush=True)
+        if found and not args.quiet:
+            print("    " + found[0].source.replace("\n", "\n    ").rstrip(), flush=True)
+
+    t0 = time.perf_counter()
+    findings = fuzz.run(range(args.seed, args.seed + args.fuzz), targets, args.jobs, args.timeout, show,
+                         frozenset(args.without))
+    seeds = sorted({f.seed for f in findings})
+    print(f"{args.fuzz} kernels in {time.perf_counter() - t0:.1f} s: {len(findings)} findings in {len(seeds)} "
+          f"kernels" + (f" (seeds {' '.join(map(str, seeds))})" if seeds else ""))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump([dataclasses.asdict(x) for x in findings], f, indent=1)
+    return 1 if findings else 0
 
 
 def _line(r: Result) -> str:
@@ -41,6 +90,12 @@ def summary(results: list[Result], seconds: float) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.fuzz is not None:
+        return fuzz_main(args)
+    if args.target and len(args.target) > 1:
+        print("tritium-conformance: the suite runs on one --target at a time", file=sys.stderr)
+        return 2
+    args.target = args.target[0] if args.target else None
     selected = select(args.patterns)
     if not selected:
         print(f"no case id contains any of {args.patterns}; {len(CASES)} cases exist (see --list)", file=sys.stderr)

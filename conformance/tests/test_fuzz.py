@@ -1,0 +1,133 @@
+"""The differential tester: its numpy model of Triton's rules, its crash isolation, and a fixed set
+of random kernels on every available target (``python -m tritium_conformance --fuzz N`` runs more)."""
+
+import os
+
+import numpy as np
+import pytest
+
+from tritium_conformance import fuzz
+from tritium_conformance import fuzz_model as M
+from tritium_conformance.fuzz_gen import Kernel, Output, generate
+
+CI_SEEDS = range(150)
+
+
+def vec(ty, values):
+    a = np.array([values], dtype=M.NP[ty])
+    return M.Val(ty, (a.shape[1],), a, np.zeros(a.shape) if M.is_float(ty) else None)
+
+
+# -- the model follows Triton, not tritium ----------------------------------------------------------
+def test_model_invert_keeps_narrow_unsigned_type():
+    r = M.unary("~", vec("uint16", [0, 1, 65535]), 1)
+    assert r.ty == "uint16" and r.a.tolist() == [[65535, 65534, 0]]
+
+
+def test_model_max_of_narrow_types_is_32_bit():
+    m = M.reduce("max", vec("uint8", [3, 200, 10]), 0, 1)
+    r = M.binary("+", m, M.lit(250), 1)
+    assert (m.ty, r.ty, r.a.tolist()) == ("int32", "int32", [450])
+
+
+def test_model_sum_of_narrow_unsigned_accumulates_in_uint32():
+    s = M.reduce("sum", vec("uint8", [255, 255, 3]), 0, 1)
+    assert (s.ty, s.a.tolist()) == ("uint32", [513])
+
+
+def test_model_fp16_division_is_fp32():
+    r = M.binary("/", vec("fp16", [1.0]), vec("fp16", [3.0]), 1)
+    assert r.ty == "fp32" and r.a[0, 0] == np.float32(1) / np.float32(3)
+
+
+def test_model_bool_add_wraps_and_literals_are_weak():
+    r = M.binary("+", vec("int1", [True, True, False]), vec("int1", [True, False, False]), 1)
+    assert r.ty == "int1" and r.a.tolist() == [[False, True, False]]
+    assert M.binary("+", vec("uint8", [250]), M.lit(10), 1).a.tolist() == [[4]]
+    assert M.binary("*", vec("int8", [3]), M.lit(1.5), 1).ty == "fp32"
+
+
+def test_model_rejects_undefined_behaviour_and_what_triton_refuses():
+    with pytest.raises(M.Reject):
+        M.binary("//", vec("int32", [5]), vec("int32", [0]), 1)
+    with pytest.raises(M.Reject):
+        M.binary("//", vec("int8", [-128]), vec("int8", [-1]), 1)
+    with pytest.raises(M.Reject):
+        M.binary("<<", vec("int16", [1]), M.lit(16), 1)
+    with pytest.raises(M.Reject):  # different signedness
+        M.binary("%", vec("uint8", [5]), vec("int8", [3]), 1)
+    with pytest.raises(M.Reject):  # out of int8's range
+        M.cast_array(np.array([[300.5]], dtype=np.float32), None, "fp32", "int8")
+
+
+def test_model_c_division_and_unsigned_offsets_of_casts():
+    r = M.binary("//", vec("int32", [-7, 7]), vec("int32", [2, -2]), 1)
+    m = M.binary("%", vec("int32", [-7, 7]), vec("int32", [2, -2]), 1)
+    assert r.a.tolist() == [[-3, -3]] and m.a.tolist() == [[-1, 1]]
+    a, _ = M.cast_array(np.array([[200]], dtype=np.int32), None, "int32", "uint8")
+    assert M.cast_array(a, None, "uint8", "int32")[0].tolist() == [[200]]
+
+
+def test_generator_is_deterministic():
+    assert generate(7).source == generate(7).source
+    assert generate(7).source != generate(8).source
+
+
+# -- crash and hang isolation -------------------------------------------------------------------
+def _job(tmp_path, seed: int, body: str) -> str:
+    k = Kernel(seed, body, [("output", "out", (1, "int32"))], [Output("out", "int32", np.zeros(1, np.int32), None)],
+               1, {}, [])
+    return fuzz.write_job(k, str(tmp_path)), k
+
+
+def test_worker_reports_a_crash_and_goes_on(tmp_path):
+    w = fuzz._Worker("interpreter", str(tmp_path), timeout=60)
+    try:
+        stem, k = _job(tmp_path, 1, "import os\nos.abort()\n")
+        res = w.run(stem)
+        assert "crash" in res and "signal" in res["crash"]
+        assert fuzz.compare(k, {"interpreter": res})[0].kind == "crash"
+        stem, k = _job(tmp_path, 2, "import tritium as triton\nimport tritium.language as tl\n\n"
+                                    "@triton.jit\ndef kernel(out):\n    tl.store(out, 7)\n")
+        res = w.run(stem)
+        assert res["outputs"][0].tolist() == [7] and set(res) == {"outputs"}
+    finally:
+        w.close()
+
+
+def test_worker_reports_a_write_past_an_output(tmp_path):
+    w = fuzz._Worker("interpreter", str(tmp_path), timeout=60)
+    try:
+        stem, k = _job(tmp_path, 4, "import tritium as triton\nimport tritium.language as tl\n\n"
+                                    "@triton.jit\ndef kernel(out):\n    tl.store(out + tl.arange(0, 2), 7)\n")
+        res = w.run(stem)
+        assert res["outputs"][0].tolist() == [7] and "past its end" in res["overrun"]
+        assert "overrun" in [f.kind for f in fuzz.compare(k, {"interpreter": res})]
+    finally:
+        w.close()
+
+
+def test_worker_reports_a_hang(tmp_path):
+    w = fuzz._Worker("interpreter", str(tmp_path), timeout=1)
+    try:
+        stem, _ = _job(tmp_path, 3, "import time\ntime.sleep(30)\n")
+        assert "hang" in w.run(stem)
+    finally:
+        w.close()
+
+
+def test_a_wrong_value_is_a_mismatch():
+    k = generate(0)
+    wrong = [o.want.copy() for o in k.outputs]
+    wrong[0][0] = wrong[0][0] + 1 if wrong[0].dtype != np.bool_ else not wrong[0][0]
+    found = fuzz.compare(k, {"t": {"outputs": wrong}})
+    assert [f.kind for f in found] == ["mismatch"] and "seed 0" in str(found[0])
+
+
+# -- random kernels on every available target ----------------------------------------------------
+def test_fixed_seeds_agree_with_the_model():
+    """150 random kernels: every target agrees with the model (re-run one with
+    ``python -m tritium_conformance --fuzz 1 --seed S``)."""
+    findings = fuzz.run(CI_SEEDS, fuzz.available_targets(), jobs=min(2, os.cpu_count() or 1))
+    report = "\n".join(f"{f}\n{f.source}" for f in findings[:3])
+    assert not findings, (f"{len(findings)} findings in seeds {sorted({f.seed for f in findings})}:\n{report}")

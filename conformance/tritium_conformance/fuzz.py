@@ -1,0 +1,175 @@
+"""tritium's differential tester: random kernels on every target, checked against a numpy model.
+
+``run(seeds, targets)`` generates each seed's kernel (``fuzz_gen``), writes it as a module, runs it
+on every target in worker processes (``fuzz_worker``; one per target and lane, restarted after a
+crash or a hang) and compares every output with the model (``fuzz_model``), exactly for integers
+and within the model's error bound for floats. A ``Finding`` is a mismatch, a crash, a hang, an
+error (compile failure) or an overrun (a write past the end of an output) on one target; it
+carries the seed, so ``--fuzz 1 --seed S`` re-runs it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import pickle
+import select
+import subprocess
+import sys
+import tempfile
+import threading
+from typing import Callable, Iterable
+
+import numpy as np
+
+from .fuzz_gen import Kernel, generate
+from .fuzz_model import same_value
+
+
+@dataclasses.dataclass
+class Finding:
+    seed: int
+    target: str
+    kind: str          #: mismatch, crash, hang, error or overrun (a write past an output's end)
+    detail: str
+    source: str
+    tags: list[str]    #: constructs of the kernel that known bugs involve (a hint for triage)
+
+    def __str__(self) -> str:
+        tags = f" [uses: {', '.join(self.tags)}]" if self.tags else ""
+        return f"seed {self.seed}: {self.target}: {self.kind.upper()}: {self.detail}{tags}"
+
+
+class _Worker:
+    """One worker process for one target; restarted when it dies or hangs."""
+
+    def __init__(self, target: str, workdir: str, timeout: float):
+        self.target, self.workdir, self.timeout = target, workdir, timeout
+        self.proc: subprocess.Popen | None = None
+
+    def _start(self) -> None:
+        env = dict(os.environ, TRITIUM_CACHE_DISABLE="1")
+        self.errlog = tempfile.TemporaryFile(dir=self.workdir)
+        self.proc = subprocess.Popen([sys.executable, "-m", "tritium_conformance.fuzz_worker", self.target],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errlog, env=env)
+
+    def run(self, path: str) -> dict:
+        """The job's result: {"outputs": [...]}, {"error": ...}, {"crash": ...} or {"hang": ...}."""
+        if self.proc is None or self.proc.poll() is not None:
+            self._start()
+        assert self.proc is not None and self.proc.stdin is not None and self.proc.stdout is not None
+        try:
+            self.proc.stdin.write(path.encode() + b"\n")
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            pass
+        ready, _, _ = select.select([self.proc.stdout], [], [], self.timeout)
+        if not ready:
+            self.close()
+            return {"hang": f"no result within {self.timeout:g} s"}
+        line = self.proc.stdout.readline()
+        if not line:
+            code = self.proc.wait()
+            self.errlog.seek(0)
+            tail = self.errlog.read().decode(errors="replace").strip().splitlines()[-6:]
+            self.proc = None
+            how = f"killed by signal {-code}" if code < 0 else f"exited with status {code}"
+            return {"crash": how + ("; " + " | ".join(tail) if tail else "")}
+        with open(f"{path}.{self.target}.out", "rb") as f:
+            return pickle.load(f)
+
+    def close(self) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
+
+
+def write_job(kernel: Kernel, workdir: str) -> str:
+    """The kernel as a module ``fuzz_<seed>.py`` and its arguments beside it; returns the stem."""
+    stem = os.path.join(workdir, f"fuzz_{kernel.seed}")
+    with open(stem + ".py", "w") as f:
+        f.write(kernel.source)
+    args = [(k, n, (v[0], np.dtype(_np(v[1]))) if k == "output" else v) for k, n, v in kernel.args]
+    with open(stem + ".job", "wb") as f:
+        pickle.dump({"module": f"fuzz_{kernel.seed}", "args": args, "grid": kernel.grid, "meta": kernel.meta}, f)
+    return stem
+
+
+def _np(ty: str):
+    from .fuzz_model import NP
+
+    return NP[ty]
+
+
+def compare(kernel: Kernel, results: dict[str, dict]) -> list[Finding]:
+    """Findings of one kernel: each target's failure or each output that differs from the model."""
+    found = []
+    for target, res in results.items():
+        for kind in ("crash", "hang", "error", "overrun"):
+            if kind in res:
+                found.append(Finding(kernel.seed, target, kind, res[kind], kernel.source, kernel.tags))
+        if "outputs" not in res:
+            continue
+        for out, got in zip(kernel.outputs, res["outputs"]):
+            ok = same_value(got, out.want, out.err, out.ty)
+            if ok.all():
+                continue
+            i = int(np.argwhere(~ok)[0][0])
+            others = ", ".join(f"{t} {r['outputs'][kernel.outputs.index(out)][i]!r}" for t, r in results.items()
+                               if "outputs" in r)
+            bound = "" if out.err is None else f" (bound {out.err[i]:.3g})"
+            found.append(Finding(kernel.seed, target, "mismatch",
+                                 f"{out.name} ({out.ty}): {int((~ok).sum())} of {ok.size} elements differ; first "
+                                 f"at [{i}]: {others}, model {out.want[i]!r}{bound}", kernel.source,
+                                 kernel.tags))
+    return found
+
+
+def available_targets(names: Iterable[str] | None = None) -> list[str]:
+    """The named targets (default: every installed target that can run here)."""
+    from tritium import plugins
+
+    installed = plugins.targets()
+    if names:
+        missing = [n for n in names if n not in installed]
+        if missing:
+            raise ValueError(f"unknown target(s) {missing}; installed: {sorted(installed)}")
+        return list(names)
+    return [n for n, t in installed.items() if plugins.availability(t)[0]]
+
+
+def run(seeds: Iterable[int], targets: list[str], jobs: int = 1, timeout: float = 60.0,
+        on_kernel: Callable[[int, list[Finding]], None] | None = None,
+        exclude: frozenset[str] = frozenset()) -> list[Finding]:
+    """Fuzz ``seeds`` on ``targets`` with ``jobs`` lanes of workers; returns every finding."""
+    seeds = list(seeds)
+    findings: list[Finding] = []
+    lock = threading.Lock()
+    failures: list[BaseException] = []
+    with tempfile.TemporaryDirectory(prefix="tritium-fuzz-") as workdir:
+        def lane(mine: list[int]) -> None:
+            workers = {t: _Worker(t, workdir, timeout) for t in targets}
+            try:
+                for seed in mine:
+                    kernel = generate(seed, exclude)
+                    stem = write_job(kernel, workdir)
+                    found = compare(kernel, {t: w.run(stem) for t, w in workers.items()})
+                    with lock:
+                        findings.extend(found)
+                        if on_kernel is not None:
+                            on_kernel(seed, found)
+            except BaseException as exc:  # the fuzzer's own bug: re-raised in the caller's thread
+                failures.append(exc)
+            finally:
+                for w in workers.values():
+                    w.close()
+
+        threads = [threading.Thread(target=lane, args=(seeds[i::jobs],)) for i in range(max(1, jobs))]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+    if failures:
+        raise failures[0]
+    return findings
