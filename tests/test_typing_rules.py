@@ -7,7 +7,7 @@ import pytest
 from tritium import plugins
 from tritium.errors import CompilationError
 
-from .kernels.typing_rules import (bf16_plus_int_kernel, binary_kernel, literal_kernel, unary_kernel,
+from .kernels.typing_rules import (bf16_plus_int_kernel, binary_kernel, invert_bool_kernel, literal_kernel, unary_kernel,
                                    unsigned_offsets_kernel)
 
 TARGETS = [t for t in ("interpreter", "cpu") if t in plugins.targets()]
@@ -25,6 +25,14 @@ def test_invert_is_xor_with_all_ones_of_the_own_type(target, dtype):
     out = np.zeros(4, np.int64)  # wide: an int32 '-1 - x' would show as negative numbers
     unary_kernel[(1,)](x, out, OP="invert", BLOCK=4)
     np.testing.assert_array_equal(out, (~x).astype(np.int64))
+
+
+def test_invert_of_a_bool_block_stays_bool(target):
+    x = np.array([0, 1, 2, 1], np.int32)
+    once, twice = np.zeros(4, np.int32), np.zeros(4, np.int32)
+    invert_bool_kernel[(1,)](x, once, twice, BLOCK=4)
+    np.testing.assert_array_equal(once, x != 1)
+    np.testing.assert_array_equal(twice, x == 1)  # an int32 '~' would give -2 and -1
 
 
 def test_negating_zero_gives_positive_zero(target):

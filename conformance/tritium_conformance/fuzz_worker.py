@@ -12,6 +12,7 @@ import pickle
 import sys
 
 import numpy as np
+from tritium.runtime.launch import run_kernel
 
 GUARD = 64      #: elements after each output that a kernel must leave alone
 POISON = 0x5A   #: the byte every output starts as
@@ -36,7 +37,7 @@ def run_job(target, path: str) -> dict:
             args.append(buf)
         else:
             args.append(value)
-    target.run(module.kernel, (job["grid"],), tuple(args), dict(job["meta"]))
+    run_kernel(target, module.kernel, (job["grid"],), tuple(args), dict(job["meta"]))
     driver.synchronize()
     result: dict = {"outputs": []}
     for i, (buf, size, dtype) in enumerate(outs):

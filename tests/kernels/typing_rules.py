@@ -66,3 +66,12 @@ def unsigned_offsets_kernel(x_ptr, out_ptr, OFFSET_TYPE: tl.constexpr, BLOCK: tl
     else:
         src = x_ptr + offs.to(OFFSET_TYPE)
     tl.store(out_ptr + offs, tl.load(src))
+
+
+@tritium.jit
+def invert_bool_kernel(x_ptr, once_ptr, twice_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    c = tl.load(x_ptr + offs) == 1
+    tl.static_assert((~c).dtype == tl.int1)
+    tl.store(once_ptr + offs, (~c).to(tl.int32))
+    tl.store(twice_ptr + offs, (~~c).to(tl.int32))
