@@ -607,9 +607,12 @@ def reduce_builtin(kind: str, x, axis, keep_dims: bool):
         combine = add
     else:
         combine = lambda a, b: minmax(kind, a, b)  # noqa: E731
-    if axis is None:
-        for _ in range(len(x.shape)):
+    if axis is None:  # every axis; keep_dims keeps them all, as size 1
+        rank = len(x.shape)
+        for _ in range(rank):
             x = reduce(x, len(x.shape) - 1, combine)
+        for _ in range(rank if keep_dims else 0):
+            x = expand_dims(x, 0)
         return x
     if not isinstance(axis, int):
         raise SemanticError(f"tl.{kind}: axis must be a constant integer or None, got {axis!r}")
