@@ -68,6 +68,42 @@ def test_model_c_division_and_unsigned_offsets_of_casts():
     assert M.cast_array(a, None, "uint8", "int32")[0].tolist() == [[200]]
 
 
+def test_model_bf16_rounds_to_nearest_even_on_float32_bits():
+    x = np.array([1 + 2**-8, 1 + 3 * 2**-8, 1 + 2**-8 + 2**-20, -1.75, 3.4e38, np.nan], dtype=np.float32)
+    r = M.to_bf16(x)
+    assert r[:5].tolist() == [1.0, 1 + 2**-6, 1 + 2**-7, -1.75, np.inf] and np.isnan(r[5])
+
+
+def test_model_bf16_typing_follows_triton():
+    b, i, h = vec("bf16", [1.5]), vec("int32", [3]), vec("fp16", [2.0])
+    assert M.binary("*", b, b, 1).ty == "bf16"
+    assert M.binary("/", b, b, 1).ty == M.binary("%", b, b, 1).ty == "fp32"
+    assert M.binary("+", b, M.lit(1.5), 1).ty == "bf16" and M.binary("/", b, M.lit(2.0), 1).ty == "fp32"
+    assert M.binary("+", b, i, 1).ty == M.binary("+", b, vec("fp32", [1.0]), 1).ty == "fp32"
+    assert M.binary("+", b, h, 1).ty == "fp16"     # Triton's rule 3 (fp16) comes before rule 4 (bf16)
+    r = M.binary("+", vec("bf16", [256.0]), vec("bf16", [1.0]), 1)   # 257 is not a bf16: ties to even
+    assert r.a.tolist() == [[256.0]]
+    assert M.cast_array(np.array([[257.0]], np.float32), None, "fp32", "bf16")[0].tolist() == [[256.0]]
+
+
+def test_generator_covers_the_language_widely():
+    """The CI seeds reach every kernel-level construct the generator has."""
+    kernels = [generate(s) for s in CI_SEEDS]
+    tags = set().union(*(k.tags for k in kernels))
+    assert {"grid-2d", "early-return", "bf16", "debug", "helper-tuple", "loop-for", "loop-while",
+            "loop-static_range", "loop-tl.range", "loop-nested-if", "loop-runtime-count"} <= tags
+    text = "".join(k.source for k in kernels)
+    for construct in ("tl.num_programs(", "tl.program_id(1)", "if not (", "[:, None]", "[None, :]", "tl.where(pid",
+                      "return\n", ".to(tl.bfloat16)", "keep_dims=True", "i += 2"):
+        assert construct in text, construct
+    assert all(k.needs == ({"bf16"} if ".to(tl.bfloat16)" in k.source else set()) for k in kernels)
+
+
+def test_bf16_kernels_skip_targets_without_bf16():
+    assert fuzz.lacks("interpreter") == {"bf16"}
+    assert all(not fuzz.lacks(t) for t in fuzz.available_targets() if t != "interpreter")
+
+
 def test_generator_is_deterministic():
     assert generate(7).source == generate(7).source
     assert generate(7).source != generate(8).source
