@@ -11,6 +11,7 @@ Beyond arithmetic, a fraction of kernels use each of: a 2-D grid (``program_id(1
 other values and skip the rest), ``for``/``while``/``tl.range``/``tl.static_range`` loops (start,
 step, a trip count known only at run time, an ``if`` inside), ``not`` and ``tl.where`` on per-program
 conditions, ``@jit`` helpers returning tuples, reductions with ``axis=None`` or ``keep_dims``,
+bitcasts, ``tl.full``/``tl.zeros``, ``tl.cdiv``, ``tl.expand_dims``,
 bf16 values made in the kernel (stored as fp32; ``Kernel.needs`` keeps them off targets without
 bf16) and ``debug=True`` launches (nothing is out of bounds: results must not change).
 """
@@ -31,7 +32,8 @@ TYPES = INTS + FLOATS
 #: ``offs.to(<narrow int>)``, ``offs >= k``, ``n - 1 - offs``); ``generate(exclude=...)``
 #: (``--without``) leaves some out, e.g. to look past a known bug
 STATEMENTS = (["bin"] * 6 + ["div"] * 2 + ["bit"] * 2 + ["shift", "cmp", "cmp", "where", "unary", "math", "cast",
-              "cast", "minmax", "reduce", "loop", "if", "expand", "helper"] * 2 + ["mode", "outer"])
+              "cast", "minmax", "reduce", "loop", "if", "expand", "helper"] * 2 +
+              ["mode", "outer", "bitcast", "full", "cdiv"])
 #: kernel-level constructs, each in a fraction of kernels (``--without`` takes these too)
 FEATURES = ["grid-2d", "early-return", "bf16", "debug"]
 #: the ways a loop is written: ``for i in range``, ``while`` with a carried counter, ``tl.static_range``
@@ -304,10 +306,34 @@ class _Gen:
                 raise Reject("expand needs a vector")
             col = self.two_d and x.shape == (self.BM,) and self.BM != self.BN
             where_ = (slice(None), slice(None), None) if col else (slice(None), None, slice(None))
-            self.add(f"{xn}[:, None]" if col else f"{xn}[None, :]",
+            spelled = (f"{xn}[:, None]", f"tl.expand_dims({xn}, 1)") if col else (f"{xn}[None, :]",
+                                                                                  f"tl.expand_dims({xn}, 0)")
+            self.add(self.choice(spelled),
                      Val(x.ty, x.a[where_].shape[1:], x.a[where_], None if x.err is None else x.err[where_]))
         elif what == "outer":
             self.outer(xn, x)
+        elif what == "bitcast":
+            same = [t for t in self.types if t != x.ty and t != "int1" and x.ty != "int1" and M.bits(t) == M.bits(x.ty)]
+            if not same:
+                raise Reject("no other type of this width")
+            t = self.choice(same)
+            self.add(f"{xn}.to({TL[t]}, bitcast=True)", M.bitcast(x, t))
+        elif what == "full":
+            t = self.choice(self.types)
+            value = self.literal(t) if not M.is_float(t) else self.choice([0.0, 1.5, -2.25, 1e3])
+            if not M.is_float(t) and isinstance(value, float) or M.unsigned(t) and value < 0:
+                raise Reject("a literal of another kind")
+            shape = (self.BM, self.BN) if self.two_d else (self.B,)
+            dims = "(BM, BN)" if self.two_d else "(BLOCK,)"
+            a, e = M.as_type(M.lit(value), t, shape, g)
+            src = f"tl.zeros({dims}, {TL[t]})" if value == 0 else f"tl.full({dims}, {value!r}, {TL[t]})"
+            self.add(src, Val(t, shape, a, e))
+        elif what == "cdiv":
+            yn, y = self.operand(like=x.ty)
+            if M.is_float(x.ty) or M.is_float(y.ty):
+                raise Reject("cdiv of floats")
+            v = M.binary("//", M.binary("-", M.binary("+", x, y, g), M.lit(1), g), y, g)   # Triton's definition
+            self.add(f"tl.cdiv({xn}, {yn})", v)
         elif what == "loop":
             self.loop(xn, x)
         elif what == "if":

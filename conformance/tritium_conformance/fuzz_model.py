@@ -206,6 +206,23 @@ def cast_array(a: np.ndarray, err: np.ndarray | None, src: str, dst: str):
         return out, np.where(np.abs(wide) >= 2.0 ** (24 if dst == "bf16" else 53), ulp_err(out, dst), 0.0)
 
 
+def bitcast(v: Val, dst: str) -> Val:
+    """``v.to(dst, bitcast=True)``: the same bits read as another type of the same width."""
+    src = v.ty
+    if "int1" in (src, dst) or bits(src) != bits(dst):
+        raise Reject("bitcast between different widths")
+    if is_float(src) and ((v.err is not None and np.any(v.err)) or np.any(np.isnan(v.a))):
+        raise Reject("bits of an inexact float or of a NaN (its payload is the machine's)")
+    a = v.a
+    if src == "bf16":
+        a = (a.view(np.uint32) >> 16).astype(np.uint16)
+    if dst == "bf16":
+        out = (a.view(np.uint16).astype(np.uint32) << 16).view(np.float32)
+    else:
+        out = a.view(NP[dst])
+    return Val(dst, v.shape, out.copy(), np.zeros(out.shape) if is_float(dst) else None)
+
+
 def wrap_ints(values, t: str) -> np.ndarray:
     """Python integers reduced to ``t``'s width (two's complement)."""
     if t == "int1":
