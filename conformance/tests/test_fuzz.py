@@ -10,7 +10,12 @@ from tritium_conformance import fuzz
 from tritium_conformance import fuzz_model as M
 from tritium_conformance.fuzz_gen import Kernel, Output, generate
 
-CI_SEEDS = range(150)
+#: 120 seeds, not 150: since the generator covers loops, 2-D grids, bf16 and debug launches a kernel
+#: takes about a quarter longer, and 120 keep this test near 13 s on two cores
+CI_SEEDS = range(120)
+#: constructs with a known bug, left out of CI until it is fixed (each has a strict xfail in
+#: tests/test_fuzz_regressions.py; ``--fuzz`` still generates them)
+KNOWN_BUGS = frozenset({"keep-dims-all-axes"})
 
 
 def vec(ty, values):
@@ -94,7 +99,7 @@ def test_generator_covers_the_language_widely():
             "loop-static_range", "loop-tl.range", "loop-nested-if", "loop-runtime-count"} <= tags
     text = "".join(k.source for k in kernels)
     for construct in ("tl.num_programs(", "tl.program_id(1)", "if not (", "[:, None]", "[None, :]", "tl.where(pid",
-                      "return\n", ".to(tl.bfloat16)", "keep_dims=True", "i += 2"):
+                      "return\n", ".to(tl.bfloat16)", "keep_dims=True", "i += "):
         assert construct in text, construct
     assert all(k.needs == ({"bf16"} if ".to(tl.bfloat16)" in k.source else set()) for k in kernels)
 
@@ -162,8 +167,8 @@ def test_a_wrong_value_is_a_mismatch():
 
 # -- random kernels on every available target ----------------------------------------------------
 def test_fixed_seeds_agree_with_the_model():
-    """150 random kernels: every target agrees with the model (re-run one with
+    """120 random kernels: every target agrees with the model (re-run one with
     ``python -m tritium_conformance --fuzz 1 --seed S``)."""
-    findings = fuzz.run(CI_SEEDS, fuzz.available_targets(), jobs=min(2, os.cpu_count() or 1))
+    findings = fuzz.run(CI_SEEDS, fuzz.available_targets(), jobs=min(2, os.cpu_count() or 1), exclude=KNOWN_BUGS)
     report = "\n".join(f"{f}\n{f.source}" for f in findings[:3])
     assert not findings, (f"{len(findings)} findings in seeds {sorted({f.seed for f in findings})}:\n{report}")

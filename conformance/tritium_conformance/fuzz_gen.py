@@ -35,7 +35,7 @@ STATEMENTS = (["bin"] * 6 + ["div"] * 2 + ["bit"] * 2 + ["shift", "cmp", "cmp", 
               "cast", "minmax", "reduce", "loop", "if", "expand", "helper"] * 2 +
               ["mode", "outer", "bitcast", "full", "cdiv"])
 #: kernel-level constructs, each in a fraction of kernels (``--without`` takes these too)
-FEATURES = ["grid-2d", "early-return", "bf16", "debug"]
+FEATURES = ["grid-2d", "early-return", "bf16", "debug", "keep-dims-all-axes"]
 #: the ways a loop is written: ``for i in range``, ``while`` with a carried counter, ``tl.static_range``
 LOOPS = ["for", "while", "static_range", "tl.range"]
 LOAD_FORMS = ["plain", "plain", "offset-cast", "offset-bool", "reverse"]
@@ -286,6 +286,10 @@ class _Gen:
             op = self.choice(["sum", "max", "min"])
             axis = int(self.r.integers(0, len(x.shape))) if self.r.random() < 0.8 else None
             keep = self.r.random() < 0.25
+            if keep and axis is None:
+                if "keep-dims-all-axes" in self.exclude:
+                    raise Reject("excluded")
+                self.tags.append("keep-dims-all-axes")
             if axis is None:   # Triton reshapes to one dimension and reduces that
                 size = int(np.prod(x.shape))
                 flat = Val(x.ty, (size,), x.a.reshape(g, size), None if x.err is None else x.err.reshape(g, size))
