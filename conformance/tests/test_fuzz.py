@@ -10,7 +10,12 @@ from tritium_conformance import fuzz
 from tritium_conformance import fuzz_model as M
 from tritium_conformance.fuzz_gen import Kernel, Output, generate
 
-CI_SEEDS = range(150)
+#: 120 seeds, not 150: since the generator covers loops, 2-D grids, bf16 and debug launches a kernel
+#: takes about a quarter longer, and 120 keep this test near 13 s on two cores
+CI_SEEDS = range(120)
+#: constructs with a known bug, left out of CI until it is fixed (each has a strict xfail in
+#: tests/test_fuzz_regressions.py; ``--fuzz`` still generates them)
+KNOWN_BUGS = frozenset({"keep-dims-all-axes"})
 
 
 def vec(ty, values):
@@ -66,6 +71,42 @@ def test_model_c_division_and_unsigned_offsets_of_casts():
     assert r.a.tolist() == [[-3, -3]] and m.a.tolist() == [[-1, 1]]
     a, _ = M.cast_array(np.array([[200]], dtype=np.int32), None, "int32", "uint8")
     assert M.cast_array(a, None, "uint8", "int32")[0].tolist() == [[200]]
+
+
+def test_model_bf16_rounds_to_nearest_even_on_float32_bits():
+    x = np.array([1 + 2**-8, 1 + 3 * 2**-8, 1 + 2**-8 + 2**-20, -1.75, 3.4e38, np.nan], dtype=np.float32)
+    r = M.to_bf16(x)
+    assert r[:5].tolist() == [1.0, 1 + 2**-6, 1 + 2**-7, -1.75, np.inf] and np.isnan(r[5])
+
+
+def test_model_bf16_typing_follows_triton():
+    b, i, h = vec("bf16", [1.5]), vec("int32", [3]), vec("fp16", [2.0])
+    assert M.binary("*", b, b, 1).ty == "bf16"
+    assert M.binary("/", b, b, 1).ty == M.binary("%", b, b, 1).ty == "fp32"
+    assert M.binary("+", b, M.lit(1.5), 1).ty == "bf16" and M.binary("/", b, M.lit(2.0), 1).ty == "fp32"
+    assert M.binary("+", b, i, 1).ty == M.binary("+", b, vec("fp32", [1.0]), 1).ty == "fp32"
+    assert M.binary("+", b, h, 1).ty == "fp16"     # Triton's rule 3 (fp16) comes before rule 4 (bf16)
+    r = M.binary("+", vec("bf16", [256.0]), vec("bf16", [1.0]), 1)   # 257 is not a bf16: ties to even
+    assert r.a.tolist() == [[256.0]]
+    assert M.cast_array(np.array([[257.0]], np.float32), None, "fp32", "bf16")[0].tolist() == [[256.0]]
+
+
+def test_generator_covers_the_language_widely():
+    """The CI seeds reach every kernel-level construct the generator has."""
+    kernels = [generate(s) for s in CI_SEEDS]
+    tags = set().union(*(k.tags for k in kernels))
+    assert {"grid-2d", "early-return", "bf16", "debug", "helper-tuple", "loop-for", "loop-while",
+            "loop-static_range", "loop-tl.range", "loop-nested-if", "loop-runtime-count"} <= tags
+    text = "".join(k.source for k in kernels)
+    for construct in ("tl.num_programs(", "tl.program_id(1)", "if not (", "[:, None]", "[None, :]", "tl.where(pid",
+                      "return\n", ".to(tl.bfloat16)", "keep_dims=True", "i += "):
+        assert construct in text, construct
+    assert all(k.needs == ({"bf16"} if ".to(tl.bfloat16)" in k.source else set()) for k in kernels)
+
+
+def test_bf16_kernels_skip_targets_without_bf16():
+    assert fuzz.lacks("interpreter") == {"bf16"}
+    assert all(not fuzz.lacks(t) for t in fuzz.available_targets() if t != "interpreter")
 
 
 def test_generator_is_deterministic():
@@ -126,8 +167,8 @@ def test_a_wrong_value_is_a_mismatch():
 
 # -- random kernels on every available target ----------------------------------------------------
 def test_fixed_seeds_agree_with_the_model():
-    """150 random kernels: every target agrees with the model (re-run one with
+    """120 random kernels: every target agrees with the model (re-run one with
     ``python -m tritium_conformance --fuzz 1 --seed S``)."""
-    findings = fuzz.run(CI_SEEDS, fuzz.available_targets(), jobs=min(2, os.cpu_count() or 1))
+    findings = fuzz.run(CI_SEEDS, fuzz.available_targets(), jobs=min(2, os.cpu_count() or 1), exclude=KNOWN_BUGS)
     report = "\n".join(f"{f}\n{f.source}" for f in findings[:3])
     assert not findings, (f"{len(findings)} findings in seeds {sorted({f.seed for f in findings})}:\n{report}")

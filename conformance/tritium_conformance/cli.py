@@ -43,9 +43,9 @@ def fuzz_main(args: argparse.Namespace) -> int:
     """``--fuzz N``: each finding with its seed and kernel source; exit status 1 when any."""
     from . import fuzz
 
-    from .fuzz_gen import LOAD_FORMS, STATEMENTS
+    from .fuzz_gen import FEATURES, LOAD_FORMS, LOOPS, STATEMENTS
 
-    kinds = set(STATEMENTS) | set(LOAD_FORMS)
+    kinds = set(STATEMENTS) | set(LOAD_FORMS) | set(FEATURES) | set(LOOPS)
     unknown = set(args.without) - kinds
     try:
         if unknown:

@@ -3,7 +3,8 @@
 ``run(seeds, targets)`` generates each seed's kernel (``fuzz_gen``), writes it as a module, runs it
 on every target in worker processes (``fuzz_worker``; one per target and lane, restarted after a
 crash or a hang) and compares every output with the model (``fuzz_model``), exactly for integers
-and within the model's error bound for floats. A ``Finding`` is a mismatch, a crash, a hang, an
+and within the model's error bound for floats. A kernel runs only on the targets that have what it
+``needs`` (bf16: not the interpreter, whose numpy has none). A ``Finding`` is a mismatch, a crash, a hang, an
 error (compile failure) or an overrun (a write past the end of an output) on one target; it
 carries the seed, so ``--fuzz 1 --seed S`` re-runs it.
 """
@@ -92,7 +93,8 @@ def write_job(kernel: Kernel, workdir: str) -> str:
         f.write(kernel.source)
     args = [(k, n, (v[0], np.dtype(_np(v[1]))) if k == "output" else v) for k, n, v in kernel.args]
     with open(stem + ".job", "wb") as f:
-        pickle.dump({"module": f"fuzz_{kernel.seed}", "args": args, "grid": kernel.grid, "meta": kernel.meta}, f)
+        pickle.dump({"module": f"fuzz_{kernel.seed}", "args": args, "grid": kernel.grid, "meta": kernel.meta,
+                     "debug": kernel.debug}, f)
     return stem
 
 
@@ -126,6 +128,14 @@ def compare(kernel: Kernel, results: dict[str, dict]) -> list[Finding]:
     return found
 
 
+def lacks(target: str) -> frozenset[str]:
+    """The kernel features (``Kernel.needs``) that ``target`` cannot run: a target that runs kernels
+    on numpy without compiling them (the interpreter) has no bf16."""
+    from tritium import plugins
+
+    return frozenset() if plugins.targets()[target].compiles else frozenset({"bf16"})
+
+
 def available_targets(names: Iterable[str] | None = None) -> list[str]:
     """The named targets (default: every installed target that can run here)."""
     from tritium import plugins
@@ -150,11 +160,13 @@ def run(seeds: Iterable[int], targets: list[str], jobs: int = 1, timeout: float 
     with tempfile.TemporaryDirectory(prefix="tritium-fuzz-") as workdir:
         def lane(mine: list[int]) -> None:
             workers = {t: _Worker(t, workdir, timeout) for t in targets}
+            missing = {t: lacks(t) for t in targets}
             try:
                 for seed in mine:
                     kernel = generate(seed, exclude)
                     stem = write_job(kernel, workdir)
-                    found = compare(kernel, {t: w.run(stem) for t, w in workers.items()})
+                    found = compare(kernel, {t: w.run(stem) for t, w in workers.items()
+                                             if not kernel.needs & missing[t]})
                     with lock:
                         findings.extend(found)
                         if on_kernel is not None:

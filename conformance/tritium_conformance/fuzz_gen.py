@@ -5,6 +5,15 @@ numpy model (``fuzz_model``) as it is chosen, so an operation Triton refuses or 
 be undefined behaviour (division by zero, INT_MIN // -1, shifts past the width, float to int out of
 range, NaN into min/max) is rejected and another is drawn. The result is the kernel's source (a
 module of its own: ``@jit`` needs a source file), its arguments, and the outputs with error bounds.
+
+Beyond arithmetic, a fraction of kernels use each of: a 2-D grid (``program_id(1)``,
+``num_programs``), an early ``return`` inside a kernel-level ``if`` (the programs taking it store
+other values and skip the rest), ``for``/``while``/``tl.range``/``tl.static_range`` loops (start,
+step, a trip count known only at run time, an ``if`` inside), ``not`` and ``tl.where`` on per-program
+conditions, ``@jit`` helpers returning tuples, reductions with ``axis=None`` or ``keep_dims``,
+bitcasts, ``tl.full``/``tl.zeros``, ``tl.cdiv``, ``tl.expand_dims``,
+bf16 values made in the kernel (stored as fp32; ``Kernel.needs`` keeps them off targets without
+bf16) and ``debug=True`` launches (nothing is out of bounds: results must not change).
 """
 
 from __future__ import annotations
@@ -23,7 +32,12 @@ TYPES = INTS + FLOATS
 #: ``offs.to(<narrow int>)``, ``offs >= k``, ``n - 1 - offs``); ``generate(exclude=...)``
 #: (``--without``) leaves some out, e.g. to look past a known bug
 STATEMENTS = (["bin"] * 6 + ["div"] * 2 + ["bit"] * 2 + ["shift", "cmp", "cmp", "where", "unary", "math", "cast",
-              "cast", "minmax", "reduce", "loop", "if", "expand"] * 2 + ["helper", "mode"])
+              "cast", "minmax", "reduce", "loop", "if", "expand", "helper"] * 2 +
+              ["mode", "outer", "bitcast", "full", "cdiv"])
+#: kernel-level constructs, each in a fraction of kernels (``--without`` takes these too)
+FEATURES = ["grid-2d", "early-return", "bf16", "debug", "keep-dims-all-axes"]
+#: the ways a loop is written: ``for i in range``, ``while`` with a carried counter, ``tl.static_range``
+LOOPS = ["for", "while", "static_range", "tl.range"]
 LOAD_FORMS = ["plain", "plain", "offset-cast", "offset-bool", "reverse"]
 
 
@@ -41,9 +55,11 @@ class Kernel:
     source: str
     args: list                 # ("array", name, ndarray) | ("scalar", name, value)
     outputs: list[Output]
-    grid: int
+    grid: tuple[int, ...]
     meta: dict                 # constexpr keyword arguments
     tags: list[str]            # constructs used that bugs are known in, to classify a finding
+    needs: frozenset[str] = frozenset()   # features a target must have to run it ("bf16")
+    debug: bool = False        # launched with ``debug=True`` (bounds checks: results must not change)
 
 
 class _Gen:
@@ -51,7 +67,12 @@ class _Gen:
         self.seed, self.exclude = seed, exclude
         self.r = np.random.default_rng(seed)
         self.two_d = self.r.random() < 0.3
-        self.G = int(self.r.integers(1, 4))
+        self.grid = (int(self.r.integers(1, 4)),)
+        if "grid-2d" not in exclude and self.r.random() < 0.3:
+            self.grid += (int(self.r.integers(1, 3)),)
+        self.G = int(np.prod(self.grid))
+        self.bf16 = "bf16" not in exclude and self.r.random() < 0.25
+        self.types = TYPES + ["bf16"] * 3 if self.bf16 else TYPES
         self.lines: list[str] = []
         self.helpers: list[str] = []
         self.globals: list[str] = []
@@ -61,6 +82,7 @@ class _Gen:
         self.n = 0
         self.tags: list[str] = []
         self.used: set[str] = set()
+        self.int_args: list[tuple[str, int]] = []
 
     # -- helpers ----------------------------------------------------------------------------------
     def choice(self, seq):
@@ -110,8 +132,20 @@ class _Gen:
     def frame(self) -> None:
         G, r = self.G, self.r
         pid = Val("int32", (), np.arange(G, dtype=np.int32))
-        self.emit("pid = tl.program_id(0)")
+        if len(self.grid) == 1:
+            self.emit("pid = tl.program_id(0)")
+        else:   # program p is (p % G0, p // G0)
+            G0 = self.grid[0]
+            self.emit("pid0 = tl.program_id(0)")
+            self.emit("pid1 = tl.program_id(1)")
+            self.emit("pid = pid0 + pid1 * tl.num_programs(0)")
+            self.pool += [("pid0", Val("int32", (), (np.arange(G) % G0).astype(np.int32))),
+                          ("pid1", Val("int32", (), (np.arange(G) // G0).astype(np.int32)))]
+            self.tags.append("grid-2d")
         self.pool.append(("pid", pid))
+        if r.random() < 0.3:
+            self.add(f"tl.num_programs({len(self.grid) - 1})", Val("int32", (), np.full(G, self.grid[-1], np.int32)),
+                     "np")
         if self.two_d:
             self.BM, self.BN = self.choice([(2, 4), (4, 8), (8, 4), (4, 16)])
             self.meta = {"BM": self.BM, "BN": self.BN}
@@ -185,6 +219,7 @@ class _Gen:
         if self.r.random() < 0.6:
             value = int(self.choice([-7, 0, 2, 3, 5, 12, 100, -100, 70000]))
             v = Val("int32", (), np.full(self.G, value, dtype=np.int32))
+            self.int_args.append((name, value))
         else:
             value = float(self.choice([0.5, -1.25, 3.0, 1e3]))
             v = Val("fp32", (), np.full(self.G, value, dtype=np.float32), np.zeros(self.G))
@@ -217,9 +252,7 @@ class _Gen:
             if what == "minmax":
                 self.add(f"tl.{'maximum' if op == 'max' else 'minimum'}({xn}, {yn})", M.minmax(op, x, y, g))
             elif what == "helper":
-                h = self.fresh("_helper")
-                self.helpers.append(f"@triton.jit\ndef {h}(a, b):\n    return a {op} b\n")
-                self.add(f"{h}({xn}, {yn})", M.binary(op, x, y, g))
+                self.helper(op, xn, x, yn, y)
             else:
                 self.add(f"{xn} {op} {yn}", M.binary(op, x, y, g))
             self.tag_binary(op, x, y)
@@ -227,8 +260,8 @@ class _Gen:
                 self.tags.append("helper")
         elif what == "where":
             conds = [(n, v) for n, v in self.pool if v.ty == "int1"]
-            if not conds:
-                raise Reject("no condition yet")
+            if not conds or self.r.random() < 0.3:
+                conds = [self.scalar_condition()]
             cn, c = self.choice(conds)
             yn, y = self.operand(like=x.ty)
             self.add(f"tl.where({cn}, {xn}, {yn})", M.where(c, x, y, g))
@@ -243,7 +276,7 @@ class _Gen:
             op = self.choice(MATH)
             self.add(f"tl.{op}({xn})", M.unary(op, x, g))
         elif what == "cast":
-            t = self.choice(TYPES)
+            t = self.choice(self.types)
             a, e = M.cast_array(x.a, x.err, x.ty, t)
             self.add(f"{xn}.to({TL[t]})", Val(t, x.shape, a, e))
             self.tag_cast(x.ty, t)
@@ -251,8 +284,23 @@ class _Gen:
             if not x.shape:
                 raise Reject("reduce of a scalar")
             op = self.choice(["sum", "max", "min"])
-            axis = int(self.r.integers(0, len(x.shape)))
-            self.add(f"tl.{op}({xn}, axis={axis})", M.reduce(op, x, axis, g))
+            axis = int(self.r.integers(0, len(x.shape))) if self.r.random() < 0.8 else None
+            keep = self.r.random() < 0.25
+            if keep and axis is None:
+                if "keep-dims-all-axes" in self.exclude:
+                    raise Reject("excluded")
+                self.tags.append("keep-dims-all-axes")
+            if axis is None:   # Triton reshapes to one dimension and reduces that
+                size = int(np.prod(x.shape))
+                flat = Val(x.ty, (size,), x.a.reshape(g, size), None if x.err is None else x.err.reshape(g, size))
+                v = M.reduce(op, flat, 0, g)
+                shape = (1,) * len(x.shape) if keep else ()
+            else:
+                v = M.reduce(op, x, axis, g)
+                shape = x.shape[:axis] + (1,) + x.shape[axis + 1:] if keep else v.shape
+            v = Val(v.ty, shape, v.a.reshape((g,) + shape), None if v.err is None else v.err.reshape((g,) + shape))
+            args = (f", axis={axis}" if axis is not None else "") + (", keep_dims=True" if keep else "")
+            self.add(f"tl.{op}({xn}{args})", v)
             if op != "sum" and M.bits(x.ty) < 32:
                 self.tags.append("narrow-max-min")
             if op == "sum" and M.unsigned(x.ty) and M.bits(x.ty) < 32:
@@ -262,8 +310,34 @@ class _Gen:
                 raise Reject("expand needs a vector")
             col = self.two_d and x.shape == (self.BM,) and self.BM != self.BN
             where_ = (slice(None), slice(None), None) if col else (slice(None), None, slice(None))
-            self.add(f"{xn}[:, None]" if col else f"{xn}[None, :]",
+            spelled = (f"{xn}[:, None]", f"tl.expand_dims({xn}, 1)") if col else (f"{xn}[None, :]",
+                                                                                  f"tl.expand_dims({xn}, 0)")
+            self.add(self.choice(spelled),
                      Val(x.ty, x.a[where_].shape[1:], x.a[where_], None if x.err is None else x.err[where_]))
+        elif what == "outer":
+            self.outer(xn, x)
+        elif what == "bitcast":
+            same = [t for t in self.types if t != x.ty and t != "int1" and x.ty != "int1" and M.bits(t) == M.bits(x.ty)]
+            if not same:
+                raise Reject("no other type of this width")
+            t = self.choice(same)
+            self.add(f"{xn}.to({TL[t]}, bitcast=True)", M.bitcast(x, t))
+        elif what == "full":
+            t = self.choice(self.types)
+            value = self.literal(t) if not M.is_float(t) else self.choice([0.0, 1.5, -2.25, 1e3])
+            if not M.is_float(t) and isinstance(value, float) or M.unsigned(t) and value < 0:
+                raise Reject("a literal of another kind")
+            shape = (self.BM, self.BN) if self.two_d else (self.B,)
+            dims = "(BM, BN)" if self.two_d else "(BLOCK,)"
+            a, e = M.as_type(M.lit(value), t, shape, g)
+            src = f"tl.zeros({dims}, {TL[t]})" if value == 0 else f"tl.full({dims}, {value!r}, {TL[t]})"
+            self.add(src, Val(t, shape, a, e))
+        elif what == "cdiv":
+            yn, y = self.operand(like=x.ty)
+            if M.is_float(x.ty) or M.is_float(y.ty):
+                raise Reject("cdiv of floats")
+            v = M.binary("//", M.binary("-", M.binary("+", x, y, g), M.lit(1), g), y, g)   # Triton's definition
+            self.add(f"tl.cdiv({xn}, {yn})", v)
         elif what == "loop":
             self.loop(xn, x)
         elif what == "if":
@@ -288,24 +362,46 @@ class _Gen:
         g = self.G
         t = self.choice([x.ty, "int32", "int64"] if not M.is_float(x.ty) else [x.ty, "fp32"])
         t = "int32" if t == "int1" else t
-        trips = int(self.r.integers(1, 6))
-        op = self.choice(["+", "-", "^"] if not M.is_float(t) else ["+", "-"])  # not *: i = 0 would zero acc
+        start, step = (int(self.r.integers(0, 3)), int(self.r.integers(1, 4))) if self.r.random() < 0.3 else (0, 1)
+        bound = stop = int(self.r.integers(start + 1, start + 5 * step + 1))
+        ops = ["+", "-", "^"] if not M.is_float(t) else ["+", "-"]   # not *: i = 0 would zero acc
+        op, op_odd = self.choice(ops), self.choice(ops)
+        nested = self.r.random() < 0.3          # an if on the counter's parity inside the body
         inner = self.choice(["+", "*"])
         acc_a, acc_e = M.cast_array(x.a, x.err, x.ty, t)
         acc = Val(t, x.shape, acc_a, acc_e)
-        for i in range(trips):
-            iv = Val("int32", (), np.full(g, i, dtype=np.int32))
-            step = M.binary(op, acc, M.binary(inner, x, iv, g), g)
-            a, e = M.cast_array(step.a, step.err, step.ty, t)
-            acc = Val(t, step.shape, a, e)
+        form = self.choice([f for f in LOOPS if f not in self.exclude] or ["for"])
+        counts = [(n, c) for n, c in self.int_args if c <= 12]
+        if form != "static_range" and counts and self.r.random() < 0.4:   # a trip count known at run time
+            bound, stop = self.choice(counts)
+            self.tags.append("loop-runtime-count")
+        for i in range(start, stop, step):  # static_range's i is a constexpr (weakly typed); the others' int32
+            iv = M.lit(i) if form == "static_range" else Val("int32", (), np.full(g, i, dtype=np.int32))
+            new = M.binary(op_odd if nested and i % 2 else op, acc, M.binary(inner, x, iv, g), g)
+            a, e = M.cast_array(new.a, new.err, new.ty, t)
+            acc = Val(t, new.shape, a, e)
         if acc.shape != x.shape:
             raise Reject("loop-carried shape changes")
         name = self.fresh("acc")
         if not M.is_float(x.ty) and M.bits(x.ty) < 32 and M.bits(t) >= 32:
             self.tags.append("loop-variable")
         self.emit(f"{name} = {xn}.to({TL[t]})")
-        self.emit(f"for i in range({trips}):")
-        self.emit(f"{name} = ({name} {op} ({xn} {inner} i)).to({TL[t]})", 2)
+        if form == "while":
+            self.emit(f"i = {start}")
+            self.emit(f"while i < {bound}:")
+        else:
+            bounds = f"{bound}" if (start, step) == (0, 1) else f"{start}, {bound}" + (f", {step}" if step > 1 else "")
+            self.emit(f"for i in {'range' if form == 'for' else 'tl.' + form.removeprefix('tl.')}({bounds}):")
+        body = [f"{name} = ({name} {op} ({xn} {inner} i)).to({TL[t]})"]
+        if nested:
+            body = (["if i % 2 == 0:", "    " + body[0], "else:"] +
+                    [f"    {name} = ({name} {op_odd} ({xn} {inner} i)).to({TL[t]})"])
+            self.tags.append("loop-nested-if")
+        for line in body:
+            self.emit(line, 2)
+        if form == "while":
+            self.emit(f"i += {step}", 2)
+        self.tags.append(f"loop-{form}")
         self.pool.append((name, acc))
 
     def branch(self, xn: str, x: Val) -> None:
@@ -320,8 +416,8 @@ class _Gen:
         a2, e2 = M.cast_array(v2.a, v2.err, v2.ty, t)
         if v1.shape != v2.shape:
             raise Reject("branches differ in shape")
-        cond_src, cond = self.choice([("pid % 2 == 0", np.arange(g) % 2 == 0), ("pid > 0", np.arange(g) > 0)])
-        c = cond.reshape((g,) + (1,) * len(v1.shape))
+        cond_src, c1 = self.scalar_condition()
+        c = c1.a.reshape((g,) + (1,) * len(v1.shape))
         a = np.where(c, v1.a, a2)
         e = None if v1.err is None else np.where(c, v1.err, e2)
         name = self.fresh()
@@ -331,6 +427,51 @@ class _Gen:
         second = f"tl.maximum({xn}, {yn})" if op2 == "max" else f"{xn} {op2} {yn}"
         self.emit(f"{name} = ({second}).to({TL[t]})", 2)
         self.pool.append((name, Val(t, v1.shape, a, e)))
+
+    def scalar_condition(self) -> tuple[str, Val]:
+        """A condition that is one bool per program: on the program ids, perhaps under ``not``."""
+        g = self.G
+        p = np.arange(g)
+        forms = [("pid % 2 == 0", p % 2 == 0), ("pid > 0", p > 0),
+                 ("pid == tl.num_programs(0) - 1", p == self.grid[0] - 1)]
+        if len(self.grid) > 1:
+            forms.append(("pid1 == 0", p // self.grid[0] == 0))
+        src, c = self.choice(forms)
+        if self.r.random() < 0.35:
+            src, c = f"not ({src})", ~c
+        return src, Val("int1", (), c)
+
+    def helper(self, op: str, xn: str, x: Val, yn: str, y: Val) -> None:
+        """``x op y`` through a ``@jit`` helper; sometimes one returning a tuple of two results."""
+        g = self.G
+        h = self.fresh("_helper")
+        if self.r.random() < 0.5:
+            self.helpers.append(f"@triton.jit\ndef {h}(a, b):\n    return a {op} b\n")
+            self.add(f"{h}({xn}, {yn})", M.binary(op, x, y, g))
+            return
+        op2 = self.choice(["+", "-", "*", "max"])
+        v2 = M.minmax("max", x, y, g) if op2 == "max" else M.binary(op2, x, y, g)
+        self.tag_binary(op2, x, y)
+        second = "tl.maximum(a, b)" if op2 == "max" else f"a {op2} b"
+        self.helpers.append(f"@triton.jit\ndef {h}(a, b):\n    return a {op} b, {second}\n")
+        n1, n2 = self.fresh(), self.fresh()
+        self.emit(f"{n1}, {n2} = {h}({xn}, {yn})")
+        self.pool += [(n1, M.binary(op, x, y, g)), (n2, v2)]
+        self.tags.append("helper-tuple")
+
+    def outer(self, xn: str, x: Val) -> None:
+        """A reduction of ``x[:, None] op y[None, :]``: a 2-D block inside a 1-D kernel."""
+        g = self.G
+        yn, y = self.operand(allow_lit=False)
+        if self.two_d or x.shape != (self.B,) or y.shape != (self.B,):
+            raise Reject("outer needs two vectors of a 1-D kernel")
+        op, red = self.choice(["+", "-", "*"]), self.choice(["sum", "max", "min"])
+        axis = int(self.r.integers(0, 2))
+        col = Val(x.ty, (self.B, 1), x.a[:, :, None], None if x.err is None else x.err[:, :, None])
+        row = Val(y.ty, (1, self.B), y.a[:, None, :], None if y.err is None else y.err[:, None, :])
+        v = M.reduce(red, M.binary(op, col, row, g), axis, g)
+        self.tag_binary(op, x, y)
+        self.add(f"tl.{red}({xn}[:, None] {op} {yn}[None, :], axis={axis})", v)
 
     def tag_binary(self, op: str, x: Val, y: Val) -> None:
         if op in ("/", "%") and "fp16" in (x.ty, y.ty) and "fp64" not in (x.ty, y.ty):
@@ -356,54 +497,94 @@ class _Gen:
         except ValueError:
             return False
 
-    def store(self, vn: str, v: Val) -> Output:
-        t = v.ty
+    def write(self, ptr: str, vn: str, v: Val, t: str, block: bool):
+        """The statement storing ``v`` as ``t`` through ``ptr`` (at ``offs`` when ``block``, else one
+        element per program) and what it writes: (line, want, err), arrays of (programs, elements)."""
+        a, e = M.cast_array(v.a, v.err, v.ty, t)
+        G = self.G
+        if not block:
+            return f"tl.store({ptr} + pid, {vn})", a.reshape(G, 1), None if e is None else e.reshape(G, 1)
+        if self.two_d and v.shape == (self.BM,):
+            vn = f"{vn}[:, None]"
+            a, e = a[:, :, None], None if e is None else e[:, :, None]
+        full = (G, self.BM, self.BN) if self.two_d else (G, self.B)
+        pad = (G,) + (1,) * (len(full) - a.ndim) + a.shape[1:]
+        want = np.broadcast_to(a.reshape(pad), full).reshape(G, -1)
+        err = None if e is None else np.broadcast_to(e.reshape(pad), full).reshape(G, -1)
+        line = f"tl.store({ptr} + offs, {vn})" if self.two_d else f"tl.store({ptr} + offs, {vn}, mask=mask)"
+        return line, want, err
+
+    def store(self, vn: str, v: Val) -> list:
+        """Store ``v`` (perhaps converted to another type) to a new output: [ptr, type, block, want, err]."""
+        t = "fp32" if v.ty == "bf16" else v.ty   # numpy has no bf16 arrays: bf16 results are stored as fp32
         if self.r.random() < 0.3:
             t2 = self.choice(TYPES)
             if t2 == "int1" and v.ty != "int1":  # Triton stores through an int1 pointer as int8
-                t2 = v.ty
+                t2 = v.ty if v.ty != "bf16" else "fp32"
             try:
                 M.cast_array(v.a, v.err, v.ty, t2)
                 t = t2
             except Reject:
                 pass
-        a, e = M.cast_array(v.a, v.err, v.ty, t)
         self.tag_cast(v.ty, t)
         ptr = self.fresh("out") + "_ptr"
         self.params.append(ptr)
-        G = self.G
-        if not v.shape:
-            self.emit(f"tl.store({ptr} + pid, {vn})")
-            want, err = a.reshape(G), None if e is None else e.reshape(G)
-        else:
-            if self.two_d and v.shape == (self.BM,):
-                vn = f"{vn}[:, None]"
-                a, e = a[:, :, None], None if e is None else e[:, :, None]
-            full = (G, self.BM, self.BN) if self.two_d else (G, self.B)
-            pad = (G,) + (1,) * (len(full) - a.ndim) + a.shape[1:]
-            want = np.broadcast_to(a.reshape(pad), full).ravel()
-            err = None if e is None else np.broadcast_to(e.reshape(pad), full).ravel()
-            if self.two_d:
-                self.emit(f"tl.store({ptr} + offs, {vn})")
+        line, want, err = self.write(ptr, vn, v, t, bool(v.shape))
+        self.emit(line)
+        return [ptr, t, bool(v.shape), want, err]
+
+    def early_return(self, at: int, known: int, outs: list) -> None:
+        """``if <cond>: <store other values>; return`` inserted at line ``at``, storing values among
+        the first ``known`` of the pool: the programs taking it skip everything after it."""
+        cond_src, c = self.scalar_condition()
+        lines = [f"if {cond_src}:"]
+        for out in outs:
+            ptr, t, block, want, err = out
+            cands = [(n, v) for n, v in self.pool[:known] if self.storable(v.shape) and (block or not v.shape)]
+            for i in self.r.permutation(len(cands)):
+                try:
+                    line, alt, alt_err = self.write(ptr, *cands[int(i)], t, block)
+                    break
+                except Reject:
+                    continue
             else:
-                self.emit(f"tl.store({ptr} + offs, {vn}, mask=mask)")
-                want, err = want[:self.size], None if err is None else err[:self.size]
+                return
+            lines.append("    " + line)
+            pick = c.a[:, None]
+            out[3] = np.where(pick, alt, want)
+            if err is not None or alt_err is not None:
+                out[4] = np.where(pick, 0 if alt_err is None else alt_err, 0 if err is None else err)
+        self.lines[at:at] = ["    " + x for x in lines + ["    return"]]
+        self.tags.append("early-return")
+
+    def output(self, out: list) -> Output:
+        ptr, t, block, want, err = out
+        want, err = want.ravel(), None if err is None else err.ravel()
+        if block and not self.two_d:
+            want, err = want[:self.size], None if err is None else err[:self.size]
         self.args.append(("output", ptr, (want.size, t)))
         return Output(ptr, t, np.ascontiguousarray(want), None if err is None else np.ascontiguousarray(err))
 
 
 def generate(seed: int, exclude: frozenset[str] = frozenset(), statements: tuple[int, int] = (3, 10)) -> Kernel:
-    """The kernel of ``seed`` (without the statement kinds in ``exclude``): the same source,
-    arguments and expected outputs every time."""
+    """The kernel of ``seed`` (without the statement kinds and features in ``exclude``): the same
+    source, arguments and expected outputs every time."""
     g = _Gen(seed, exclude)
     g.frame()
     for _ in range(int(g.r.integers(1, 4))):
         g.load()
+    if g.bf16:   # bf16 values come from conversions in the kernel (there are no bf16 arrays to load)
+        xn, x = g.choice([p for p in g.pool if p[1].shape])
+        g.add(f"{xn}.to(tl.bfloat16)", Val("bf16", x.shape, *M.cast_array(x.a, x.err, x.ty, "bf16")), "b")
     for _ in range(int(g.r.integers(0, 3))):
         g.scalar_arg()
     count = int(g.r.integers(*statements, endpoint=True))
+    ret_at = int(g.r.integers(0, count + 1)) if "early-return" not in exclude and g.r.random() < 0.25 else -1
+    ret_mark = None
     done = tries = 0
     while done < count and tries < 20 * count:
+        if done == ret_at and ret_mark is None:
+            ret_mark = (len(g.lines), len(g.pool))
         tries += 1
         mark = (len(g.lines), len(g.helpers), len(g.pool), len(g.globals), len(g.tags))
         try:
@@ -415,9 +596,16 @@ def generate(seed: int, exclude: frozenset[str] = frozenset(), statements: tuple
     storable = [(n, v) for n, v in g.pool if g.storable(v.shape)]
     unused = [p for p in storable[:-1] if p[0] not in g.used] or storable[:-1]
     picks = [storable[-1]] + [unused[int(i)] for i in g.r.permutation(len(unused))[:2]]
-    outputs = [g.store(n, v) for n, v in picks]
+    outs = [g.store(n, v) for n, v in picks]
+    if ret_mark is not None:
+        g.early_return(*ret_mark, outs)
+    outputs = [g.output(o) for o in outs]
     params = g.params + ([] if g.two_d else ["n"]) + [f"{k}: tl.constexpr" for k in g.meta]
     src = ["import tritium as triton", "import tritium.language as tl", ""] + g.globals + [""] + g.helpers + [
         "@triton.jit", f"def kernel({', '.join(params)}):"] + g.lines
     args = list(g.args) + ([] if g.two_d else [("scalar", "n", g.size)])
-    return Kernel(seed, "\n".join(src) + "\n", args, outputs, g.G, g.meta, sorted(set(g.tags)))
+    source = "\n".join(src) + "\n"
+    needs = frozenset({"bf16"} if "tl.bfloat16" in source else ())
+    debug = "debug" not in exclude and g.r.random() < 0.2
+    tags = set(g.tags) | set(needs) | ({"debug"} if debug else set())
+    return Kernel(seed, source, args, outputs, g.grid, g.meta, sorted(tags), needs, debug)

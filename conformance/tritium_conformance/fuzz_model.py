@@ -8,6 +8,10 @@ the targets may round differently (fused multiply-add, libm's transcendentals, r
 are compared within that bound, and discontinuous operations (comparisons, float to int casts,
 floor) are only generated where the bound cannot change their result.
 
+bf16 has no numpy type: its values are float32 arrays rounded to bf16 (``to_bf16``) after every
+operation, and it is typed as Triton types it (bf16 op bf16 stays bf16 except ``/`` and ``%``;
+with fp32, fp64 or an integer tensor it computes in fp32, with fp16 in fp16; a float literal keeps it).
+
 A generated operation that Triton refuses or that has undefined behaviour raises ``Reject``; the
 generator then tries another operation.
 """
@@ -20,13 +24,15 @@ import numpy as np
 
 NP = {"int1": np.bool_, "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
       "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
-      "fp16": np.float16, "fp32": np.float32, "fp64": np.float64}
+      "fp16": np.float16, "fp32": np.float32, "fp64": np.float64,
+      "bf16": np.float32}   # numpy has no bf16: its values are float32 arrays rounded by ``to_bf16``
 TL = {"int1": "tl.int1", "int8": "tl.int8", "int16": "tl.int16", "int32": "tl.int32", "int64": "tl.int64",
       "uint8": "tl.uint8", "uint16": "tl.uint16", "uint32": "tl.uint32", "uint64": "tl.uint64",
-      "fp16": "tl.float16", "fp32": "tl.float32", "fp64": "tl.float64"}
+      "fp16": "tl.float16", "fp32": "tl.float32", "fp64": "tl.float64", "bf16": "tl.bfloat16"}
 INTS = ["int1", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
 FLOATS = ["fp16", "fp32", "fp64"]
-EPS = {"fp16": 2.0 ** -11, "fp32": 2.0 ** -24, "fp64": 2.0 ** -53}
+EPS = {"fp16": 2.0 ** -11, "bf16": 2.0 ** -8, "fp32": 2.0 ** -24, "fp64": 2.0 ** -53}
+MANTISSA = {"fp16": 11, "bf16": 8, "fp32": 24, "fp64": 53}
 
 
 class Reject(Exception):
@@ -34,11 +40,27 @@ class Reject(Exception):
 
 
 def is_float(t: str) -> bool:
-    return t.startswith("fp")
+    return t.startswith("fp") or t == "bf16"
 
 
 def bits(t: str) -> int:
-    return 1 if t == "int1" else int(t.lstrip("uintfp"))
+    return 1 if t == "int1" else int(t.lstrip("uintfpb"))
+
+
+def to_bf16(x: np.ndarray) -> np.ndarray:
+    """``x`` rounded to bfloat16 (to nearest even on float32's bits, as LLVM's fptrunc does), kept
+    as float32; NaN stays NaN."""
+    f = np.asarray(x, dtype=np.float32)
+    b = f.view(np.uint32).astype(np.uint64)
+    r = (((b + 0x7FFF + ((b >> 16) & 1)) >> 16) << 16).astype(np.uint32).view(np.float32)
+    return np.where(np.isnan(f), f, r)
+
+
+def round_to(x: np.ndarray, t: str) -> np.ndarray:
+    """Float values rounded to ``t`` (numpy's dtype; bf16 through ``to_bf16``)."""
+    with np.errstate(all="ignore"):
+        out = np.asarray(x).astype(NP[t])
+    return to_bf16(out) if t == "bf16" else out
 
 
 def unsigned(t: str) -> bool:
@@ -104,13 +126,17 @@ def computation_type(a: Val, b: Val, div_or_mod: bool) -> str:
     if a.is_lit != b.is_lit:
         s, t = (a, b) if a.is_lit else (b, a)
         if kind(s.ty) <= kind(t.ty):
-            return "fp32" if div_or_mod and t.ty == "fp16" else t.ty
+            return "fp32" if div_or_mod and t.ty in ("fp16", "bf16") else t.ty
     ta, tb = a.ty, b.ty
     for f in ("fp64", "fp32"):
         if f in (ta, tb):
             return f
-    if "fp16" in (ta, tb):
+    if "fp16" in (ta, tb):    # fp16 before bf16: fp16 with bf16 is fp16, as in Triton
         return "fp32" if div_or_mod else "fp16"
+    if ta == tb == "bf16":
+        return "fp32" if div_or_mod else "bf16"
+    if "bf16" in (ta, tb):     # bf16 with an integer
+        return "fp32"
     if div_or_mod and unsigned(ta) != unsigned(tb):
         raise Reject("Triton refuses / // % on operands of different signedness")
     return integer_promote(ta, tb)
@@ -139,7 +165,7 @@ def broadcast_shape(*vals: Val) -> tuple[int, ...]:
 
 def ulp_err(x: np.ndarray, t: str) -> np.ndarray:
     """Half an ulp-ish bound for one rounding of ``x`` to ``t`` (plus the subnormal floor)."""
-    tiny = {"fp16": 2.0 ** -24, "fp32": 2.0 ** -149, "fp64": 2.0 ** -1074}[t]
+    tiny = {"fp16": 2.0 ** -24, "bf16": 2.0 ** -133, "fp32": 2.0 ** -149, "fp64": 2.0 ** -1074}[t]
     with np.errstate(all="ignore"):
         return np.abs(x.astype(np.float64)) * EPS[t] + tiny
 
@@ -167,17 +193,34 @@ def cast_array(a: np.ndarray, err: np.ndarray | None, src: str, dst: str):
             src_vals = a.astype(np.uint8) if src == "int1" else a
             return wrap_ints([int(x) for x in src_vals.ravel()], dst).reshape(a.shape), None
         if is_float(src):
-            out = a.astype(NP[dst])
+            out = round_to(a, dst)
             e = None if err is None else err.copy()
-            if bits(dst) < bits(src):
+            if MANTISSA[dst] < MANTISSA[src] or bits(dst) < bits(src):
                 e = (0 if e is None else e) + ulp_err(out, dst)
             return out, (np.zeros(a.shape) if e is None else e)
         # int to float: the integer rounded to the destination; through float64 that is one rounding
         # below 2**53, and two (within an ulp) above, where the error bound says so
         vals = a.astype(np.uint8) if src == "int1" else a
         wide = np.array([float(int(x)) for x in vals.ravel()], dtype=np.float64).reshape(a.shape)
-        out = wide.astype(NP[dst])
-        return out, np.where(np.abs(wide) >= 2.0 ** 53, ulp_err(out, dst), 0.0)
+        out = round_to(wide, dst)   # bf16: through float32, exact below 2**24, one rounding more above
+        return out, np.where(np.abs(wide) >= 2.0 ** (24 if dst == "bf16" else 53), ulp_err(out, dst), 0.0)
+
+
+def bitcast(v: Val, dst: str) -> Val:
+    """``v.to(dst, bitcast=True)``: the same bits read as another type of the same width."""
+    src = v.ty
+    if "int1" in (src, dst) or bits(src) != bits(dst):
+        raise Reject("bitcast between different widths")
+    if is_float(src) and ((v.err is not None and np.any(v.err)) or np.any(np.isnan(v.a))):
+        raise Reject("bits of an inexact float or of a NaN (its payload is the machine's)")
+    a = v.a
+    if src == "bf16":
+        a = (a.view(np.uint32) >> 16).astype(np.uint16)
+    if dst == "bf16":
+        out = (a.view(np.uint16).astype(np.uint32) << 16).view(np.float32)
+    else:
+        out = a.view(NP[dst])
+    return Val(dst, v.shape, out.copy(), np.zeros(out.shape) if is_float(dst) else None)
 
 
 def wrap_ints(values, t: str) -> np.ndarray:
@@ -196,7 +239,8 @@ def as_type(v: Val, t: str, shape: tuple[int, ...], programs: int):
             lo, hi = int_range(t)
             if not isinstance(v.lit, int) or not lo <= v.lit <= hi:
                 raise Reject("literal out of range for the computation type")
-        a = np.full((programs,) + shape, v.lit, dtype=NP[t])
+        a = np.full((programs,) + shape, v.lit, dtype=NP[t]) if not is_float(t) else \
+            round_to(np.full((programs,) + shape, float(v.lit)), t)
         e = np.zeros(a.shape) if is_float(t) else None
         if is_float(t) and float(a.flat[0]) != v.lit:
             e = e + ulp_err(a, t)
@@ -218,7 +262,7 @@ def _float_op(fn, args: list[np.ndarray], errs: list[np.ndarray], t: str, extra_
     with np.errstate(all="ignore"):
         f64 = [x.astype(np.float64) for x in args]
         exact = fn(*f64)
-        out = exact.astype(NP[t])
+        out = round_to(exact, t)
         err = ulp_err(out, t) * extra_ulps
         for i, e in enumerate(errs):
             if e is None or not np.any(e):
@@ -425,12 +469,12 @@ def reduce(op: str, x: Val, axis: int, programs: int) -> Val:
         n = a.shape[ax]
         with np.errstate(all="ignore"):
             exact = f.sum(axis=ax)
-            out = exact.astype(NP[t])
+            out = round_to(exact, t)
             err = e.sum(axis=ax) + np.abs(f).sum(axis=ax) * EPS[t] * (n + 1) + ulp_err(out, t)
             if t == "fp16":   # any order of fp16 partial sums: bound their overflow honestly
                 err = np.where(np.abs(f).sum(axis=ax) > 60000, np.inf, err)
         return Val(t, shape, out, err)
-    out = (f.max if op == "max" else f.min)(axis=ax).astype(NP[t])
+    out = round_to((f.max if op == "max" else f.min)(axis=ax), t)
     return Val(t, shape, out, e.max(axis=ax))
 
 

@@ -37,7 +37,10 @@ def run_job(target, path: str) -> dict:
             args.append(buf)
         else:
             args.append(value)
-    run_kernel(target, module.kernel, (job["grid"],), tuple(args), dict(job["meta"]))
+    grid = job["grid"]
+    kwargs = dict(job["meta"], **({"debug": True} if job.get("debug") else {}))
+    run_kernel(target, module.kernel, tuple(grid) if isinstance(grid, (tuple, list)) else (grid,), tuple(args),
+               kwargs)
     driver.synchronize()
     result: dict = {"outputs": []}
     for i, (buf, size, dtype) in enumerate(outs):
