@@ -13,9 +13,9 @@ from tritium_conformance.fuzz_gen import Kernel, Output, generate
 #: 120 seeds, not 150: since the generator covers loops, 2-D grids, bf16 and debug launches a kernel
 #: takes about a quarter longer, and 120 keep this test near 13 s on two cores
 CI_SEEDS = range(120)
-#: constructs with a known bug, left out of CI until it is fixed (each has a strict xfail in
-#: tests/test_fuzz_regressions.py; ``--fuzz`` still generates them)
-KNOWN_BUGS = frozenset({"keep-dims-all-axes"})
+#: constructs with a known bug, left out of CI until it is fixed (each with a strict xfail in
+#: tests/test_fuzz_regressions.py; ``--fuzz`` still generates them): none today
+KNOWN_BUGS: frozenset[str] = frozenset()
 
 
 def vec(ty, values):
