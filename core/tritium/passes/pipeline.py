@@ -16,7 +16,9 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Callable
 
+from ..errors import ArgumentError, CompilationError, TritiumError
 from ..target import KernelSignature
+from .given_stage import GivenStage, StageOutputs, stage_value
 
 Stage = Callable[[Any, "CompileContext"], Any]
 
@@ -45,19 +47,48 @@ class Pipeline(OrderedDict[str, Stage]):
     def __str__(self) -> str:
         return "\n".join(f"{i}. {name}: {_describe(fn)}" for i, (name, fn) in enumerate(self.items(), 1))
 
-    def run(self, value: Any, ctx: CompileContext) -> dict[str, Any]:
-        """Run every stage; return each stage's output as text (bytes for binaries), by name."""
+    def run(self, value: Any, ctx: CompileContext, given: GivenStage | None = None) -> dict[str, Any]:
+        """Run every stage; return each stage's output as text (bytes for binaries), by name.
+
+        With ``given`` (a stage's text: an edited dump), the stages up to it do not run: its text is
+        that stage's output and the pipeline continues after it.
+        """
         outputs: dict[str, Any] = {}
         timings: dict[str, float] = {}
         check_dump_selection(list(self))
-        for name, fn in self.items():
+        stages = list(self.items())
+        if given is not None:
+            stages = stages[self._index(given.stage, ctx.signature.name) + 1:]
+            ctx.outputs = StageOutputs(ctx.signature.name, given)
+            value = ctx.outputs[given.stage] = stage_value(given, ctx.signature.name, ctx)
+            outputs[given.stage] = stage_text(value)
+        for name, fn in stages:
             t0 = time.perf_counter()
-            value = ctx.outputs[name] = fn(value, ctx)
+            value = ctx.outputs[name] = self._run_stage(name, fn, value, ctx, given)
             timings[name] = time.perf_counter() - t0
             outputs[name] = stage_text(value)
             dump(ctx.signature.name, {name: outputs[name]}, ctx.key)  # now: a later stage may fail
         ctx.metadata["stage_seconds"] = timings
         return outputs
+
+    def _index(self, stage: str, kernel: str) -> int:
+        if stage not in self:
+            raise ArgumentError(f"kernel '{kernel}': no stage {stage!r} to start from; the stages are "
+                                f"{', '.join(self)}")
+        return list(self).index(stage)
+
+    @staticmethod
+    def _run_stage(name: str, fn: Stage, value: Any, ctx: CompileContext, given: GivenStage | None) -> Any:
+        if given is None:
+            return fn(value, ctx)
+        ctx.outputs.current = name
+        try:
+            return fn(value, ctx)
+        except TritiumError:
+            raise
+        except Exception as e:  # the given text is the user's: say which stage refused it and why
+            raise CompilationError(ctx.signature.name, f"stage '{name}' failed on the '{given.stage}' stage's text "
+                                   f"({given.origin}): {type(e).__name__}: {e}") from None
 
 
 def stage_text(value: Any) -> Any:
@@ -118,6 +149,11 @@ def _dump_selection() -> set[str] | None:
 
 
 _SUFFIX = {"llir": "ll", "ptx": "ptx", "asm": "s", "amdgcn": "s"}
+
+
+def stage_suffix(stage: str, text: Any) -> str:
+    """The suffix of ``stage``'s dump file (``mlir`` for MLIR stages), as ``_write_dump`` names it."""
+    return _SUFFIX.get(stage, "bin" if isinstance(text, bytes) else "mlir")
 
 
 def _dump_dir() -> str:

@@ -159,14 +159,21 @@ COMPILE_LOCK = threading.RLock()
 
 
 def compile_specialized(jitfn, target, arg_types: dict[str, str], constants: dict[str, Any],
-                        specs: dict[str, str], options: dict[str, Any]) -> CompiledKernel:
-    """Compile ``jitfn`` for runtime argument types, constexpr values and specialisations."""
+                        specs: dict[str, str], options: dict[str, Any], given=None) -> CompiledKernel:
+    """Compile ``jitfn`` for runtime argument types, constexpr values and specialisations.
+
+    ``given`` (a ``GivenStage``) starts the pipeline from that stage's text; without it, the files
+    of ``TRITIUM_OVERRIDE_DIR`` named for the kernel (if any) do.
+    """
     with COMPILE_LOCK:
-        return _compile_specialized(jitfn, target, arg_types, constants, specs, options)
+        return _compile_specialized(jitfn, target, arg_types, constants, specs, options, given)
 
 
-def _compile_specialized(jitfn, target, arg_types, constants, specs, options) -> CompiledKernel:
+def _compile_specialized(jitfn, target, arg_types, constants, specs, options, given) -> CompiledKernel:
     from .. import plugins
+    from ..passes.given_stage import override_key, warn_override
+
+    overrides = override_key(jitfn.__name__) if given is None else []
 
     try:
         opts = target.parse_options(options)
@@ -178,6 +185,8 @@ def _compile_specialized(jitfn, target, arg_types, constants, specs, options) ->
         "specialization": sorted(specs.items()), "constants": sorted((k, repr(v)) for k, v in constants.items()),
         "options": repr(opts), "target": target.name, "target_version": target.version(), **_versions(),
         "pipeline": plugins.pipeline_identity(),
+        **({"given": [given.stage, given.suffix, given.digest()]} if given is not None else {}),
+        **({"overrides": overrides} if overrides else {}),
     })
     jitfn.check_globals()  # a global reassigned since the source key was taken
     cache = disk_cache.Cache()
@@ -188,19 +197,22 @@ def _compile_specialized(jitfn, target, arg_types, constants, specs, options) ->
 
             check_dump_selection(list(entry.asm))
             dump(jitfn.__name__, entry.asm, key)
+        if "override" in entry.metadata:
+            warn_override(jitfn.__name__, *entry.metadata["override"])
         return CompiledKernel(target, signature, entry.asm, entry.metadata, entry.binary, cache_hit=True)
-    asm, metadata = _run_pipeline(jitfn, target, opts, signature, arg_types, constants, specs, key)
+    asm, metadata = _run_pipeline(jitfn, target, opts, signature, arg_types, constants, specs, key, given)
     binary = asm[target.binary_stage]
     binary = binary.encode() if isinstance(binary, str) else binary  # e.g. PTX, loaded as text
     cache.put(key, binary, metadata, asm)
     return CompiledKernel(target, signature, asm, metadata, binary)
 
 
-def _run_pipeline(jitfn, target, opts, signature, arg_types, constants, specs, key):
+def _run_pipeline(jitfn, target, opts, signature, arg_types, constants, specs, key, given):
     from ..ir import tile
     from ..ir.mlir import ir
     from ..language import core as tlc
     from ..language import dtypes as T
+    from ..passes.given_stage import choose_override
     from ..passes.pipeline import CompileContext
 
     arg_values, divisible, known = [], [], {}
@@ -215,7 +227,12 @@ def _run_pipeline(jitfn, target, opts, signature, arg_types, constants, specs, k
     ctx = CompileContext(signature, target, opts, {"name": jitfn.__name__}, key=key)
     with tile.context(), ir.Location.unknown():
         attrs = [{"tile.divisibility": tile.i32_attr(16)} if d else {} for d in divisible]
-        asm = build_pipeline(target, opts).run((jitfn, arg_values, attrs, known), ctx)
+        pipeline = build_pipeline(target, opts)
+        if given is None:
+            given = choose_override(jitfn.__name__, list(pipeline))
+            if given is not None:
+                ctx.metadata["override"] = [given.stage, given.origin]
+        asm = pipeline.run((jitfn, arg_values, attrs, known), ctx, given)
     return asm, _plain(ctx.metadata)
 
 
@@ -224,13 +241,21 @@ def _plain(metadata: dict) -> dict:
 
 
 def compile(fn, signature: dict[str, str] | str, constants: dict[str, Any] | None = None,  # noqa: A001
-            target: str | None = None, **options) -> CompiledKernel:
+            target: str | None = None, *, source: str | bytes | os.PathLike | None = None,
+            stage: str | None = None, **options) -> CompiledKernel:
     """Compile a ``@jit`` function without launching it.
 
     ``signature`` maps runtime parameter names to types (``{"x_ptr": "*fp32", "n": "i32"}``) or lists
     them in order as ``"*fp32, i32"``; ``constants`` gives every constexpr parameter.
+
+    ``source`` starts from a stage instead of the kernel's Python: the text of ``stage`` (an MLIR
+    module for the MLIR stages, LLVM IR for ``llir``, ...), or without ``stage`` the path of a dump
+    ``<kernel>.<stage>.<suffix>`` (the stage is read from its name). The stages up to that one do
+    not run; ``TRITIUM_OVERRIDE_DIR`` is not consulted.
     """
     from .. import plugins
+    from ..passes.given_stage import GivenStage, read_dump
+    from ..passes.pipeline import stage_suffix
 
     constants = dict(constants or {})
     if isinstance(signature, str):
@@ -251,7 +276,17 @@ def compile(fn, signature: dict[str, str] | str, constants: dict[str, Any] | Non
     ordered = {n: _signature_type(fn.__name__, n, signature[n]) for n in fn.arg_names if n in signature}
     if fn.debug is not None:
         options.setdefault("debug", fn.debug)
+    given = None
     try:
-        return compile_specialized(fn, tgt, ordered, constants, {}, options)
+        if isinstance(source, os.PathLike) or (source is not None and stage is None):
+            given = read_dump(source, fn.__name__)
+            if stage is not None and stage != given.stage:
+                raise ArgumentError(f"kernel '{fn.__name__}': stage={stage!r}, but the file {source!s} holds "
+                                    f"stage '{given.stage}'")
+        elif source is not None:
+            given = GivenStage(stage, source, stage_suffix(stage, source), "the text given to tritium.compile")
+        elif stage is not None:
+            raise ArgumentError(f"kernel '{fn.__name__}': stage={stage!r} needs source= (that stage's text)")
+        return compile_specialized(fn, tgt, ordered, constants, {}, options, given)
     except TritiumError as e:  # the user's call and the located message, not the compiler's frames
         raise e.with_traceback(None) from None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import operator
+import os
 from typing import Any, Iterator
 
 from ..errors import ArgumentError
@@ -99,7 +100,8 @@ def prepare(target, jitfn, args: tuple, kwargs: dict) -> Prepared:
         specs.append("" if name in jitfn.do_not_specialize else specialization(t, v))
         values.append(v)
     key = (target.name, tuple(types), tuple(specs), tuple(constants), tuple(sorted(options.items())),
-           debug_from_environment())  # TRITIUM_DEBUG changes what compiles
+           debug_from_environment(),  # TRITIUM_DEBUG changes what compiles, and so does an override directory
+           os.environ.get("TRITIUM_OVERRIDE_DIR"))
     kernel = jitfn.kernels.get(key)
     if kernel is None:
         with COMPILE_LOCK:  # a kernel launched from several threads compiles once
