@@ -157,3 +157,20 @@ def test_mlir_whose_parameters_differ_from_the_signature_is_refused(dumped):
                                                r"!tile.ptr<f32, 1 : i32>, i32\), but the signature \(\*fp16, "):
         tritium.compile(scale_kernel, signature="*fp16, *fp16, i32", constants=CONSTANTS, target="cpu",
                         source=edited(dumped, "tile-layout"), stage="tile-layout")
+
+
+def test_an_override_named_for_one_specialisation_is_ignored_with_a_warning(dumped, monkeypatch, tmp_path):
+    overrides = tmp_path / "overrides"
+    overrides.mkdir()
+    (overrides / "scale_kernel.0123abcd.tile-layout.mlir").write_text(edited(dumped, "tile-layout"))
+    monkeypatch.setenv("TRITIUM_OVERRIDE_DIR", str(overrides))
+    with pytest.warns(UserWarning, match=r"is ignored: .* name it 'scale_kernel.tile-layout.mlir'"):
+        compiled = tritium.compile(scale_kernel, signature=SIGNATURE, constants=CONSTANTS, target="cpu")
+    assert factor(compiled) == 2.0 and "tile" in compiled.asm
+
+
+def test_compile_from_a_dumped_binary_loads_it_as_it_is(dumped):
+    compiled = tritium.compile(scale_kernel, signature=SIGNATURE, constants=CONSTANTS, target="cpu",
+                               source=dumped / "scale_kernel.obj.bin")
+    assert list(compiled.asm) == ["obj"] and compiled.binary == (dumped / "scale_kernel.obj.bin").read_bytes()
+    assert factor(compiled) == 2.0

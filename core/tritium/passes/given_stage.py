@@ -92,7 +92,10 @@ def choose_override(kernel: str, stages: list[str]) -> GivenStage | None:
     found: dict[str, Path] = {}
     for path in override_files(kernel):
         stage = split_dump_name(path.name)[1]
-        if stage not in stages:
+        if path.name.count(".") != 2:  # a dump of one specialisation: <kernel>.<key>.<stage>.<suffix>
+            warnings.warn(f"{OVERRIDE_ENV}: '{path}' is ignored: an override applies to every specialisation "
+                          f"of '{kernel}', so name it '{kernel}.{stage}.{path.suffix[1:]}'", UserWarning, stacklevel=3)
+        elif stage not in stages:
             warnings.warn(f"{OVERRIDE_ENV}: '{path}' names no stage of kernel '{kernel}'s pipeline; the stages "
                           f"are {', '.join(stages)}", UserWarning, stacklevel=3)
         else:
