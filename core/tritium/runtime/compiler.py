@@ -8,6 +8,7 @@ their text (or bytes for binaries).
 from __future__ import annotations
 
 import functools
+import json
 import os
 import threading
 from typing import Any
@@ -32,7 +33,7 @@ class CompiledKernel:
         if self._launcher is None:
             with COMPILE_LOCK:
                 if self._launcher is None:
-                    self._launcher = self.target.driver.load(self.binary, self.signature)
+                    self._launcher = self.target.driver.load(self.binary, self.signature, self.metadata)
         return self._launcher
 
     @property
@@ -187,7 +188,7 @@ def _compile_specialized(jitfn, target, arg_types, constants, specs, options) ->
             from ..passes.pipeline import check_dump_selection, dump
 
             check_dump_selection(list(entry.asm))
-            dump(jitfn.__name__, entry.asm, key)
+            dump(jitfn.__name__, entry.asm, key, target)
         return CompiledKernel(target, signature, entry.asm, entry.metadata, entry.binary, cache_hit=True)
     asm, metadata = _run_pipeline(jitfn, target, opts, signature, arg_types, constants, specs, key)
     binary = asm[target.binary_stage]
@@ -220,7 +221,11 @@ def _run_pipeline(jitfn, target, opts, signature, arg_types, constants, specs, k
 
 
 def _plain(metadata: dict) -> dict:
-    return {k: v for k, v in metadata.items() if isinstance(v, (str, int, float, bool, list, dict, type(None)))}
+    """The JSON values of ``metadata``, as the disk cache gives them back: a launcher sees the same
+    metadata on a fresh compile and on a cache hit."""
+    json_types = (str, int, float, bool, list, tuple, dict, type(None))
+    kept = {k: v for k, v in metadata.items() if isinstance(v, json_types)}
+    return json.loads(json.dumps(kept))
 
 
 def compile(fn, signature: dict[str, str] | str, constants: dict[str, Any] | None = None,  # noqa: A001

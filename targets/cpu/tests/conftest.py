@@ -45,6 +45,6 @@ def compile_ir(target):
         target.add_stages(stages, options)
         ctx = CompileContext(signature, target, options)
         outputs = stages.run(module, ctx)
-        return Compiled(outputs, ctx.metadata, target.driver.load(outputs["obj"], signature), target, signature)
+        return Compiled(outputs, ctx.metadata, target.driver.load(outputs["obj"], signature, ctx.metadata), target, signature)
 
     return compile_
