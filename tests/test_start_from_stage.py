@@ -171,6 +171,6 @@ def test_an_override_named_for_one_specialisation_is_ignored_with_a_warning(dump
 
 def test_compile_from_a_dumped_binary_loads_it_as_it_is(dumped):
     compiled = tritium.compile(scale_kernel, signature=SIGNATURE, constants=CONSTANTS, target="cpu",
-                               source=dumped / "scale_kernel.obj.bin")
-    assert list(compiled.asm) == ["obj"] and compiled.binary == (dumped / "scale_kernel.obj.bin").read_bytes()
+                               source=dumped / "scale_kernel.obj.o")
+    assert list(compiled.asm) == ["obj"] and compiled.binary == (dumped / "scale_kernel.obj.o").read_bytes()
     assert factor(compiled) == 2.0

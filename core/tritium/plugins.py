@@ -94,7 +94,8 @@ class HookSpecs:
         ``stage(previous_output, ctx) -> output``. Mutate it in place; the return value is ignored.
         Check ``target.name`` if the change applies to one target only. Stage names are stable and
         appear in dumps and in ``compiled.asm``, so a replacement stage should keep the name of the
-        stage it replaces.
+        stage it replaces. An added stage is dumped with core's default suffix (``mlir``, ``txt``,
+        ``bin``: see ``Target.stage_suffix``) unless the target names it in ``stage_suffixes``.
 
         Implementations run in pluggy's order (last registered first; use
         ``@hookimpl(tryfirst=True)`` or ``trylast=True`` to move one).

@@ -9,7 +9,8 @@ entry-point group; see ``tritium.plugins`` for the hooks.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Sequence
+import re
+from typing import Any, Callable, Mapping, Sequence
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,7 +68,13 @@ def debug_from_environment() -> bool:
 class Driver:
     """Runs compiled binaries and moves memory for one target."""
 
-    def load(self, binary: bytes, signature: KernelSignature) -> "Launcher":
+    def load(self, binary: bytes, signature: KernelSignature, metadata: Mapping[str, Any]) -> "Launcher":
+        """Load ``binary`` (the target's ``binary_stage`` output) and return its launcher.
+
+        ``metadata`` is what the stages recorded in ``CompileContext.metadata`` (``num_warps``, the
+        shared-memory bytes, ...) next to core's entries (``name``, ``stage_seconds``), as the disk
+        cache keeps it: JSON values, the same on a fresh compile and on a cache hit. Read it only.
+        """
         raise NotImplementedError
 
     # -- memory API (numpy in, numpy out) used by tests and the conformance suite ---------------
@@ -84,6 +91,9 @@ class Driver:
         pass
 
 
+#: how an MLIR module prints: attribute and type aliases (``#blocked = ...``), then the module op
+_MLIR_MODULE = re.compile(r'(\s*[#!][^\n]*\n)*\s*(module\b|"builtin\.module")')
+
 Launcher = Callable[[tuple[int, int, int], Sequence[Any]], None]
 """``launcher(grid, bound_args)``: run a loaded kernel on a 3-D grid with bound arguments."""
 
@@ -98,6 +108,9 @@ class Target:
     priority: int = 0
     #: the stage whose output ``Driver.load`` takes (and the disk cache keeps)
     binary_stage: str = ""
+    #: file suffix of each of the target's stages in ``TRITIUM_DUMP`` dumps (``{"ptx": "ptx"}``);
+    #: stages it does not name get core's default (see ``stage_suffix``)
+    stage_suffixes: Mapping[str, str] = {}
 
     def availability(self) -> tuple[bool, str]:
         """``(True, "")`` when kernels can run here, else ``(False, why not)`` for humans."""
@@ -116,6 +129,25 @@ class Target:
         """Append this target's stages (``tile-layout``, ``llir``, its assembly and binary) to the
         ordered ``stages`` mapping of stage name to callable."""
         raise NotImplementedError
+
+    def stage_suffix(self, stage: str, output: str | bytes) -> str:
+        """The file suffix of ``stage``'s dump: the target's ``stage_suffixes`` entry, else ``ll`` for
+        ``llir``, ``bin`` for bytes, ``mlir`` for an MLIR module's text and ``txt`` for other text."""
+        suffix = self.stage_suffixes.get(stage)
+        if suffix is not None:
+            return suffix
+        if isinstance(output, (bytes, bytearray)):
+            return "bin"
+        if stage == "llir":
+            return "ll"
+        return "mlir" if _MLIR_MODULE.match(output) else "txt"
+
+    def pointer_bits(self, address_space: int) -> int:
+        """Width in bits of a pointer in LLVM ``address_space`` (after the target's mapping of tile
+        address spaces): code generation sizes pointers kept in memory by it (the ``pointer_bits``
+        argument of ``tritium.codegen.types.size_in_bytes``). AMD's shared (LDS) and private pointers
+        and a wasm target's are 32-bit; the default is 64 bits in every address space."""
+        return 64
 
     def bind_arg(self, value: Any, arg_type: str, arg_name: str) -> Any:
         """Convert one user argument for the launcher (an address for pointers, a Python number

@@ -2,7 +2,8 @@
 
 Scalars map one to one, ``!tile.ptr<T, as>`` becomes an opaque pointer in an address space the
 target chooses (the CPU has one address space, GPUs keep the tile's), and ``i1`` is stored as a
-byte in memory, as Triton does.
+byte in memory, as Triton does. How wide a pointer is in memory is the target's to say, per
+address space (``Target.pointer_bits``): AMD's shared and private pointers are 32-bit.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from llvmlite import ir as ll
 
 from ..errors import TritiumError
 from ..language.dtypes import bf16_bits
+from ..target import Target
 
 
 class BFloatType(ll.types._BaseFloatType):
@@ -31,6 +33,8 @@ class BFloatType(ll.types._BaseFloatType):
 BFloatType._create_instance()
 
 AddrspaceMap = Callable[[int], int]
+#: ``pointer_bits(llvm_address_space) -> bits``, as ``Target.pointer_bits`` gives it
+PointerBits = Callable[[int], int]
 
 
 def _same_addrspace(addrspace: int) -> int:
@@ -77,13 +81,14 @@ def scalar_of(t: ll.Type) -> ll.Type:
     return t.element if isinstance(t, ll.VectorType) else t
 
 
-def size_in_bytes(t: ll.Type) -> int:
-    """Byte size of a scalar memory type (pointers are 64-bit on every target tritium has)."""
+def size_in_bytes(t: ll.Type, pointer_bits: PointerBits = Target().pointer_bits) -> int:
+    """Byte size of a scalar memory type; a pointer's comes from ``pointer_bits`` of its address
+    space (by default ``Target.pointer_bits``'s: 64 bits in every address space)."""
     t = memory_type(t)
     if isinstance(t, ll.IntType):
         return t.width // 8
     if isinstance(t, ll.PointerType):
-        return 8
+        return pointer_bits(t.addrspace) // 8
     return {"half": 2, "bfloat": 2, "float": 4, "double": 8}[str(t)]
 
 

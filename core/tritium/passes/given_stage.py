@@ -65,10 +65,21 @@ def read_dump(path: str | os.PathLike, kernel: str) -> GivenStage:
     if name != kernel:
         raise ArgumentError(f"kernel '{kernel}': the file '{path.name}' is a dump of kernel '{name}'")
     try:
-        text = path.read_bytes() if suffix == "bin" else path.read_text()
+        data = path.read_bytes()
     except OSError as e:
         raise ArgumentError(f"kernel '{kernel}': cannot read the '{stage}' stage from '{path}': {e}") from None
-    return GivenStage(stage, text, suffix, f"file '{path}'")
+    return GivenStage(stage, _text_or_bytes(data), suffix, f"file '{path}'")
+
+
+def _text_or_bytes(data: bytes) -> str | bytes:
+    """A dump's content as the stage produced it: text for text stages, bytes for binaries (whose
+    suffix each target names, so the content decides)."""
+    if b"\0" in data:
+        return data
+    try:
+        return data.decode()
+    except UnicodeDecodeError:
+        return data
 
 
 def override_files(kernel: str) -> list[Path]:

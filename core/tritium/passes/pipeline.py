@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import ArgumentError, CompilationError, TritiumError
-from ..target import KernelSignature
+from ..target import KernelSignature, Target
 from .given_stage import GivenStage, StageOutputs, stage_value
 
 Stage = Callable[[Any, "CompileContext"], Any]
@@ -67,7 +67,7 @@ class Pipeline(OrderedDict[str, Stage]):
             value = ctx.outputs[name] = self._run_stage(name, fn, value, ctx, given)
             timings[name] = time.perf_counter() - t0
             outputs[name] = stage_text(value)
-            dump(ctx.signature.name, {name: outputs[name]}, ctx.key)  # now: a later stage may fail
+            dump(ctx.signature.name, {name: outputs[name]}, ctx.key, ctx.target)  # now: a later stage may fail
         ctx.metadata["stage_seconds"] = timings
         return outputs
 
@@ -104,12 +104,13 @@ def _describe(fn: Callable) -> str:
     return f"{getattr(fn, '__module__', '')}.{name}" + (f" - {doc[0]}" if doc else "")
 
 
-def dump(kernel: str, outputs: dict[str, Any], key: str = "") -> None:
+def dump(kernel: str, outputs: dict[str, Any], key: str, target: Target) -> None:
     """Write the stages ``TRITIUM_DUMP`` selects (``all`` or a comma list) to ``TRITIUM_DUMP_DIR``.
 
     The first specialisation of a kernel that a process dumps to a directory is
-    ``<kernel>.<stage>.<ext>``; the others (another cache ``key``) are
-    ``<kernel>.<key[:8]>.<stage>.<ext>``, so none overwrites another.
+    ``<kernel>.<stage>.<suffix>``; the others (another cache ``key``) are
+    ``<kernel>.<key[:8]>.<stage>.<suffix>``, so none overwrites another. ``target`` names the
+    suffix of each stage (``Target.stage_suffix``).
     """
     selected = _dump_selection()
     if selected is None:
@@ -117,7 +118,7 @@ def dump(kernel: str, outputs: dict[str, Any], key: str = "") -> None:
     name = _dump_name(kernel, key)
     for stage, text in outputs.items():
         if stage in selected or "all" in selected:
-            _write_dump(name, stage, text)
+            _write_dump(f"{name}.{stage}.{target.stage_suffix(stage, text)}", text)
 
 
 _first_dumped: dict[tuple[str, str], str] = {}  # (directory, kernel) -> key of the first dumped there
@@ -148,23 +149,14 @@ def _dump_selection() -> set[str] | None:
     return {s.strip() for s in raw.split(",") if s.strip()}
 
 
-_SUFFIX = {"llir": "ll", "ptx": "ptx", "asm": "s", "amdgcn": "s"}
-
-
-def stage_suffix(stage: str, text: Any) -> str:
-    """The suffix of ``stage``'s dump file (``mlir`` for MLIR stages), as ``_write_dump`` names it."""
-    return _SUFFIX.get(stage, "bin" if isinstance(text, bytes) else "mlir")
-
-
 def _dump_dir() -> str:
     return os.path.abspath(os.environ.get("TRITIUM_DUMP_DIR", "tritium_dump"))
 
 
-def _write_dump(kernel: str, stage: str, text: Any) -> None:
+def _write_dump(filename: str, text: Any) -> None:
     out = Path(_dump_dir())
     out.mkdir(parents=True, exist_ok=True)
-    suffix = _SUFFIX.get(stage, "bin" if isinstance(text, bytes) else "mlir")
-    path = out / f"{kernel}.{stage}.{suffix}"
+    path = out / filename
     if isinstance(text, bytes):
         path.write_bytes(text)
     else:

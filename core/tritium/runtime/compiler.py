@@ -8,6 +8,7 @@ their text (or bytes for binaries).
 from __future__ import annotations
 
 import functools
+import json
 import os
 import threading
 from typing import Any
@@ -32,7 +33,7 @@ class CompiledKernel:
         if self._launcher is None:
             with COMPILE_LOCK:
                 if self._launcher is None:
-                    self._launcher = self.target.driver.load(self.binary, self.signature)
+                    self._launcher = self.target.driver.load(self.binary, self.signature, self.metadata)
         return self._launcher
 
     @property
@@ -196,7 +197,7 @@ def _compile_specialized(jitfn, target, arg_types, constants, specs, options, gi
             from ..passes.pipeline import check_dump_selection, dump
 
             check_dump_selection(list(entry.asm))
-            dump(jitfn.__name__, entry.asm, key)
+            dump(jitfn.__name__, entry.asm, key, target)
         if "override" in entry.metadata:
             warn_override(jitfn.__name__, *entry.metadata["override"])
         return CompiledKernel(target, signature, entry.asm, entry.metadata, entry.binary, cache_hit=True)
@@ -237,7 +238,11 @@ def _run_pipeline(jitfn, target, opts, signature, arg_types, constants, specs, k
 
 
 def _plain(metadata: dict) -> dict:
-    return {k: v for k, v in metadata.items() if isinstance(v, (str, int, float, bool, list, dict, type(None)))}
+    """The JSON values of ``metadata``, as the disk cache gives them back: a launcher sees the same
+    metadata on a fresh compile and on a cache hit."""
+    json_types = (str, int, float, bool, list, tuple, dict, type(None))
+    kept = {k: v for k, v in metadata.items() if isinstance(v, json_types)}
+    return json.loads(json.dumps(kept))
 
 
 def compile(fn, signature: dict[str, str] | str, constants: dict[str, Any] | None = None,  # noqa: A001
@@ -255,7 +260,6 @@ def compile(fn, signature: dict[str, str] | str, constants: dict[str, Any] | Non
     """
     from .. import plugins
     from ..passes.given_stage import GivenStage, read_dump
-    from ..passes.pipeline import stage_suffix
 
     constants = dict(constants or {})
     if isinstance(signature, str):
@@ -284,7 +288,7 @@ def compile(fn, signature: dict[str, str] | str, constants: dict[str, Any] | Non
                 raise ArgumentError(f"kernel '{fn.__name__}': stage={stage!r}, but the file {source!s} holds "
                                     f"stage '{given.stage}'")
         elif source is not None:
-            given = GivenStage(stage, source, stage_suffix(stage, source), "the text given to tritium.compile")
+            given = GivenStage(stage, source, tgt.stage_suffix(stage, source), "the text given to tritium.compile")
         elif stage is not None:
             raise ArgumentError(f"kernel '{fn.__name__}': stage={stage!r} needs source= (that stage's text)")
         return compile_specialized(fn, tgt, ordered, constants, {}, options, given)

@@ -32,7 +32,7 @@ def compile_text(text: str, names, types):
     TARGET.add_stages(stages, options)
     ctx = CompileContext(sig, TARGET, options)
     out = stages.run(module, ctx)
-    return TARGET.driver.load(out["obj"], sig), ctx.metadata["stage_seconds"]
+    return TARGET.driver.load(out["obj"], sig, ctx.metadata), ctx.metadata["stage_seconds"]
 
 
 def best(fn, repeat=20) -> float:

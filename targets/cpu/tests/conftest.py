@@ -45,6 +45,7 @@ def compile_ir(target):
         target.add_stages(stages, options)
         ctx = CompileContext(signature, target, options)
         outputs = stages.run(module, ctx)
-        return Compiled(outputs, ctx.metadata, target.driver.load(outputs["obj"], signature), target, signature)
+        launcher = target.driver.load(outputs["obj"], signature, ctx.metadata)
+        return Compiled(outputs, ctx.metadata, launcher, target, signature)
 
     return compile_

@@ -33,7 +33,7 @@ def test_every_stage_is_dumped_and_kept(monkeypatch, tmp_path):
     dumped = sorted(p.name for p in (tmp_path / "dump").iterdir())
     assert dumped == sorted(["scale_kernel.tile.mlir", "scale_kernel.tile-opt.mlir",
                              "scale_kernel.tile-layout.mlir", "scale_kernel.llir.ll", "scale_kernel.asm.s",
-                             "scale_kernel.obj.bin"])
+                             "scale_kernel.obj.o"])
 
     x = np.linspace(-1, 1, 1000, dtype=np.float32)
     out = np.zeros_like(x)

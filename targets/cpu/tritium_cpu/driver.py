@@ -17,7 +17,7 @@ import os
 import platform
 import threading
 import time
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 from llvmlite import binding as llvm
@@ -176,7 +176,9 @@ class CpuDriver(HostMemory):
             self._pool = WorkerPool(self._threads)
         return self._pool
 
-    def load(self, binary: bytes, signature: KernelSignature) -> CpuLauncher:
+    def load(self, binary: bytes, signature: KernelSignature, metadata: Mapping[str, Any]) -> CpuLauncher:
+        """JIT-link the object; the object itself says what the launch needs (debug sites, whether it
+        prints), so ``metadata`` goes unused."""
         _runtime_helpers()
         debug_callbacks.register()
         engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), new_host_target_machine())

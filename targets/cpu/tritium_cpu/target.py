@@ -31,6 +31,7 @@ class CpuTarget(Target):
     name = "cpu"
     priority = 0
     binary_stage = "obj"
+    stage_suffixes = {"asm": "s", "obj": "o"}
 
     def __init__(self) -> None:
         self._driver: CpuDriver | None = None
