@@ -7,16 +7,8 @@ import numpy as np
 import pytest
 
 import tritium
-from tritium import plugins
 
 from .kernels.basic import add_kernel
-
-HOST_TARGETS = [t for t in ("interpreter", "cpu") if t in plugins.targets()]
-
-
-@pytest.fixture(params=HOST_TARGETS)
-def target(request, monkeypatch):
-    monkeypatch.setenv("TRITIUM_TARGET", request.param)
 
 
 class DLPackOnly:
@@ -32,7 +24,7 @@ class DLPackOnly:
         return self._arr.__dlpack_device__()
 
 
-def test_dlpack_and_buffer_protocol(target):
+def test_dlpack_and_buffer_protocol(host_target):
     x = np.arange(40, dtype=np.float32)
     y = array.array("f", [2.0] * 40)
     out = np.zeros(40, np.float32)
@@ -40,14 +32,14 @@ def test_dlpack_and_buffer_protocol(target):
     np.testing.assert_array_equal(out, x + 2)
 
 
-def test_strided_view_is_addressed_by_pointer(target):
+def test_strided_view_is_addressed_by_pointer(host_target):
     base = np.arange(64, dtype=np.float32)
     out = np.zeros(32, np.float32)
     add_kernel[(1,)](base[::2], base[::2], out, 32, BLOCK=32)  # pointer semantics: contiguous reads
     np.testing.assert_array_equal(out, 2 * base[:32])
 
 
-def test_numpy_scalars_keep_their_dtype(target):
+def test_numpy_scalars_keep_their_dtype(host_target):
     x = np.arange(8, dtype=np.int64)
     out = np.zeros(8, np.int64)
     add_kernel[(1,)](x, x, out, np.int64(5), BLOCK=8)
@@ -55,12 +47,12 @@ def test_numpy_scalars_keep_their_dtype(target):
     np.testing.assert_array_equal(out[5:], 0)
 
 
-def test_raw_bytes_are_refused(target):
+def test_raw_bytes_are_refused(host_target):
     with pytest.raises(tritium.ArgumentError, match="numpy.frombuffer"):
         add_kernel[(1,)](bytearray(64), np.zeros(16, np.float32), np.zeros(16, np.float32), 16, BLOCK=16)
 
 
-def test_torch_cpu_tensors(target):
+def test_torch_cpu_tensors(host_target):
     torch = pytest.importorskip("torch")
     x = torch.arange(100, dtype=torch.float32)
     out = torch.zeros(100, dtype=torch.float32)
@@ -68,9 +60,7 @@ def test_torch_cpu_tensors(target):
     assert torch.equal(out, 2 * x)
 
 
-def test_read_only_output_is_refused_inputs_are_fine(monkeypatch, tmp_path):
-    monkeypatch.setenv("TRITIUM_TARGET", "cpu")
-    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
+def test_read_only_output_is_refused_inputs_are_fine(host_target):
     x = np.arange(16, dtype=np.float32)
     x.flags.writeable = False
     out = np.zeros(16, np.float32)
@@ -83,26 +73,27 @@ def test_read_only_output_is_refused_inputs_are_fine(monkeypatch, tmp_path):
     assert not frozen.any()
 
 
-@pytest.mark.skipif("cpu" not in plugins.targets(), reason="needs a compiling target")
 @pytest.mark.parametrize("dtype", [np.float64, np.int32])
-def test_compiled_kernel_refuses_arrays_of_another_type(dtype):
-    k = tritium.compile(add_kernel, signature="*fp32, *fp32, *fp32, i32", constants={"BLOCK": 16}, target="cpu")
-    x = np.arange(16, dtype=np.float32)
-    out = np.zeros(16, np.float32)
-    bad = np.arange(16, dtype=dtype)
+def test_compiled_kernel_refuses_arrays_of_another_type(compiling_target, dtype):
+    k = tritium.compile(add_kernel, signature="*fp32, *fp32, *fp32, i32", constants={"BLOCK": 16},
+                        target=compiling_target)
+    dev = compiling_target.driver
+    x = dev.to_device(np.arange(16, dtype=np.float32))
+    out = dev.to_device(np.zeros(16, np.float32))
+    bad = dev.to_device(np.arange(16, dtype=dtype))
     name = np.dtype(dtype).name
     short = {"float64": "fp64", "int32": "i32"}[name]
     with pytest.raises(tritium.errors.ArgumentError,
                        match=rf"kernel 'add_kernel' was compiled with 'y_ptr' of type \*fp32, but it was given an "
                              rf"array of {short} \(\*{short}\)"):
         k[(1,)](x, bad, out, 16)
-    assert not out.any()
+    assert not dev.to_host(out).any()
     with pytest.raises(tritium.errors.ArgumentError, match=r"'n' of type i32, but it was given a scalar of type fp32"):
         k[(1,)](x, x, out, 16.0)
     with pytest.raises(tritium.errors.ArgumentError, match=r"'out_ptr' of type \*fp32, but it was given a scalar"):
         k[(1,)](x, x, 0, 16)
     k[(1,)](x, x, out, np.int64(16))  # an integer of another width fits an integer parameter
-    np.testing.assert_array_equal(out, 2 * x)
+    np.testing.assert_array_equal(dev.to_host(out), 2 * dev.to_host(x))
 
 
 def test_unknown_signature_type_lists_the_valid_ones():

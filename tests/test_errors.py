@@ -9,8 +9,6 @@ from tritium import plugins
 from .kernels import bad
 from .test_frontend_ir import FrontendOnly
 
-RUNNABLE = [t for t in ("interpreter", "cpu") if t in plugins.targets()]
-
 
 @pytest.fixture(autouse=True)
 def fresh_cache(monkeypatch, tmp_path):
@@ -30,7 +28,7 @@ def test_unknown_target_lists_installed(monkeypatch):
     with pytest.raises(tritium.TargetError) as info:
         bad.needs_block[(1,)](np.zeros(4, np.float32), BLOCK=4)
     assert "nosuchtarget" in str(info.value)
-    for name in RUNNABLE:
+    for name in plugins.targets():
         assert name in str(info.value)
 
 
@@ -64,25 +62,19 @@ def test_loop_carried_type_change():
     assert "loop-carried variable 'acc'" in msg and "int32" in msg and "float32" in msg
 
 
-@pytest.mark.parametrize("target", RUNNABLE)
-def test_missing_constexpr(monkeypatch, target):
-    monkeypatch.setenv("TRITIUM_TARGET", target)
+def test_missing_constexpr(host_target):
     with pytest.raises(tritium.ArgumentError) as info:
         bad.needs_block[(1,)](np.zeros(4, np.float32))
     assert "needs_block" in str(info.value) and "BLOCK=" in str(info.value)
 
 
-@pytest.mark.parametrize("target", RUNNABLE)
-def test_list_instead_of_array(monkeypatch, target):
-    monkeypatch.setenv("TRITIUM_TARGET", target)
+def test_list_instead_of_array(host_target):
     with pytest.raises(tritium.ArgumentError) as info:
         bad.needs_block[(1,)]([0.0] * 4, BLOCK=4)
     assert "'x_ptr'" in str(info.value) and "list" in str(info.value) and "numpy" in str(info.value)
 
 
-@pytest.mark.parametrize("target", RUNNABLE)
-def test_wrong_number_of_arguments(monkeypatch, target):
-    monkeypatch.setenv("TRITIUM_TARGET", target)
+def test_wrong_number_of_arguments(host_target):
     with pytest.raises(tritium.ArgumentError) as info:
         bad.needs_block[(1,)](np.zeros(4, np.float32), np.zeros(4, np.float32), BLOCK=4)
     assert "needs_block" in str(info.value)
@@ -95,9 +87,7 @@ class FakeGpuArray:
     __cuda_array_interface__ = {"shape": (4,), "typestr": "<f4", "data": (1 << 40, False), "version": 3}
 
 
-@pytest.mark.parametrize("target", RUNNABLE)
-def test_gpu_array_on_host_target(monkeypatch, target):
-    monkeypatch.setenv("TRITIUM_TARGET", target)
+def test_gpu_array_on_host_target(host_target):
     with pytest.raises(tritium.ArgumentError) as info:
         bad.needs_block[(1,)](FakeGpuArray(), BLOCK=4)
     assert "GPU memory" in str(info.value) and "TRITIUM_TARGET" in str(info.value)
@@ -131,17 +121,13 @@ def test_mutual_recursion_is_reported():
     assert "recursive" in msg and "ping -> pong -> ping" in msg
 
 
-@pytest.mark.parametrize("target", RUNNABLE)
-def test_misspelt_keyword_is_reported(monkeypatch, target):
-    monkeypatch.setenv("TRITIUM_TARGET", target)
+def test_misspelt_keyword_is_reported(host_target):
     with pytest.raises(tritium.ArgumentError) as info:
         bad.needs_block[(1,)](np.zeros(4, np.float32), BLOCK=4, num_warpz=4)
     assert "kernel 'needs_block'" in str(info.value) and "num_warpz" in str(info.value)
 
 
-@pytest.mark.parametrize("target", RUNNABLE)
-def test_array_as_constexpr_is_reported(monkeypatch, target):
-    monkeypatch.setenv("TRITIUM_TARGET", target)
+def test_array_as_constexpr_is_reported(host_target):
     with pytest.raises(tritium.ArgumentError) as info:
         bad.needs_block[(1,)](np.zeros(4, np.float32), BLOCK=np.arange(4))
     assert "BLOCK" in str(info.value)
@@ -157,17 +143,13 @@ def test_kernel_cannot_return_a_value():
     assert "cannot return a value" in msg and "return 1" in msg
 
 
-@pytest.mark.parametrize("target", RUNNABLE)
 @pytest.mark.parametrize("grid", [(1.5,), (-1,), (1, 2, 3, 4), (2**31,)])
-def test_bad_grids(monkeypatch, target, grid):
-    monkeypatch.setenv("TRITIUM_TARGET", target)
+def test_bad_grids(host_target, grid):
     with pytest.raises(tritium.ArgumentError, match="kernel 'needs_block'.*grid"):
         bad.needs_block[grid](np.zeros(4, np.float32), BLOCK=4)
 
 
-@pytest.mark.parametrize("target", RUNNABLE)
-def test_argument_given_twice(monkeypatch, target):
-    monkeypatch.setenv("TRITIUM_TARGET", target)
+def test_argument_given_twice(host_target):
     x = np.zeros(4, np.float32)
     with pytest.raises(tritium.ArgumentError, match="kernel 'needs_block'.*multiple values for argument 'x_ptr'"):
         bad.needs_block[(1,)](x, x_ptr=x, BLOCK=4)
@@ -178,11 +160,9 @@ def test_boolean_operators_need_scalars():
     assert "'and' needs scalars" in msg and "use &" in msg
 
 
-@pytest.mark.parametrize("target", RUNNABLE)
-def test_triton_builtins_not_implemented_say_so(monkeypatch, target):
+def test_triton_builtins_not_implemented_say_so(host_target):
     from .kernels.basic import static_kernel, uses_dot
 
-    monkeypatch.setenv("TRITIUM_TARGET", target)
     with pytest.raises(tritium.CompilationError, match="tl.dot is a Triton builtin that tritium does not implement yet"):
         uses_dot[(1,)](np.zeros(16, np.float32))
     with pytest.raises(tritium.CompilationError, match="static assertion failed: N too large"):
@@ -221,12 +201,9 @@ def _library_frames(exc: BaseException) -> list:
     return [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith(root)]
 
 
-@pytest.mark.parametrize("target", [t for t in RUNNABLE if t != "interpreter"] or
-                         [pytest.param("cpu", marks=pytest.mark.skip("needs a compiling target"))])
-def test_compile_error_at_launch_shows_the_launch_line_not_library_frames(target, monkeypatch):
+def test_compile_error_at_launch_shows_the_launch_line_not_library_frames(compiling_target, host_target):
     import traceback
 
-    monkeypatch.setenv("TRITIUM_TARGET", target)
     with pytest.raises(tritium.CompilationError) as info:
         bad.uses_undefined[(1,)](np.zeros(4, np.float32))  # the launch line
     exc = info.value

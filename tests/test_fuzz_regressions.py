@@ -7,16 +7,6 @@ import pytest
 
 import tritium as triton
 import tritium.language as tl
-from tritium import plugins
-
-HOST_TARGETS = [t for t in ("interpreter", "cpu") if t in plugins.targets()]
-
-
-@pytest.fixture(params=HOST_TARGETS)
-def target(request, monkeypatch, tmp_path):
-    monkeypatch.setenv("TRITIUM_TARGET", request.param)
-    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path / "cache"))
-    return request.param
 
 
 @triton.jit
@@ -34,14 +24,14 @@ def max_all_keep_dims_2d(x_ptr, out_ptr, BM: tl.constexpr, BN: tl.constexpr):
 
 
 def test_reduce_all_axes_keeps_dims(target):
-    x = np.arange(4, dtype=np.int32)
-    out = np.zeros(4, np.int32)
-    sum_all_keep_dims[(1,)](x, out, BLOCK=4)
-    assert out.tolist() == [6, 6, 6, 6]
+    dev = target.driver
+    out = dev.to_device(np.zeros(4, np.int32))
+    sum_all_keep_dims[(1,)](dev.to_device(np.arange(4, dtype=np.int32)), out, BLOCK=4)
+    assert dev.to_host(out).tolist() == [6, 6, 6, 6]
 
 
 def test_reduce_all_axes_keeps_dims_2d(target):
-    x2 = np.array([[3, -1], [8, 2]], dtype=np.int32)
-    out2 = np.zeros(1, np.int32)
-    max_all_keep_dims_2d[(1,)](x2, out2, BM=2, BN=2)
-    assert out2.tolist() == [8]
+    dev = target.driver
+    out2 = dev.to_device(np.zeros(1, np.int32))
+    max_all_keep_dims_2d[(1,)](dev.to_device(np.array([[3, -1], [8, 2]], dtype=np.int32)), out2, BM=2, BN=2)
+    assert dev.to_host(out2).tolist() == [8]

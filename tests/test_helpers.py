@@ -3,17 +3,7 @@
 import numpy as np
 import pytest
 
-from tritium import plugins
-
 from .kernels.helpers import helpers_kernel, loop_calls_kernel
-
-HOST_TARGETS = [t for t in ("interpreter", "cpu") if t in plugins.targets()]
-
-
-@pytest.fixture(params=HOST_TARGETS)
-def target(request, monkeypatch, tmp_path):
-    monkeypatch.setenv("TRITIUM_TARGET", request.param)
-    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path / "cache"))
 
 
 def reference(x, y, n):
@@ -34,19 +24,21 @@ def test_every_kind_of_helper(target, n):
     rng = np.random.default_rng(n)
     x = rng.standard_normal(16).astype(np.float32)
     y = rng.standard_normal(16).astype(np.float32)
-    out = np.zeros(16, np.float32)
-    stats = np.zeros(2, np.float32)
-    helpers_kernel[(1,)](x, y, out, stats, n, BLOCK=16)
+    dev = target.driver
+    out, stats = dev.to_device(np.zeros(16, np.float32)), dev.to_device(np.zeros(2, np.float32))
+    helpers_kernel[(1,)](dev.to_device(x), dev.to_device(y), out, stats, n, BLOCK=16)
     want, want_stats = reference(x, y, n)
-    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
-    np.testing.assert_allclose(stats, want_stats, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(dev.to_host(out), want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(dev.to_host(stats), want_stats, rtol=1e-5, atol=1e-5)
 
 
 def test_helper_with_early_return_in_a_loop_for_two_types(target):
     """One helper, two instantiations (fp32 and int32), each inlined at its call site inside the loop."""
-    x, k = np.array([1.5], np.float32), np.array([3], np.int32)
-    out_f, out_i = np.zeros(1, np.float32), np.zeros(1, np.int32)
+    dev = target.driver
+    x, k = dev.to_device(np.array([1.5], np.float32)), dev.to_device(np.array([3], np.int32))
+    out_f, out_i = dev.to_device(np.zeros(1, np.float32)), dev.to_device(np.zeros(1, np.int32))
     loop_calls_kernel[(1,)](x, k, out_f, out_i, 7)
+    out_f, out_i = dev.to_host(out_f), dev.to_host(out_i)
     want_f, want_i = 1.5, 3
     for i in range(7):
         want_f, want_i = (want_f * 2, want_i * 2) if i % 3 == 0 else (want_f + i, want_i + i)

@@ -8,19 +8,11 @@ import pytest
 
 import tritium
 import tritium.language as tl
-from tritium import plugins
 from tritium.errors import OutOfBoundsError
 
 from .kernels import attr_helpers as helpers
 
-TARGETS = [t for t in ("interpreter", "cpu") if t in plugins.targets()]
 MODE = tl.constexpr("fast")
-
-
-@pytest.fixture(params=TARGETS)
-def target(request, monkeypatch):
-    monkeypatch.setenv("TRITIUM_TARGET", request.param)
-    return request.param
 
 
 @pytest.fixture
@@ -41,7 +33,7 @@ def bool_arith(a_ptr, b_ptr, sum_ptr, diff_ptr, not_ptr, BLOCK: tl.constexpr):
     tl.store(not_ptr, (not c).to(tl.int32))
 
 
-def test_bool_arithmetic_wraps_like_i1(target):
+def test_bool_arithmetic_wraps_like_i1(host_target):
     a = np.array([0, 1, 0, 1], np.int32)
     b = np.array([0, 0, 1, 1], np.int32)
     s, d, n = np.full(4, -1, np.int32), np.full(4, -1, np.int32), np.full(1, -1, np.int32)
@@ -81,7 +73,7 @@ def loop_typing(x_ptr, h_ptr, out_ptr, n, big):
         tl.store(out_ptr + 5 + s, x + 127 + s)  # a Python int: stays int8, as compiled
 
 
-def test_loop_variables_are_tensors(target):
+def test_loop_variables_are_tensors(host_target):
     x = np.array([1], np.int8)
     h = np.array([2048, 1], np.float16)
     out = np.full(7, -1, np.int32)
@@ -105,7 +97,7 @@ def branch_typing(x_ptr, y_ptr, out_ptr):
     tl.store(out_ptr + 3, (y or x).to(tl.int32))
 
 
-def test_branches_and_logic_on_tensors(target):
+def test_branches_and_logic_on_tensors(host_target):
     out = np.full(4, -1, np.int32)
     branch_typing[(1,)](np.array([100], np.int8), np.array([5], np.int8), out)
     np.testing.assert_array_equal(out, [200, 200, 1, 1])
@@ -116,7 +108,7 @@ def calls_module_helper(x_ptr, out_ptr):
     tl.store(out_ptr, helpers.ramp(tl.load(x_ptr)))
 
 
-def test_helpers_reached_as_attributes_are_interpreted_alike(target):
+def test_helpers_reached_as_attributes_are_interpreted_alike(host_target):
     out = np.zeros(1, np.int32)
     calls_module_helper[(1,)](np.array([100], np.int8), out)
     assert out[0] == 200
@@ -132,7 +124,7 @@ def by_mode(out_ptr, N: tl.constexpr):
         tl.store(out_ptr, -1)
 
 
-def test_module_constexpr_string(target):
+def test_module_constexpr_string(host_target):
     out = np.zeros(1, np.int32)
     by_mode[(1,)](out, N=3)
     assert out[0] == 7
@@ -184,15 +176,15 @@ def _outcome(kernel, args, monkeypatch, target):
     return "ok", [a.tolist() for a in args[:-1] if isinstance(a, np.ndarray)]
 
 
-@pytest.mark.skipif("cpu" not in TARGETS, reason="needs the cpu target")
 @pytest.mark.parametrize("kernel, args", [
     (early_return, [np.array([3], np.int32), np.zeros(1, np.int32), {}]),
     (loop_type_change, [np.zeros(1, np.float32), 3, {}]),
     (scalar_or_block, [np.array([3], np.int32), np.zeros(4, np.int32), {"BLOCK": 4}]),
 ])
-def test_interpreter_and_compiler_agree(kernel, args, monkeypatch):
+def test_interpreter_and_compiler_agree(compiling_target, host_target, kernel, args, monkeypatch):
     """Either both refuse with the same located message or both give the same result."""
-    assert _outcome(kernel, args, monkeypatch, "interpreter") == _outcome(kernel, args, monkeypatch, "cpu")
+    compiled = _outcome(kernel, args, monkeypatch, compiling_target.name)
+    assert _outcome(kernel, args, monkeypatch, "interpreter") == compiled
 
 
 @tritium.jit
@@ -209,9 +201,7 @@ def test_breakpoint_runs_in_the_interpreter(interpreter, monkeypatch):
     assert hits == ["stops", "stops"] and x[0] == 1.0
 
 
-@pytest.mark.skipif("cpu" not in TARGETS, reason="needs the cpu target")
-def test_compiled_breakpoint_is_refused(monkeypatch):
-    monkeypatch.setenv("TRITIUM_TARGET", "cpu")
+def test_compiled_breakpoint_is_refused(compiling_target, host_target):
     with pytest.raises(tritium.CompilationError, match="breakpoint.. works only .* TRITIUM_TARGET=interpreter"):
         stops[(1,)](np.zeros(1, np.float32))
 

@@ -4,17 +4,8 @@ import numpy as np
 import pytest
 
 import tritium
-from tritium import plugins
 
 from .kernels.basic import add_kernel, binop_kernel, grid3_kernel, loops_kernel, range_kernel, reduce2d_kernel
-
-TARGETS = [t for t in ("interpreter", "cpu") if t in plugins.targets()]
-
-
-@pytest.fixture(params=TARGETS)
-def target(request, monkeypatch):
-    monkeypatch.setenv("TRITIUM_TARGET", request.param)
-    return request.param
 
 
 def c_div(a, b):
@@ -24,65 +15,74 @@ def c_div(a, b):
 @pytest.mark.parametrize("n", [1, 17, 1000, 1024])
 def test_vector_add(target, n):
     rng = np.random.default_rng(n)
+    dev = target.driver
     x, y = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
-    out = np.full(n, -1, np.float32)
-    add_kernel[lambda meta: (tritium.cdiv(n, meta["BLOCK"]),)](x, y, out, n, BLOCK=256)
-    np.testing.assert_array_equal(out, x + y)
+    out = dev.to_device(np.full(n, -1, np.float32))
+    add_kernel[lambda meta: (tritium.cdiv(n, meta["BLOCK"]),)](dev.to_device(x), dev.to_device(y), out, n, BLOCK=256)
+    np.testing.assert_array_equal(dev.to_host(out), x + y)
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.int64])
 def test_c_style_integer_division(target, dtype):
     a = np.array([7, -7, 7, -7, 0, 5, -9, 100], dtype=dtype)
     b = np.array([2, 2, -2, -2, 3, -5, 4, 7], dtype=dtype)
-    out = np.zeros_like(a)
-    binop_kernel[(1,)](a, b, out, 8, OP="floordiv", BLOCK=8)
-    np.testing.assert_array_equal(out, c_div(a, b))
-    binop_kernel[(1,)](a, b, out, 8, OP="mod", BLOCK=8)
-    np.testing.assert_array_equal(out, a - b * c_div(a, b))
+    dev = target.driver
+    da, db, out = dev.to_device(a), dev.to_device(b), dev.to_device(np.zeros_like(a))
+    binop_kernel[(1,)](da, db, out, 8, OP="floordiv", BLOCK=8)
+    np.testing.assert_array_equal(dev.to_host(out), c_div(a, b))
+    binop_kernel[(1,)](da, db, out, 8, OP="mod", BLOCK=8)
+    np.testing.assert_array_equal(dev.to_host(out), a - b * c_div(a, b))
 
 
 def test_promotion_and_implicit_store_cast(target):
     a = np.array([1, -2, 3, 4], dtype=np.int32)
     b = np.array([0.5, 0.25, -1.5, 2.0], dtype=np.float32)
-    out = np.zeros(4, dtype=np.float64)  # int32 + fp32 -> fp32, stored into fp64
-    binop_kernel[(1,)](a, b, out, 4, OP="add", BLOCK=4)
-    np.testing.assert_array_equal(out, a.astype(np.float64) + b)
-    out_i = np.zeros(4, dtype=np.int32)  # int / int -> fp32, truncated by the store into int32
-    binop_kernel[(1,)](a, np.array([2, 2, 2, 3], np.int32), out_i, 4, OP="truediv", BLOCK=4)
-    np.testing.assert_array_equal(out_i, np.trunc(a / np.array([2, 2, 2, 3])).astype(np.int32))
+    dev = target.driver
+    out = dev.to_device(np.zeros(4, dtype=np.float64))  # int32 + fp32 -> fp32, stored into fp64
+    binop_kernel[(1,)](dev.to_device(a), dev.to_device(b), out, 4, OP="add", BLOCK=4)
+    np.testing.assert_array_equal(dev.to_host(out), a.astype(np.float64) + b)
+    out_i = dev.to_device(np.zeros(4, dtype=np.int32))  # int / int -> fp32, truncated by the store into int32
+    binop_kernel[(1,)](dev.to_device(a), dev.to_device(np.array([2, 2, 2, 3], np.int32)), out_i, 4, OP="truediv",
+                       BLOCK=4)
+    np.testing.assert_array_equal(dev.to_host(out_i), np.trunc(a / np.array([2, 2, 2, 3])).astype(np.int32))
 
 
 def test_where_and_maximum(target):
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal(64), rng.standard_normal(64)
-    out = np.zeros(64)
-    binop_kernel[(1,)](a, b, out, 64, OP="where", BLOCK=64)
-    np.testing.assert_array_equal(out, np.minimum(a, b))
-    binop_kernel[(1,)](a, b, out, 50, OP="max", BLOCK=64)
-    np.testing.assert_array_equal(out[:50], np.maximum(a, b)[:50])
+    dev = target.driver
+    da, db, out = dev.to_device(a), dev.to_device(b), dev.to_device(np.zeros(64))
+    binop_kernel[(1,)](da, db, out, 64, OP="where", BLOCK=64)
+    np.testing.assert_array_equal(dev.to_host(out), np.minimum(a, b))
+    binop_kernel[(1,)](da, db, out, 50, OP="max", BLOCK=64)
+    np.testing.assert_array_equal(dev.to_host(out)[:50], np.maximum(a, b)[:50])
 
 
 @pytest.mark.parametrize("n", [1, 100, 256, 1000])
 def test_loops_if_and_calls(target, n):
     x = np.random.default_rng(n).random(n, dtype=np.float32)
-    out = np.zeros(2, np.float32)
-    loops_kernel[(1,)](x, out, n, BLOCK=64)
+    dev = target.driver
+    out = dev.to_device(np.zeros(2, np.float32))
+    loops_kernel[(1,)](dev.to_device(x), out, n, BLOCK=64)
+    out = dev.to_host(out)
     np.testing.assert_allclose(out[0], 2 * x.astype(np.float64).sum(), rtol=1e-5)
     assert out[1] == int(np.floor(np.log2(n)))
 
 
 def test_grid_3d(target):
-    out = np.zeros((2, 3, 4), np.int32)
+    out = target.driver.to_device(np.zeros((2, 3, 4), np.int32))
     grid3_kernel[(4, 3, 2)](out)
     z, y, x = np.indices((2, 3, 4))
-    np.testing.assert_array_equal(out, x + 10 * y + 100 * z)
+    np.testing.assert_array_equal(target.driver.to_host(out), x + 10 * y + 100 * z)
 
 
 @pytest.mark.parametrize("kind", ["sum", "max", "min"])
 def test_reductions_2d(target, kind):
     x = np.random.default_rng(1).standard_normal((8, 32)).astype(np.float32)
-    o0, o1 = np.zeros(32, np.float32), np.zeros(8, np.float32)
-    reduce2d_kernel[(1,)](x, o0, o1, M=8, N=32, KIND=kind)
+    dev = target.driver
+    o0, o1 = dev.to_device(np.zeros(32, np.float32)), dev.to_device(np.zeros(8, np.float32))
+    reduce2d_kernel[(1,)](dev.to_device(x), o0, o1, M=8, N=32, KIND=kind)
+    o0, o1 = dev.to_host(o0), dev.to_host(o1)
     ref = getattr(np, kind)
     np.testing.assert_allclose(o0, ref(x.astype(np.float64), axis=0), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(o1, ref(x.astype(np.float64), axis=1), rtol=1e-5, atol=1e-5)
@@ -92,8 +92,10 @@ def test_reductions_2d(target, kind):
                                         (-7, 7, 4), (7, -7, -4), (3, 4, 100)])
 @pytest.mark.parametrize("constant", [False, True])
 def test_range_with_steps_of_either_sign(target, lb, ub, step, constant):
-    out = np.full(32, -99, np.int32)
+    dev = target.driver
+    out = dev.to_device(np.full(32, -99, np.int32))
     range_kernel[(1,)](out, lb, ub, step, CONST_STEP=step if constant else 0)
+    out = dev.to_host(out)
     want = list(range(lb, ub, step))
     assert out[0] == len(want)
     assert out[1:1 + len(want)].tolist() == want
@@ -102,6 +104,6 @@ def test_range_with_steps_of_either_sign(target, lb, ub, step, constant):
 def test_static_range_assert_and_hints(target):
     from .kernels.basic import static_kernel
 
-    out = np.full(8, -1, np.int32)
+    out = target.driver.to_device(np.full(8, -1, np.int32))
     static_kernel[(1,)](out, N=5)
-    np.testing.assert_array_equal(out, [0, 1, 4, 9, 16, 0, 0, 0])
+    np.testing.assert_array_equal(target.driver.to_host(out), [0, 1, 4, 9, 16, 0, 0, 0])

@@ -3,24 +3,20 @@
 import threading
 
 import numpy as np
-import pytest
-
-from tritium import plugins
 
 from .kernels.basic import add_kernel
 
 
-@pytest.mark.parametrize("target", [t for t in ("interpreter", "cpu") if t in plugins.targets()])
-def test_concurrent_first_launches(monkeypatch, tmp_path, target):
-    monkeypatch.setenv("TRITIUM_TARGET", target)
-    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path / "cache"))
+def test_concurrent_first_launches(target):
+    dev = target.driver
     x = np.arange(1000, dtype=np.float32)
+    dx = dev.to_device(x)
     errors, outs = [], {}
 
     def launch(i: int) -> None:
         try:
-            out = np.zeros_like(x)
-            add_kernel[(64,)](x, x, out, 1000, BLOCK=16 << (i % 3))
+            out = dev.to_device(np.zeros_like(x))
+            add_kernel[(64,)](dx, dx, out, 1000, BLOCK=16 << (i % 3))
             outs[i] = out
         except Exception as e:  # reported below with the thread that raised it
             errors.append((i, e))
@@ -31,5 +27,6 @@ def test_concurrent_first_launches(monkeypatch, tmp_path, target):
     for t in threads:
         t.join()
     assert not errors
+    assert len(outs) == len(threads)
     for out in outs.values():
-        np.testing.assert_array_equal(out, 2 * x)
+        np.testing.assert_array_equal(dev.to_host(out), 2 * x)

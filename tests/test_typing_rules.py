@@ -4,30 +4,21 @@ differential testing); checked as numbers on every installed target that runs he
 import numpy as np
 import pytest
 
-from tritium import plugins
 from tritium.errors import CompilationError
 
 from .kernels.typing_rules import (bf16_plus_int_kernel, binary_kernel, invert_bool_kernel, literal_kernel, unary_kernel,
                                    unsigned_offsets_kernel)
 
-TARGETS = [t for t in ("interpreter", "cpu") if t in plugins.targets()]
-
-
-@pytest.fixture(params=TARGETS)
-def target(request, monkeypatch):
-    monkeypatch.setenv("TRITIUM_TARGET", request.param)
-    return request.param
-
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.uint32, np.int8, np.int32, np.bool_])
-def test_invert_is_xor_with_all_ones_of_the_own_type(target, dtype):
+def test_invert_is_xor_with_all_ones_of_the_own_type(host_target, dtype):
     x = np.array([0, 1, 5, np.iinfo(dtype).max if dtype is not np.bool_ else 1], dtype=dtype)
     out = np.zeros(4, np.int64)  # wide: an int32 '-1 - x' would show as negative numbers
     unary_kernel[(1,)](x, out, OP="invert", BLOCK=4)
     np.testing.assert_array_equal(out, (~x).astype(np.int64))
 
 
-def test_invert_of_a_bool_block_stays_bool(target):
+def test_invert_of_a_bool_block_stays_bool(host_target):
     x = np.array([0, 1, 2, 1], np.int32)
     once, twice = np.zeros(4, np.int32), np.zeros(4, np.int32)
     invert_bool_kernel[(1,)](x, once, twice, BLOCK=4)
@@ -35,7 +26,7 @@ def test_invert_of_a_bool_block_stays_bool(target):
     np.testing.assert_array_equal(twice, x == 1)  # an int32 '~' would give -2 and -1
 
 
-def test_negating_zero_gives_positive_zero(target):
+def test_negating_zero_gives_positive_zero(host_target):
     x = np.array([0.0, 1.5, -2.0, 0.0], np.float32)
     out = np.zeros(4, np.float32)
     unary_kernel[(1,)](x, out, OP="neg", BLOCK=4)
@@ -44,7 +35,7 @@ def test_negating_zero_gives_positive_zero(target):
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.int8, np.uint16, np.float16])
-def test_max_and_min_of_narrow_types_widen_to_32_bits(target, dtype):
+def test_max_and_min_of_narrow_types_widen_to_32_bits(host_target, dtype):
     x = np.array([3, 9, 4, 7], dtype=dtype)
     out = np.zeros(1, np.float64)
     unary_kernel[(1,)](x, out, OP="max_plus", BLOCK=4)
@@ -55,7 +46,7 @@ def test_max_and_min_of_narrow_types_widen_to_32_bits(target, dtype):
 
 @pytest.mark.parametrize("dtype,expected", [(np.uint8, 2**32 - 100), (np.uint16, 2**32 - 100), (np.bool_, 2**32 - 496),
                                             (np.int8, -100)])
-def test_sum_of_narrow_integers_accumulates_in_32_bits_of_the_same_sign(target, dtype, expected):
+def test_sum_of_narrow_integers_accumulates_in_32_bits_of_the_same_sign(host_target, dtype, expected):
     x = np.array([100, 100, 100, 100], dtype) if dtype is not np.bool_ else np.ones(4, np.bool_)
     out = np.zeros(1, np.int64)  # the sum minus 500 wraps in uint32 for unsigned (and bool) inputs
     unary_kernel[(1,)](x, out, OP="sum_minus", BLOCK=4)
@@ -63,7 +54,7 @@ def test_sum_of_narrow_integers_accumulates_in_32_bits_of_the_same_sign(target, 
 
 
 @pytest.mark.parametrize("op", ["div", "mod"])
-def test_fp16_division_and_remainder_compute_in_fp32(target, op):
+def test_fp16_division_and_remainder_compute_in_fp32(host_target, op):
     a = np.array([1, 2, 10, 7], np.float16)
     b = np.array([3, 3, 7, 0.3], np.float16)
     out = np.zeros(4, np.float32)
@@ -72,16 +63,14 @@ def test_fp16_division_and_remainder_compute_in_fp32(target, op):
     np.testing.assert_array_equal(out, a32 / b32 if op == "div" else np.fmod(a32, b32))
 
 
-def test_integer_division_of_mixed_signedness_is_refused(target):
+def test_integer_division_of_mixed_signedness_is_refused(host_target):
     a, b = np.ones(4, np.uint8), np.ones(4, np.int8)
     with pytest.raises(CompilationError, match="different signedness"):
         binary_kernel[(1,)](a, b, np.zeros(4, np.int32), OP="floordiv", BLOCK=4)
 
 
-def test_bf16_with_an_integer_tensor_computes_in_fp32(monkeypatch):
-    if "cpu" not in plugins.targets():
-        pytest.skip("needs a compiling target (the interpreter has no bf16)")
-    monkeypatch.setenv("TRITIUM_TARGET", "cpu")
+def test_bf16_with_an_integer_tensor_computes_in_fp32(compiling_target, host_target):
+    """On compiling targets: the interpreter computes with numpy, which has no bf16."""
     x = np.ones(4, np.float32)
     i = np.array([300, 301, 1000, 3], np.int32)
     out = np.zeros(4, np.float32)
@@ -90,7 +79,7 @@ def test_bf16_with_an_integer_tensor_computes_in_fp32(monkeypatch):
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.int8])
-def test_python_numbers_take_the_tensor_type(target, dtype):
+def test_python_numbers_take_the_tensor_type(host_target, dtype):
     x = np.array([0, 1, 100, 126], dtype)
     out = np.zeros(4, np.int64)
     literal_kernel[(1,)](x, out, OP="plus_1", BLOCK=4)
@@ -102,12 +91,12 @@ def test_python_numbers_take_the_tensor_type(target, dtype):
     (np.uint32, "plus_minus_1", "unsigned tl.uint32 value with the negative number -1"),
     (np.int32, "plus_3e9", "3000000000 is out of range for tl.int32"),
 ])
-def test_python_numbers_that_do_not_fit_the_tensor_type_are_refused(target, dtype, op, message):
+def test_python_numbers_that_do_not_fit_the_tensor_type_are_refused(host_target, dtype, op, message):
     with pytest.raises(CompilationError, match=message):
         literal_kernel[(1,)](np.zeros(4, dtype), np.zeros(4, np.int64), OP=op, BLOCK=4)
 
 
-def test_large_python_ints_are_uint32_then_int64(target):
+def test_large_python_ints_are_uint32_then_int64(host_target):
     x = np.zeros(4, np.int64)
     out = np.zeros(4, np.int64)
     literal_kernel[(1,)](x, out, OP="plus_3e9", BLOCK=4)
@@ -115,7 +104,7 @@ def test_large_python_ints_are_uint32_then_int64(target):
 
 
 @pytest.mark.parametrize("offset_type", ["tl.uint8", "tl.uint16", "bool"])
-def test_unsigned_and_bool_pointer_offsets_are_zero_extended(target, offset_type):
+def test_unsigned_and_bool_pointer_offsets_are_zero_extended(host_target, offset_type):
     import tritium.language as tl
 
     n = 256
