@@ -34,18 +34,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                           f"one; also {TEST_TARGET_ENV}=NAME)")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    runnable_targets(config)  # a wrong --tritium-target is one usage error, not one per test module
+
+
 def runnable_targets(config: pytest.Config) -> dict[str, Target]:
     """The installed, available targets by name, or the one ``--tritium-target`` names."""
     installed = plugins.targets()
-    chosen = config.getoption("--tritium-target") or os.environ.get(TEST_TARGET_ENV, "").strip()
+    option = config.getoption("--tritium-target")
+    chosen = (option or os.environ.get(TEST_TARGET_ENV, "")).strip()
     if not chosen:
         return {name: t for name, t in installed.items() if plugins.availability(t)[0]}
+    given = f"--tritium-target {chosen}" if option else f"{TEST_TARGET_ENV}={chosen}"
     if chosen not in installed:
-        raise pytest.UsageError(f"--tritium-target {chosen}: no such target is installed "
+        raise pytest.UsageError(f"{given}: no such target is installed "
                                 f"(installed: {', '.join(sorted(installed)) or 'none'})")
     ok, why = plugins.availability(installed[chosen])
     if not ok:
-        raise pytest.UsageError(f"--tritium-target {chosen}: the target is not available here: {why}")
+        raise pytest.UsageError(f"{given}: the target is not available here: {why}")
     return {chosen: installed[chosen]}
 
 
