@@ -71,14 +71,13 @@ def test_constexpr_global_is_allowed_and_keyed(tmp_path):
     assert ka.asm["tile-opt"] != kb.asm["tile-opt"]
 
 
-@needs_cpu
-def test_reassigned_global_is_detected_at_launch(tmp_path, monkeypatch):
-    monkeypatch.setenv("TRITIUM_TARGET", "cpu")
+def test_reassigned_global_is_detected_at_launch(tmp_path, compiling_target):
     mod = load_module(tmp_path, SCALED.format(scale="tl.constexpr(2)"))
-    x = np.arange(16, dtype=np.float32)
-    out = np.zeros_like(x)
+    dev = compiling_target.driver
+    x = dev.to_device(np.arange(16, dtype=np.float32))
+    out = dev.to_device(np.zeros(16, np.float32))
     mod.scaled[(1,)](x, out, BLOCK=16)
-    np.testing.assert_array_equal(out, 2 * x)
+    np.testing.assert_array_equal(dev.to_host(out), 2 * dev.to_host(x))
     mod.SCALE = tritium.language.constexpr(2)  # an equal constant (a module reloaded) is fine
     mod.scaled[(1,)](x, out, BLOCK=16)
     mod.SCALE = tritium.language.constexpr(3)
@@ -98,10 +97,9 @@ print(int(out[1]), "HIT" if k.cache_hit else "MISS")
 """
 
 
-@needs_cpu
-def test_new_process_with_another_constexpr_global_recompiles(tmp_path):
-    """The issue's scenario: same cache dir, SCALE changed between processes."""
-    env = dict(os.environ, TRITIUM_CACHE_DIR=str(tmp_path / "cache"), TRITIUM_TARGET="cpu")
+def test_new_process_with_another_constexpr_global_recompiles(tmp_path, compiling_target, host_target):
+    """The issue's scenario: same cache dir, SCALE changed between processes (the child passes numpy)."""
+    env = dict(os.environ, TRITIUM_CACHE_DIR=str(tmp_path / "cache"), TRITIUM_TARGET=compiling_target.name)
     src = tmp_path / "kmod_scale.py"
 
     def run(scale: str) -> str:
