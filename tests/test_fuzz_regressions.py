@@ -3,7 +3,6 @@ to their core, with the value Triton's rules give (reductions over every axis wi
 fuzz seeds 10620, 30379, 30770)."""
 
 import numpy as np
-import pytest
 
 import tritium as triton
 import tritium.language as tl
