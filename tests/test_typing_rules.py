@@ -11,79 +11,88 @@ from .kernels.typing_rules import (bf16_plus_int_kernel, binary_kernel, invert_b
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.uint32, np.int8, np.int32, np.bool_])
-def test_invert_is_xor_with_all_ones_of_the_own_type(host_target, dtype):
+def test_invert_is_xor_with_all_ones_of_the_own_type(target, dtype):
     x = np.array([0, 1, 5, np.iinfo(dtype).max if dtype is not np.bool_ else 1], dtype=dtype)
-    out = np.zeros(4, np.int64)  # wide: an int32 '-1 - x' would show as negative numbers
-    unary_kernel[(1,)](x, out, OP="invert", BLOCK=4)
-    np.testing.assert_array_equal(out, (~x).astype(np.int64))
+    dev = target.driver
+    out = dev.to_device(np.zeros(4, np.int64))  # wide: an int32 '-1 - x' would show as negative numbers
+    unary_kernel[(1,)](dev.to_device(x), out, OP="invert", BLOCK=4)
+    np.testing.assert_array_equal(dev.to_host(out), (~x).astype(np.int64))
 
 
-def test_invert_of_a_bool_block_stays_bool(host_target):
+def test_invert_of_a_bool_block_stays_bool(target):
     x = np.array([0, 1, 2, 1], np.int32)
-    once, twice = np.zeros(4, np.int32), np.zeros(4, np.int32)
-    invert_bool_kernel[(1,)](x, once, twice, BLOCK=4)
-    np.testing.assert_array_equal(once, x != 1)
-    np.testing.assert_array_equal(twice, x == 1)  # an int32 '~' would give -2 and -1
+    dev = target.driver
+    once, twice = dev.to_device(np.zeros(4, np.int32)), dev.to_device(np.zeros(4, np.int32))
+    invert_bool_kernel[(1,)](dev.to_device(x), once, twice, BLOCK=4)
+    np.testing.assert_array_equal(dev.to_host(once), x != 1)
+    np.testing.assert_array_equal(dev.to_host(twice), x == 1)  # an int32 '~' would give -2 and -1
 
 
-def test_negating_zero_gives_positive_zero(host_target):
+def test_negating_zero_gives_positive_zero(target):
     x = np.array([0.0, 1.5, -2.0, 0.0], np.float32)
-    out = np.zeros(4, np.float32)
-    unary_kernel[(1,)](x, out, OP="neg", BLOCK=4)
+    dev = target.driver
+    out = dev.to_device(np.zeros(4, np.float32))
+    unary_kernel[(1,)](dev.to_device(x), out, OP="neg", BLOCK=4)
+    out = dev.to_host(out)
     np.testing.assert_array_equal(out, 0.0 - x)
     assert not np.signbit(out[0])
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.int8, np.uint16, np.float16])
-def test_max_and_min_of_narrow_types_widen_to_32_bits(host_target, dtype):
+def test_max_and_min_of_narrow_types_widen_to_32_bits(target, dtype):
     x = np.array([3, 9, 4, 7], dtype=dtype)
-    out = np.zeros(1, np.float64)
-    unary_kernel[(1,)](x, out, OP="max_plus", BLOCK=4)
-    assert out[0] == 9 + 250  # a uint8 max would wrap to 3
-    unary_kernel[(1,)](np.zeros(4, dtype), out, OP="min_minus", BLOCK=4)
-    assert out[0] == -1  # an unsigned 16-bit min would give 65535
+    dev = target.driver
+    out = dev.to_device(np.zeros(1, np.float64))
+    unary_kernel[(1,)](dev.to_device(x), out, OP="max_plus", BLOCK=4)
+    assert dev.to_host(out)[0] == 9 + 250  # a uint8 max would wrap to 3
+    unary_kernel[(1,)](dev.to_device(np.zeros(4, dtype)), out, OP="min_minus", BLOCK=4)
+    assert dev.to_host(out)[0] == -1  # an unsigned 16-bit min would give 65535
 
 
 @pytest.mark.parametrize("dtype,expected", [(np.uint8, 2**32 - 100), (np.uint16, 2**32 - 100), (np.bool_, 2**32 - 496),
                                             (np.int8, -100)])
-def test_sum_of_narrow_integers_accumulates_in_32_bits_of_the_same_sign(host_target, dtype, expected):
+def test_sum_of_narrow_integers_accumulates_in_32_bits_of_the_same_sign(target, dtype, expected):
     x = np.array([100, 100, 100, 100], dtype) if dtype is not np.bool_ else np.ones(4, np.bool_)
-    out = np.zeros(1, np.int64)  # the sum minus 500 wraps in uint32 for unsigned (and bool) inputs
-    unary_kernel[(1,)](x, out, OP="sum_minus", BLOCK=4)
-    assert out[0] == expected
+    dev = target.driver
+    out = dev.to_device(np.zeros(1, np.int64))  # the sum minus 500 wraps in uint32 for unsigned (and bool) inputs
+    unary_kernel[(1,)](dev.to_device(x), out, OP="sum_minus", BLOCK=4)
+    assert dev.to_host(out)[0] == expected
 
 
 @pytest.mark.parametrize("op", ["div", "mod"])
-def test_fp16_division_and_remainder_compute_in_fp32(host_target, op):
+def test_fp16_division_and_remainder_compute_in_fp32(target, op):
     a = np.array([1, 2, 10, 7], np.float16)
     b = np.array([3, 3, 7, 0.3], np.float16)
-    out = np.zeros(4, np.float32)
-    binary_kernel[(1,)](a, b, out, OP=op, BLOCK=4)
+    dev = target.driver
+    out = dev.to_device(np.zeros(4, np.float32))
+    binary_kernel[(1,)](dev.to_device(a), dev.to_device(b), out, OP=op, BLOCK=4)
     a32, b32 = a.astype(np.float32), b.astype(np.float32)
-    np.testing.assert_array_equal(out, a32 / b32 if op == "div" else np.fmod(a32, b32))
+    np.testing.assert_array_equal(dev.to_host(out), a32 / b32 if op == "div" else np.fmod(a32, b32))
 
 
-def test_integer_division_of_mixed_signedness_is_refused(host_target):
-    a, b = np.ones(4, np.uint8), np.ones(4, np.int8)
+def test_integer_division_of_mixed_signedness_is_refused(target):
+    dev = target.driver
+    a, b, out = (dev.to_device(np.ones(4, t)) for t in (np.uint8, np.int8, np.int32))
     with pytest.raises(CompilationError, match="different signedness"):
-        binary_kernel[(1,)](a, b, np.zeros(4, np.int32), OP="floordiv", BLOCK=4)
+        binary_kernel[(1,)](a, b, out, OP="floordiv", BLOCK=4)
 
 
-def test_bf16_with_an_integer_tensor_computes_in_fp32(compiling_target, host_target):
+def test_bf16_with_an_integer_tensor_computes_in_fp32(compiling_target):
     """On compiling targets: the interpreter computes with numpy, which has no bf16."""
-    x = np.ones(4, np.float32)
+    dev = compiling_target.driver
     i = np.array([300, 301, 1000, 3], np.int32)
-    out = np.zeros(4, np.float32)
-    bf16_plus_int_kernel[(1,)](x, i, out, BLOCK=4)
-    np.testing.assert_array_equal(out, i + 1.0)  # bf16 arithmetic would round 301 to 300 or 302
+    out = dev.to_device(np.zeros(4, np.float32))
+    bf16_plus_int_kernel[(1,)](dev.to_device(np.ones(4, np.float32)), dev.to_device(i), out, BLOCK=4)
+    np.testing.assert_array_equal(dev.to_host(out), i + 1.0)  # bf16 arithmetic would round 301 to 300 or 302
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.int8])
-def test_python_numbers_take_the_tensor_type(host_target, dtype):
+def test_python_numbers_take_the_tensor_type(target, dtype):
     x = np.array([0, 1, 100, 126], dtype)
-    out = np.zeros(4, np.int64)
-    literal_kernel[(1,)](x, out, OP="plus_1", BLOCK=4)
-    np.testing.assert_array_equal(out, (x + dtype(1)).astype(np.int64))
+    dev = target.driver
+    out = dev.to_device(np.zeros(4, np.int64))
+    literal_kernel[(1,)](dev.to_device(x), out, OP="plus_1", BLOCK=4)
+    np.testing.assert_array_equal(dev.to_host(out), (x + dtype(1)).astype(np.int64))
 
 
 @pytest.mark.parametrize("dtype,op,message", [
@@ -91,27 +100,30 @@ def test_python_numbers_take_the_tensor_type(host_target, dtype):
     (np.uint32, "plus_minus_1", "unsigned tl.uint32 value with the negative number -1"),
     (np.int32, "plus_3e9", "3000000000 is out of range for tl.int32"),
 ])
-def test_python_numbers_that_do_not_fit_the_tensor_type_are_refused(host_target, dtype, op, message):
+def test_python_numbers_that_do_not_fit_the_tensor_type_are_refused(target, dtype, op, message):
+    dev = target.driver
     with pytest.raises(CompilationError, match=message):
-        literal_kernel[(1,)](np.zeros(4, dtype), np.zeros(4, np.int64), OP=op, BLOCK=4)
+        literal_kernel[(1,)](dev.to_device(np.zeros(4, dtype)), dev.to_device(np.zeros(4, np.int64)), OP=op, BLOCK=4)
 
 
-def test_large_python_ints_are_uint32_then_int64(host_target):
+def test_large_python_ints_are_uint32_then_int64(target):
+    dev = target.driver
     x = np.zeros(4, np.int64)
-    out = np.zeros(4, np.int64)
-    literal_kernel[(1,)](x, out, OP="plus_3e9", BLOCK=4)
-    np.testing.assert_array_equal(out, x + 3000000000)
+    out = dev.to_device(np.zeros(4, np.int64))
+    literal_kernel[(1,)](dev.to_device(x), out, OP="plus_3e9", BLOCK=4)
+    np.testing.assert_array_equal(dev.to_host(out), x + 3000000000)
 
 
 @pytest.mark.parametrize("offset_type", ["tl.uint8", "tl.uint16", "bool"])
-def test_unsigned_and_bool_pointer_offsets_are_zero_extended(host_target, offset_type):
+def test_unsigned_and_bool_pointer_offsets_are_zero_extended(target, offset_type):
     import tritium.language as tl
 
     n = 256
     x = np.arange(1000, 1000 + n, dtype=np.int32)
-    out = np.zeros(n, np.int32)
+    dev = target.driver
+    out = dev.to_device(np.zeros(n, np.int32))
     kind = {"tl.uint8": tl.uint8, "tl.uint16": tl.uint16, "bool": "bool"}[offset_type]
-    unsigned_offsets_kernel[(1,)](x, out, OFFSET_TYPE=kind, BLOCK=n)
+    unsigned_offsets_kernel[(1,)](dev.to_device(x), out, OFFSET_TYPE=kind, BLOCK=n)
     offs = np.arange(n)
     expected = x[(offs >= 4).astype(int)] if offset_type == "bool" else x[offs % 256]
-    np.testing.assert_array_equal(out, expected)
+    np.testing.assert_array_equal(dev.to_host(out), expected)
