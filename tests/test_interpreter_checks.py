@@ -33,14 +33,15 @@ def bool_arith(a_ptr, b_ptr, sum_ptr, diff_ptr, not_ptr, BLOCK: tl.constexpr):
     tl.store(not_ptr, (not c).to(tl.int32))
 
 
-def test_bool_arithmetic_wraps_like_i1(host_target):
+def test_bool_arithmetic_wraps_like_i1(target):
+    dev = target.driver
     a = np.array([0, 1, 0, 1], np.int32)
     b = np.array([0, 0, 1, 1], np.int32)
-    s, d, n = np.full(4, -1, np.int32), np.full(4, -1, np.int32), np.full(1, -1, np.int32)
-    bool_arith[(1,)](a, b, s, d, n, BLOCK=4)
-    np.testing.assert_array_equal(s, a ^ b)  # True + True wraps to False
-    np.testing.assert_array_equal(d, a ^ b)
-    assert n[0] == 1  # not False
+    s, d, n = (dev.to_device(np.full(size, -1, np.int32)) for size in (4, 4, 1))
+    bool_arith[(1,)](dev.to_device(a), dev.to_device(b), s, d, n, BLOCK=4)
+    np.testing.assert_array_equal(dev.to_host(s), a ^ b)  # True + True wraps to False
+    np.testing.assert_array_equal(dev.to_host(d), a ^ b)
+    assert dev.to_host(n)[0] == 1  # not False
 
 
 # -- loops ---------------------------------------------------------------------------------------
@@ -73,13 +74,14 @@ def loop_typing(x_ptr, h_ptr, out_ptr, n, big):
         tl.store(out_ptr + 5 + s, x + 127 + s)  # a Python int: stays int8, as compiled
 
 
-def test_loop_variables_are_tensors(host_target):
-    x = np.array([1], np.int8)
-    h = np.array([2048, 1], np.float16)
-    out = np.full(7, -1, np.int32)
+def test_loop_variables_are_tensors(target):
+    dev = target.driver
+    x = dev.to_device(np.array([1], np.int8))
+    h = dev.to_device(np.array([2048, 1], np.float16))
+    out = dev.to_device(np.full(7, -1, np.int32))
     loop_typing[(1,)](x, h, out, 4, 2**33)
     wrap = np.array([128, 129], np.int32).astype(np.int8)
-    np.testing.assert_array_equal(out, [301, 3, 2049, 301, 7, *wrap])
+    np.testing.assert_array_equal(dev.to_host(out), [301, 3, 2049, 301, 7, *wrap])
 
 
 @tritium.jit
@@ -97,10 +99,11 @@ def branch_typing(x_ptr, y_ptr, out_ptr):
     tl.store(out_ptr + 3, (y or x).to(tl.int32))
 
 
-def test_branches_and_logic_on_tensors(host_target):
-    out = np.full(4, -1, np.int32)
-    branch_typing[(1,)](np.array([100], np.int8), np.array([5], np.int8), out)
-    np.testing.assert_array_equal(out, [200, 200, 1, 1])
+def test_branches_and_logic_on_tensors(target):
+    dev = target.driver
+    out = dev.to_device(np.full(4, -1, np.int32))
+    branch_typing[(1,)](dev.to_device(np.array([100], np.int8)), dev.to_device(np.array([5], np.int8)), out)
+    np.testing.assert_array_equal(dev.to_host(out), [200, 200, 1, 1])
 
 
 @tritium.jit
@@ -108,10 +111,11 @@ def calls_module_helper(x_ptr, out_ptr):
     tl.store(out_ptr, helpers.ramp(tl.load(x_ptr)))
 
 
-def test_helpers_reached_as_attributes_are_interpreted_alike(host_target):
-    out = np.zeros(1, np.int32)
-    calls_module_helper[(1,)](np.array([100], np.int8), out)
-    assert out[0] == 200
+def test_helpers_reached_as_attributes_are_interpreted_alike(target):
+    dev = target.driver
+    out = dev.to_device(np.zeros(1, np.int32))
+    calls_module_helper[(1,)](dev.to_device(np.array([100], np.int8)), out)
+    assert dev.to_host(out)[0] == 200
 
 
 # -- constexpr -----------------------------------------------------------------------------------
@@ -124,10 +128,10 @@ def by_mode(out_ptr, N: tl.constexpr):
         tl.store(out_ptr, -1)
 
 
-def test_module_constexpr_string(host_target):
-    out = np.zeros(1, np.int32)
+def test_module_constexpr_string(target):
+    out = target.driver.to_device(np.zeros(1, np.int32))
     by_mode[(1,)](out, N=3)
-    assert out[0] == 7
+    assert target.driver.to_host(out)[0] == 7
 
 
 def test_constexpr_operators():

@@ -28,24 +28,28 @@ def early_return_reference(x, n, block, skip):
 
 
 @pytest.mark.parametrize("n,skip", [(1, False), (2, False), (3, False), (4, False), (20, False), (4, True)])
-def test_early_return(host_target, n, skip):
+def test_early_return(target, n, skip):
+    dev = target.driver
     x = np.random.default_rng(n).standard_normal(16).astype(np.float32)
-    y, z = np.full_like(x, 7.0), np.full_like(x, 7.0)
-    control.early_return_kernel[(4,)](x, y, z, n, BLOCK=4, SKIP=skip)
+    y, z = dev.to_device(np.full_like(x, 7.0)), dev.to_device(np.full_like(x, 7.0))
+    control.early_return_kernel[(4,)](dev.to_device(x), y, z, n, BLOCK=4, SKIP=skip)
     want_y, want_z = early_return_reference(x, n, 4, skip)
-    np.testing.assert_allclose(y, want_y, rtol=1e-6)
-    np.testing.assert_allclose(z, want_z, rtol=1e-6)
+    np.testing.assert_allclose(dev.to_host(y), want_y, rtol=1e-6)
+    np.testing.assert_allclose(dev.to_host(z), want_z, rtol=1e-6)
 
 
 @pytest.mark.parametrize("n", [0, 1])
-def test_python_scalar_and_tensor_of_one_type(host_target, n):
+def test_python_scalar_and_tensor_of_one_type(target, n):
     """Triton makes a Python scalar a tensor when it is assigned: 0.5 is fp32 like the load."""
-    x, out = np.array([3.0], np.float32), np.zeros(1, np.float32)
+    dev = target.driver
+    x, out = dev.to_device(np.array([3.0], np.float32)), dev.to_device(np.zeros(1, np.float32))
     control.scalar_or_tensor_same_type[(1,)](x, out, n)
-    assert out[0] == (0.5 if n > 0 else 6.0)
+    assert dev.to_host(out)[0] == (0.5 if n > 0 else 6.0)
 
 
 def refusal(target, fn, *args, **kwargs) -> str:
+    """The message ``fn`` is refused with on ``target`` (numpy arguments go to its memory)."""
+    args = [target.driver.to_device(a) if isinstance(a, np.ndarray) else a for a in args]
     with pytest.raises(tritium.CompilationError) as info:
         fn[(1,)](*args, **kwargs)
     msg = str(info.value)
@@ -53,38 +57,38 @@ def refusal(target, fn, *args, **kwargs) -> str:
     return msg
 
 
-def test_scalar_in_one_branch_block_in_the_other(host_target):
-    msg = refusal(host_target, control.scalar_or_block, np.zeros(8, np.float32), np.zeros(8, np.float32), 1,
+def test_scalar_in_one_branch_block_in_the_other(target):
+    msg = refusal(target, control.scalar_or_block, np.zeros(8, np.float32), np.zeros(8, np.float32), 1,
                   BLOCK=8)
     assert "'v' is tl.float32 (scalar) in one branch and tl.float32 of shape [8] in the other" in msg
     assert "if n > 0:" in msg
 
 
-def test_int_in_one_branch_float_in_the_other(host_target):
-    msg = refusal(host_target, control.int_or_float, np.zeros(1, np.float32), np.zeros(1, np.float32), 1)
+def test_int_in_one_branch_float_in_the_other(target):
+    msg = refusal(target, control.int_or_float, np.zeros(1, np.float32), np.zeros(1, np.float32), 1)
     assert "'v' is tl.int32 (scalar) in one branch and tl.float32 (scalar) in the other" in msg
 
 
 @pytest.mark.parametrize("fn,line", [(control.return_in_for, "return"), (control.return_in_while, "if i == 2:")])
-def test_return_inside_a_loop(host_target, fn, line):
-    msg = refusal(host_target, fn, np.zeros(4, np.float32), 4)
+def test_return_inside_a_loop(target, fn, line):
+    msg = refusal(target, fn, np.zeros(4, np.float32), 4)
     assert "'return' inside a loop is not supported" in msg and msg.splitlines()[-2].strip() == line
 
 
-def test_paths_returning_different_types(host_target):
-    msg = refusal(host_target, control.mismatched_returns, np.zeros(1, np.float32), 1)
+def test_paths_returning_different_types(target):
+    msg = refusal(target, control.mismatched_returns, np.zeros(1, np.float32), 1)
     assert "in @jit function 'int_or_none'" in msg
     assert "returns tl.float32 (scalar) on one path and tl.int32 (scalar) on another" in msg
 
 
-def test_loop_carried_type_change(host_target):
-    msg = refusal(host_target, control.loop_changes_type, np.zeros(1, np.float32), 3)
+def test_loop_carried_type_change(target):
+    msg = refusal(target, control.loop_changes_type, np.zeros(1, np.float32), 3)
     assert "loop-carried variable 'acc' starts as tl.int32 (scalar) but becomes tl.float32 (scalar)" in msg
     assert "for i in range(n):" in msg
 
 
-def test_loop_carried_literal_of_another_type(host_target):
+def test_loop_carried_literal_of_another_type(target):
     """As in Triton, a literal assigned in the loop is typed on its own (1 is int32), not after the
     variable it replaces."""
-    msg = refusal(host_target, control.loop_assigns_int_literal, np.zeros(1, np.float32), 3)
+    msg = refusal(target, control.loop_assigns_int_literal, np.zeros(1, np.float32), 3)
     assert "loop-carried variable 'acc' starts as tl.float32 (scalar) but becomes tl.int32 (scalar)" in msg
