@@ -243,6 +243,8 @@ def hinted_kernel(x_ptr, idx_ptr, n, stride, BLOCK: tl.constexpr):
     idx = tl.load(idx_ptr + tl.arange(0, BLOCK))
     idx = tl.max_contiguous(tl.multiple_of(idx, 16), 16)
     tl.store(x_ptr + idx, idx.to(tl.float32))
+    group = tl.max_constancy(tl.load(idx_ptr + BLOCK + tl.arange(0, BLOCK)), 8)
+    tl.store(x_ptr + group, 1.0)
 
 
 def _kernel_facts(specs) -> list[AxisInfo]:
@@ -266,10 +268,12 @@ def _ops(op):
 def test_hints_and_specialisation_reach_the_analysis():
     # multiple_of(pid * n, 2) + arange: runs of 64 elements starting 2 * 4 bytes past an aligned
     # x_ptr; stride specialised to 1 is the constant 1, so the product keeps the contiguity
-    first, second = _kernel_facts({"x_ptr": "D", "stride": "1"})
+    first, second, third = _kernel_facts({"x_ptr": "D", "stride": "1"})
     assert first == AxisInfo((64,), (8,), (1,))
     # loaded indices know nothing but their hints: runs of 16, 16 elements (64 bytes) aligned
     assert second == AxisInfo((16,), (16,), (1,))
+    # or runs of 8 equal indices
+    assert third == AxisInfo((1,), (4,), (8,))
     # x_ptr not known aligned: the runs stay, the alignment goes
     assert _kernel_facts({"stride": "1"})[0] == AxisInfo((64,), (1,), (1,))
     # an unknown stride: nothing is contiguous
@@ -328,10 +332,12 @@ def test_every_integer_and_pointer_value_of_a_kernel_has_facts_of_its_rank():
     ctx, module, infos = _analyzed(reduce2d_kernel, types, {"M": 4, "N": 8, "KIND": "sum"}, {"x_ptr": "D"})
     with ctx:
         values = [r for op in _ops(module.operation) for r in op.results]
-        tracked = [v for v in values if "i" in str(v.type).split("x")[-1] or "ptr" in str(v.type)]
-        assert tracked and all(v in infos for v in tracked)
+        tensor = lambda t: isinstance(t, ir.RankedTensorType)  # noqa: E731
+        element = lambda t: ir.RankedTensorType(t).element_type if tensor(t) else t  # noqa: E731
+        tracked = [v for v in values if isinstance(element(v.type), ir.IntegerType) or tile.is_ptr(element(v.type))]
+        assert len(tracked) > 10 and all(v in infos for v in tracked)
         for v in tracked:
-            shape = list(ir.RankedTensorType(v.type).shape) if isinstance(v.type, ir.RankedTensorType) else [1]
+            shape = list(ir.RankedTensorType(v.type).shape) if tensor(v.type) else [1]
             info = infos[v]
             assert info.rank == len(shape)
             assert all(1 <= c <= n for c, n in zip(info.contiguity, shape))

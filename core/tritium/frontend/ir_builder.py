@@ -92,8 +92,9 @@ class IRBuilder:
         return tile.NumProgramsOp(tile.i32_attr(axis), res=ir.IntegerType.get_signless(32)).res
 
     def hint(self, h: ir.Value, field: str, values: Sequence[int]) -> None:
-        """Record ``tl.multiple_of``/``tl.max_contiguous`` as the attribute ``tile.<field>`` (one
-        value per dimension) of the op defining ``h``, or of the kernel argument ``h``."""
+        """Record ``tl.multiple_of``/``max_contiguous``/``max_constancy`` as the attribute
+        ``tile.<field>`` (one value per dimension) of the op defining ``h``, or of the kernel
+        argument ``h``, for the axis analysis."""
         from ..language.semantic import SemanticError
 
         attr = ir.DenseI32ArrayAttr.get(list(values))

@@ -293,6 +293,11 @@ def max_contiguous(input, values):
     return _hint(input, values, "contiguity")
 
 
+def max_constancy(input, values):
+    """A hint that runs of ``values`` elements of ``input`` are equal; the value is unchanged."""
+    return _hint(input, values, "constancy")
+
+
 def _hint(input, values, field: str):
     values = [_unwrap(v) for v in (values if isinstance(values, (list, tuple)) else [values])]
     if not isinstance(input, tensor):

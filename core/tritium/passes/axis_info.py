@@ -21,7 +21,8 @@ Seeds: ``tile.make_range``, integer constants, function arguments with the ``til
 argument attribute (from the integer specialisation), arguments specialised to 1 (they reach the
 IR as constants), and the ``tile.divisibility`` / ``tile.contiguity`` / ``tile.constancy``
 attributes that ``tl.multiple_of``, ``tl.max_contiguous`` and ``tl.max_constancy`` put on the
-op defining a value (they replace what the analysis derives, as in Triton). The transfer functions
+op defining a value or on a kernel argument (they replace what the analysis derives, as in
+Triton). The transfer functions
 follow Triton's axis analysis; anything not modelled is pessimistic (1, 1, 1).
 """
 
@@ -240,7 +241,8 @@ def _apply_hints(attrs, info: AxisInfo) -> AxisInfo:
     for attr, field in HINTS.items():
         if attr in attrs:
             a = attrs[attr]
-            values = [ir.IntegerAttr(a).value] if isinstance(a, ir.IntegerAttr) else list(ir.DenseI32ArrayAttr(a))
+            is_int = isinstance(a, ir.IntegerAttr)
+            values = [ir.IntegerAttr(a).value] if is_int else list(ir.DenseI32ArrayAttr(a))
             if len(values) == 1:
                 values *= info.rank
             fields[field] = tuple(values)
@@ -292,9 +294,9 @@ def _transfer(op: ir.Operation, args: list[AxisInfo | None]) -> AxisInfo | None:
         div = tuple(gcd(_run_divisibility(a, d, c), _run_divisibility(b, d, c)) for d, c in enumerate(contig))
         return AxisInfo(contig, div, g(a.constancy, b.constancy, cond.constancy),
                         a.constant if a.constant == b.constant else None)
-    if name == "tile.load":
-        constancy = [gcd(p, m) for p, m in zip(src.constancy, (args[1].constancy if len(args) > 1 else src.constancy))]
-        return AxisInfo(tuple(1 for _ in shape), tuple(1 for _ in shape), tuple(constancy))
+    if name == "tile.load":  # equal pointers, mask and other give equal values
+        constancy = tuple(gcd(*ks) for ks in zip(*(a.constancy for a in args)))
+        return AxisInfo(tuple(1 for _ in shape), tuple(1 for _ in shape), constancy)
     return None
 
 
@@ -355,12 +357,16 @@ def _binary(kind: str, op: ir.Operation, lhs: AxisInfo, rhs: AxisInfo, shape) ->
             if kind == "sub":  # contiguity means increasing: only lhs may run
                 contig[d] = gcd(lhs.contiguity[d], rhs.constancy[d])
             else:
-                contig[d] = max(gcd(lhs.constancy[d], rhs.contiguity[d]), gcd(lhs.contiguity[d], rhs.constancy[d]))
+                contig[d] = max(gcd(lhs.constancy[d], rhs.contiguity[d]),
+                                gcd(lhs.contiguity[d], rhs.constancy[d]))
             rd = _run_divisibility(rhs, d, contig[d])
             div[d] = gcd(_run_divisibility(lhs, d, contig[d]),
                          _mul_div(rd, _elem_bytes(op.result.type)) if kind == "addptr" else rd)
         elif kind in ("mul", "shl"):
-            factor = _run_divisibility(rhs, d, 1) if kind == "mul" else 1 << rc if rc is not None and 0 < rc < 31 else 1
+            if kind == "mul":
+                factor = _run_divisibility(rhs, d, 1)
+            else:
+                factor = 1 << rc if rc is not None and 0 < rc < 31 else 1
             div[d] = _mul_div(_run_divisibility(lhs, d, 1), factor)
         elif kind in ("div", "shr"):
             if by is not None and by > 0 and by & (by - 1) == 0 and lhs.contiguity[d] == 1:
