@@ -91,6 +91,27 @@ class IRBuilder:
     def num_programs(self, axis: int) -> ir.Value:
         return tile.NumProgramsOp(tile.i32_attr(axis), res=ir.IntegerType.get_signless(32)).res
 
+    def hint(self, h: ir.Value, field: str, values: Sequence[int]) -> None:
+        """Record ``tl.multiple_of``/``max_contiguous``/``max_constancy`` as the attribute
+        ``tile.<field>`` (one value per dimension) of the op defining ``h``, or of the kernel
+        argument ``h``, for the axis analysis."""
+        from ..language.semantic import SemanticError
+
+        attr = ir.DenseI32ArrayAttr.get(list(values))
+        owner = h.owner
+        if not isinstance(owner, ir.Block):
+            owner.attributes[f"tile.{field}"] = attr
+            return
+        fn = owner.owner.operation
+        if fn.name != "func.func":
+            raise SemanticError("a hint on a loop-carried value is not supported; hint the value "
+                                "where it is computed")
+        n = len(owner.arguments)
+        old = list(ir.ArrayAttr(fn.attributes["arg_attrs"])) if "arg_attrs" in fn.attributes else []
+        dicts = [{a.name: a.attr for a in ir.DictAttr(d)} for d in old] + [{}] * (n - len(old))
+        dicts[h.arg_number][f"tile.{field}"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), values[0])
+        fn.attributes["arg_attrs"] = ir.ArrayAttr.get([ir.DictAttr.get(d) for d in dicts])
+
     def make_range(self, start: int, end: int) -> ir.Value:
         ty = ir.RankedTensorType.get([end - start], ir.IntegerType.get_signless(32))
         return tile.MakeRangeOp(tile.i32_attr(start), tile.i32_attr(end), res=ty).res

@@ -135,6 +135,9 @@ class NumpyBuilder:
     def num_programs(self, axis: int):
         return np.int32(self.grid[axis])
 
+    def hint(self, h, field: str, values) -> None:
+        pass  # hints only inform the compiler's analysis
+
     def make_range(self, start: int, end: int):
         return np.arange(start, end, dtype=np.int32)
 

@@ -2,8 +2,8 @@
 
 from .core import (
     NOT_YET, abs, arange, broadcast_to, cdiv, ceil, constexpr, cos, exp, exp2, expand_dims, floor, full,
-    load, log, log2, max, max_contiguous, maximum, min, minimum, multiple_of, num_programs, program_id,
-    range, rsqrt, sin, sqrt, static_assert, static_range, store, sum, tensor, where, zeros,
+    load, log, log2, max, max_constancy, max_contiguous, maximum, min, minimum, multiple_of, num_programs,
+    program_id, range, rsqrt, sin, sqrt, static_assert, static_range, store, sum, tensor, where, zeros,
 )
 from .core import device_assert, device_print, static_print
 from .dtypes import (
@@ -18,9 +18,9 @@ __all__ = [
     "abs", "arange", "bfloat16", "broadcast_to", "cdiv", "ceil", "constexpr", "cos", "double", "dtype",
     "exp", "exp2", "expand_dims", "float", "float16", "float32", "float64", "floor", "full", "int1",
     "int8", "int16", "int32", "int64", "load", "log", "log2", "max", "maximum", "min", "minimum",
-    "max_contiguous", "multiple_of", "num_programs", "pointer_type", "program_id", "range", "rsqrt",
-    "sin", "sqrt", "static_assert", "static_range", "store", "sum", "tensor", "uint8", "uint16", "uint32",
-    "uint64", "where", "zeros",
+    "max_constancy", "max_contiguous", "multiple_of", "num_programs", "pointer_type", "program_id", "range",
+    "rsqrt", "sin", "sqrt", "static_assert", "static_range", "store", "sum", "tensor", "uint8", "uint16",
+    "uint32", "uint64", "where", "zeros",
     "device_assert", "device_print", "static_print",
 ]
 

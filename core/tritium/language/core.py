@@ -283,12 +283,29 @@ def device_assert(cond, msg="", mask=None) -> None:
 
 
 def multiple_of(input, values):
-    """A hint that ``input`` is a multiple of ``values``; the value itself is unchanged."""
-    return input
+    """A hint that ``input`` is a multiple of ``values`` (one per dimension); the value itself is
+    unchanged. Recorded for the axis analysis (``passes/axis_info``)."""
+    return _hint(input, values, "divisibility")
 
 
 def max_contiguous(input, values):
     """A hint that runs of ``values`` elements of ``input`` are contiguous; the value is unchanged."""
+    return _hint(input, values, "contiguity")
+
+
+def max_constancy(input, values):
+    """A hint that runs of ``values`` elements of ``input`` are equal; the value is unchanged."""
+    return _hint(input, values, "constancy")
+
+
+def _hint(input, values, field: str):
+    values = [_unwrap(v) for v in (values if isinstance(values, (list, tuple)) else [values])]
+    if not isinstance(input, tensor):
+        return input
+    if len(values) != (len(input.shape) or 1) or not all(isinstance(v, int) and v > 0 for v in values):
+        raise semantic.SemanticError(f"the hint needs one positive constant integer per dimension of the "
+                                     f"{len(input.shape)}-d input, got {values!r}")
+    semantic.builder().hint(input.handle, field, values)
     return input
 
 
