@@ -11,9 +11,9 @@ from tritium.ir import tile
 from tritium.ir.mlir import ir
 from tritium.passes.axis_info import MAX_DIVISOR, AxisInfo, analyze, axis_info_text
 from tritium.runtime.compiler import compile_specialized
-from tritium.target import Target
 
 from .kernels.basic import loops_kernel, pointer_walk_kernel, reduce2d_kernel
+from .kernels.frontend_only import FrontendOnly
 
 P = "!tile.ptr<f32, 1 : i32>"
 DIV16 = "{tile.divisibility = 16 : i32}"
@@ -216,19 +216,6 @@ def test_text_names_values_by_location():
 
 
 # -- through the frontend ------------------------------------------------------------------------
-
-
-class FrontendOnly(Target):
-    """A target that adds no stages: compilation stops after the target-neutral passes."""
-
-    name = "frontend-only"
-    binary_stage = "tile-opt"
-
-    def parse_options(self, options):
-        return tuple(sorted(options.items()))
-
-    def add_stages(self, stages, options):
-        pass
 
 
 @pytest.fixture(autouse=True)

@@ -5,22 +5,9 @@ import re
 import pytest
 
 import tritium
-from tritium.target import Target
 
 from .kernels.basic import add_kernel, binop_kernel, loops_kernel
-
-
-class FrontendOnly(Target):
-    """A target that adds no stages: compilation stops after the target-neutral passes."""
-
-    name = "frontend-only"
-    binary_stage = "tile-opt"
-
-    def parse_options(self, options):
-        return tuple(sorted(options.items()))
-
-    def add_stages(self, stages, options):
-        pass
+from .kernels.frontend_only import FrontendOnly
 
 
 @pytest.fixture(autouse=True)

@@ -1,0 +1,16 @@
+"""A target for tests of the target-neutral stages (defined in a module both test files import)."""
+
+from tritium.target import Target
+
+
+class FrontendOnly(Target):
+    """A target that adds no stages: compilation stops after the target-neutral passes."""
+
+    name = "frontend-only"
+    binary_stage = "tile-opt"
+
+    def parse_options(self, options):
+        return tuple(sorted(options.items()))
+
+    def add_stages(self, stages, options):
+        pass
