@@ -11,6 +11,7 @@ import tritium.language as tl
 from tritium.errors import OutOfBoundsError
 
 from .kernels import attr_helpers as helpers
+from .kernels import control
 
 MODE = tl.constexpr("fast")
 
@@ -152,24 +153,6 @@ def early_return(x_ptr, out_ptr):
     tl.store(out_ptr, -x)
 
 
-@tritium.jit
-def loop_type_change(out_ptr, n):
-    v = 0
-    for i in range(n):
-        v = v + 0.5
-    tl.store(out_ptr, v)
-
-
-@tritium.jit
-def scalar_or_block(x_ptr, out_ptr, BLOCK: tl.constexpr):
-    x = tl.load(x_ptr)
-    if x > 0:
-        v = 1
-    else:
-        v = tl.arange(0, BLOCK)
-    tl.store(out_ptr + tl.arange(0, BLOCK), v)
-
-
 def _outcome(kernel, args, monkeypatch, target):
     monkeypatch.setenv("TRITIUM_TARGET", target)
     args = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
@@ -182,8 +165,8 @@ def _outcome(kernel, args, monkeypatch, target):
 
 @pytest.mark.parametrize("kernel, args", [
     (early_return, [np.array([3], np.int32), np.zeros(1, np.int32), {}]),
-    (loop_type_change, [np.zeros(1, np.float32), 3, {}]),
-    (scalar_or_block, [np.array([3], np.int32), np.zeros(4, np.int32), {"BLOCK": 4}]),
+    (control.loop_changes_type, [np.zeros(1, np.float32), 3, {}]),
+    (control.scalar_or_block, [np.ones(4, np.float32), np.zeros(4, np.float32), 3, {"BLOCK": 4}]),
 ])
 def test_interpreter_and_compiler_agree(compiling_target, host_target, kernel, args, monkeypatch):
     """Either both refuse with the same located message or both give the same result."""
@@ -287,3 +270,20 @@ def test_read_only_arrays_are_refused_where_stored(interpreter):
     y.flags.writeable = False
     with pytest.raises(tritium.ArgumentError, match="stores through 'y_ptr', but that array is read-only"):
         copy_kernel[(1,)](x, y, 4, BLOCK=4, MASKED=True)
+
+
+def test_pointer_where_in_a_loop_keeps_one_entry_per_argument():
+    """``p = tl.where(c, p + 1, q)`` carried through a loop must not grow the pointers' origin list
+    (it once did, by one entry per iteration, until an int16 index overflowed)."""
+    from tritium.interpreter.memory import Pointers, Region, select
+
+    a, b = Region("a", 0, 0, 64), Region("b", 64, 64, 128)
+    p, q = Pointers.of(np.zeros(4, np.uint64), a), Pointers.of(np.full(4, 64, np.uint64), b)
+    c = np.array([True, False, True, False])
+    for _ in range(100):
+        p = select(c, p, q)
+        p = select(~c, q, p)
+    assert p.regions == (b, a) or p.regions == (a, b)
+    assert [p.regions[i].name for i in p.which] == ["a", "b", "a", "b"]
+    unknown = select(c, p, Pointers.of(np.zeros(4, np.uint64), None))
+    assert unknown.which.tolist()[1::2] == [-1, -1]

@@ -86,11 +86,13 @@ def pointers(h: Any) -> Pointers:
 
 
 def select(c: Any, a: Any, b: Any) -> Pointers:
+    """``tl.where`` on pointers: each element keeps its own origin. The regions are merged without
+    duplicates, so a ``where`` carried through a loop does not grow its region list."""
     a, b = pointers(a), pointers(b)
-    shift = len(a.regions)
-    b_which = np.where(b.which >= 0, b.which + shift, -1)
-    return Pointers(np.where(c, a.addr, b.addr).astype(np.uint64), a.regions + b.regions,
-                    np.where(c, a.which, b_which))
+    regions = a.regions + tuple(r for r in b.regions if r not in a.regions)
+    remap = np.array([regions.index(r) for r in b.regions] + [-1], dtype=np.int16)  # -1 stays -1
+    return Pointers(np.where(c, a.addr, b.addr).astype(np.uint64), regions,
+                    np.where(c, a.which, remap[b.which]))
 
 
 class AccessError(Exception):

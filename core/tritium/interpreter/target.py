@@ -78,7 +78,9 @@ class InterpreterTarget(Target):
             types[name] = t
             if isinstance(value.handle, Pointers):
                 regions.extend(value.handle.regions)
-        key = (kernel.cache_key, tuple(types.items()), tuple(sorted((k, repr(v)) for k, v in constants.items())))
+        key = (kernel.cache_key, tuple(types.items()), tuple(sorted((k, repr(v)) for k, v in constants.items())),
+               opts.debug)
+        kernel.check_globals()  # a constexpr global changed since the check: refused, as when compiled
         known = self._checked.setdefault(kernel, {})
         checked = known.get(key)
         if checked is None:
@@ -88,8 +90,9 @@ class InterpreterTarget(Target):
         program = Program()
         fn = program.function(kernel)
         static_printed: set = set()
+        regions = tuple(regions)
         for z, y, x in itertools.product(range(dims[2]), range(dims[1]), range(dims[0])):
-            builder = NumpyBuilder((x, y, z), dims, tuple(regions), program, opts.debug, kernel.__name__, static_printed)
+            builder = NumpyBuilder((x, y, z), dims, regions, program, opts.debug, kernel.__name__, static_printed)
             with semantic.using(builder):
                 try:
                     fn(**call)
