@@ -350,3 +350,13 @@ def test_kernels_loop_carried_pointers_and_loop_offsets():
         # start steps by 32 from 0: offs runs of 32 from a multiple of 32; n % 16 == 0
         assert infos[load.operands[0]] == AxisInfo((32,), (16,), (1,))
         assert infos[load.operands[1]] == AxisInfo((1,), (1,), (16,))
+
+
+def test_a_hint_on_a_helper_parameter_is_refused():
+    """Inlining replaces the helper's parameters: a hint there would vanish (and once marked every
+    parameter of the helper), so it is a located error that says where to put it instead."""
+    from .kernels.helpers import helper_hint_kernel
+
+    with pytest.raises(tritium.CompilationError, match="hint on a parameter of a @jit helper is lost"):
+        compile_specialized(helper_hint_kernel, FrontendOnly(), {"x_ptr": "*fp32", "n": "i32", "m": "i32"},
+                            {}, {}, {})

@@ -83,3 +83,14 @@ def loop_calls_kernel(x_ptr, n_ptr, out_f_ptr, out_i_ptr, n):
         acc_i = step(acc_i, i)
     tl.store(out_f_ptr, acc_f)
     tl.store(out_i_ptr, acc_i)
+
+
+@tritium.jit
+def hint_second(p, a, b):
+    a = tl.multiple_of(a, 16)
+    return p + a + b
+
+
+@tritium.jit
+def helper_hint_kernel(x_ptr, n, m):
+    tl.store(hint_second(x_ptr, n, m) + tl.arange(0, 8), 1.0)

@@ -14,7 +14,6 @@ from llvmlite import ir as ll
 
 from ..errors import TritiumError
 from ..language.dtypes import bf16_bits
-from ..target import Target
 
 
 class BFloatType(ll.types._BaseFloatType):
@@ -81,9 +80,14 @@ def scalar_of(t: ll.Type) -> ll.Type:
     return t.element if isinstance(t, ll.VectorType) else t
 
 
-def size_in_bytes(t: ll.Type, pointer_bits: PointerBits = Target().pointer_bits) -> int:
+def pointers_of_64_bits(address_space: int) -> int:
+    """The default ``PointerBits`` (``Target.pointer_bits``'s default): 64 bits everywhere."""
+    return 64
+
+
+def size_in_bytes(t: ll.Type, pointer_bits: PointerBits = pointers_of_64_bits) -> int:
     """Byte size of a scalar memory type; a pointer's comes from ``pointer_bits`` of its address
-    space (by default ``Target.pointer_bits``'s: 64 bits in every address space)."""
+    space. A target whose pointers are not all 64-bit passes its ``Target.pointer_bits``."""
     t = memory_type(t)
     if isinstance(t, ll.IntType):
         return t.width // 8

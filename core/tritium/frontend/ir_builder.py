@@ -106,9 +106,12 @@ class IRBuilder:
         if fn.name != "func.func":
             raise SemanticError("a hint on a loop-carried value is not supported; hint the value "
                                 "where it is computed")
+        if "sym_visibility" in fn.attributes and ir.StringAttr(fn.attributes["sym_visibility"]).value == "private":
+            raise SemanticError("a hint on a parameter of a @jit helper is lost when the helper is inlined; "
+                                "hint the value in the kernel that passes it, or where it is computed")
         n = len(owner.arguments)
         old = list(ir.ArrayAttr(fn.attributes["arg_attrs"])) if "arg_attrs" in fn.attributes else []
-        dicts = [{a.name: a.attr for a in ir.DictAttr(d)} for d in old] + [{}] * (n - len(old))
+        dicts = [{a.name: a.attr for a in ir.DictAttr(d)} for d in old] + [{} for _ in range(n - len(old))]
         dicts[h.arg_number][f"tile.{field}"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), values[0])
         fn.attributes["arg_attrs"] = ir.ArrayAttr.get([ir.DictAttr.get(d) for d in dicts])
 

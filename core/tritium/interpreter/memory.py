@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from ..runtime.host import host_span
+
 
 @dataclasses.dataclass(frozen=True)
 class Region:
@@ -27,24 +29,11 @@ class Region:
 
 
 def region_of(value: Any, name: str, start: int) -> Region:
-    """The memory of an array argument: numpy's byte bounds of the view (torch and DLPack
-    arrays through numpy)."""
-    arr = _as_numpy(value)
-    if arr is None:
-        return Region(name, start, start, start)  # unknown extent: every access is reported
-    lo, hi = np.lib.array_utils.byte_bounds(arr) if hasattr(np.lib, "array_utils") else np.byte_bounds(arr)
-    return Region(name, start, int(lo), int(hi))
-
-
-def _as_numpy(value: Any) -> np.ndarray | None:
-    if isinstance(value, np.ndarray):
-        return value
-    try:
-        if hasattr(value, "__dlpack__"):
-            return np.from_dlpack(value)
-        return np.asarray(memoryview(value))
-    except (TypeError, RuntimeError, BufferError, ValueError):
-        return None
+    """The memory of an array argument (``host_span``); an unknown extent is an empty region, so
+    every access through it is reported."""
+    span = host_span(value)
+    lo, hi = span if span is not None else (start, start)
+    return Region(name, start, lo, hi)
 
 
 class Pointers:

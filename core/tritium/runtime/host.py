@@ -39,6 +39,33 @@ def host_address(value: Any, name: str, target: str) -> int:
     return int(arr.__array_interface__["data"][0])
 
 
+def host_span(value: Any) -> tuple[int, int] | None:
+    """``(lo, hi)``: the bytes the elements of a host array view cover (numpy's byte bounds; torch
+    and DLPack arrays through numpy, so strided and negative-stride views are exact); None when
+    the extent cannot be known. Targets check pointer accesses against it (the interpreter always,
+    compiled targets in debug mode)."""
+    import numpy as np
+
+    arr = _as_numpy(value)
+    if arr is None:
+        return None
+    lo, hi = np.lib.array_utils.byte_bounds(arr) if hasattr(np.lib, "array_utils") else np.byte_bounds(arr)
+    return int(lo), int(hi)
+
+
+def _as_numpy(value: Any) -> Any:
+    import numpy as np
+
+    if isinstance(value, np.ndarray):
+        return value
+    try:
+        if hasattr(value, "__dlpack__"):
+            return np.from_dlpack(value)
+        return np.asarray(memoryview(value))
+    except (TypeError, RuntimeError, BufferError, ValueError):
+        return None
+
+
 def _torch_device(value: Any) -> str | None:
     dev = getattr(value, "device", None)
     return getattr(dev, "type", None) if dev is not None and not isinstance(dev, str) else dev

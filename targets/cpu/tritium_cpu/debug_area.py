@@ -19,6 +19,7 @@ import struct
 from typing import Any, Sequence
 
 from tritium.errors import OutOfBoundsError
+from tritium.runtime.host import host_span
 
 SPAN_BYTES = 16
 MAX_LANES = 64
@@ -42,43 +43,6 @@ class HostPointer(int):
     """A pointer argument's address that keeps its array, whose span a debug launch checks."""
 
     array: Any
-
-
-def host_span(value: Any) -> tuple[int, int] | None:
-    """``(lo, hi)``: the bytes a numpy array, torch tensor or buffer view covers (its elements, from
-    the lowest to one past the highest); None when unknown."""
-    if hasattr(value, "data_ptr") and hasattr(value, "stride"):
-        start, strides, item = int(value.data_ptr()), [s * value.element_size() for s in value.stride()], \
-            value.element_size()
-        shape = list(value.shape)
-    else:
-        iface = getattr(value, "__array_interface__", None)
-        if iface is None:
-            try:
-                import numpy as np
-
-                iface = np.asarray(memoryview(value)).__array_interface__
-            except TypeError:
-                return None
-        import numpy as np
-
-        item = np.dtype(iface["typestr"]).itemsize
-        shape = list(iface["shape"])
-        strides = iface.get("strides") or _contiguous_strides(shape, item)
-        start = int(iface["data"][0])
-    if any(n == 0 for n in shape):
-        return start, start
-    low = sum(min(0, (n - 1) * s) for n, s in zip(shape, strides))
-    high = sum(max(0, (n - 1) * s) for n, s in zip(shape, strides))
-    return start + low, start + high + item
-
-
-def _contiguous_strides(shape: list[int], item: int) -> list[int]:
-    strides, step = [], item
-    for n in reversed(shape):
-        strides.append(step)
-        step *= max(n, 1)
-    return strides[::-1]
 
 
 def pack_spans(buffer, offset: int, values: Sequence[Any], arg_types: Sequence[str]) -> None:

@@ -20,6 +20,8 @@ from tritium.errors import DeviceAssertionError
 from tritium.language import dtypes as T
 from tritium.runtime import debug_output
 
+from . import abi
+
 PRINT_SYMBOL = "tritium_cpu_print"
 ASSERT_SYMBOL = "tritium_cpu_assert"
 #: a global the code generator defines in kernels that print or assert
@@ -88,7 +90,7 @@ def _assert(kernel: bytes, file: bytes, line: int, message: bytes, shape: bytes,
                 filename=filename, lineno=line or None,
                 source_line=linecache.getline(filename, line) if line else "")
         if STATE.counter is not None:
-            STATE.counter.value = 2**31 - 1  # no program claims another
+            ctypes.c_uint32.from_address(ctypes.addressof(STATE.counter)).value = abi.STOP  # stop the grid
     except BaseException as e:  # noqa: BLE001
         STATE.error = STATE.error or e
 
