@@ -97,7 +97,7 @@ def test_compiled_kernel_refuses_arrays_of_another_type(compiling_target, dtype)
 
 
 def test_unknown_signature_type_lists_the_valid_ones():
-    from .test_frontend_ir import FrontendOnly
+    from .kernels.frontend_only import FrontendOnly
 
     with pytest.raises(tritium.errors.ArgumentError, match=r"kernel 'add_kernel': unknown type 'float' for 'y_ptr'"
                                                            r" in the signature; valid types are i1, i8, .*, u64, fp16, bf16, fp32, fp64, and '\*'"):

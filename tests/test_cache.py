@@ -279,7 +279,7 @@ def test_compiling_with_an_unusable_cache_warns_and_goes_on(tmp_path, monkeypatc
     import tritium
 
     from .kernels.basic import add_kernel
-    from .test_frontend_ir import FrontendOnly
+    from .kernels.frontend_only import FrontendOnly
 
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("x")

@@ -10,7 +10,8 @@ from tritium.errors import CompilationError, DeviceAssertionError
 from tritium.ir import tile
 from tritium.ir.mlir import ir, passmanager
 from tritium.runtime import debug_output
-from tritium.target import Target
+
+from .kernels.frontend_only import FrontendOnly
 
 
 @pytest.fixture(autouse=True)
@@ -18,19 +19,6 @@ def isolated(monkeypatch, tmp_path):
     monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("TRITIUM_TARGET", "interpreter")
     monkeypatch.delenv("TRITIUM_DEBUG", raising=False)
-
-
-class FrontendOnly(Target):
-    name = "frontend-only"
-    binary_stage = "tile-opt"
-
-    def parse_options(self, options):
-        from tritium.target import LaunchOptions
-
-        return LaunchOptions.parse(options, self.name)
-
-    def add_stages(self, stages, options):
-        pass
 
 
 @tritium.jit

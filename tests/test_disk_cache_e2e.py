@@ -12,7 +12,7 @@ SCRIPT = textwrap.dedent("""
     sys.path.insert(0, {root!r})
     import tritium
     from tests.kernels.basic import add_kernel
-    from tests.test_frontend_ir import FrontendOnly
+    from tests.kernels.frontend_only import FrontendOnly
     k = tritium.compile(add_kernel, signature="*fp32, *fp32, *fp32, i32", constants={{"BLOCK": 64}},
                         target=FrontendOnly())
     print("HIT" if k.cache_hit else "MISS", "make_range" in k.asm["tile-opt"])

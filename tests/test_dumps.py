@@ -5,7 +5,7 @@ import pytest
 import tritium
 
 from .kernels.basic import add_kernel
-from .test_frontend_ir import FrontendOnly
+from .kernels.frontend_only import FrontendOnly
 
 
 @pytest.fixture(autouse=True)

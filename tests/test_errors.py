@@ -7,7 +7,7 @@ import tritium
 from tritium import plugins
 
 from .kernels import bad
-from .test_frontend_ir import FrontendOnly
+from .kernels.frontend_only import FrontendOnly
 
 
 @pytest.fixture(autouse=True)

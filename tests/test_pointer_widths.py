@@ -34,19 +34,3 @@ def test_a_pointer_typed_element_takes_the_width_of_its_address_space():
     assert size_in_bytes(memory_type(glob), bits) == 8
     assert size_in_bytes(ll.IntType(1), bits) == 1 and size_in_bytes(ll.HalfType(), bits) == 2
 
-
-def test_pointers_stored_in_memory_are_laid_out_by_their_width():
-    """A buffer of shared-memory pointers (as a tensor of pointers kept in memory): the second
-    element sits 4 bytes in, and the store is 4-byte aligned."""
-    bits = Amdish().pointer_bits
-    ptr3 = ll.PointerType(addrspace=3)
-    module = ll.Module()
-    fn = ll.Function(module, ll.FunctionType(ll.VoidType(), [ll.PointerType(addrspace=5), ptr3]), "keep")
-    b = ll.IRBuilder(fn.append_basic_block())
-    size = size_in_bytes(ptr3, bits)
-    slot = b.gep(fn.args[0], [ll.Constant(ll.IntType(32), 1 * size)], source_etype=ll.IntType(8))
-    b.store(fn.args[1], slot, align=size)
-    b.ret_void()
-    text = str(module)
-    assert "getelementptr i8, ptr addrspace(5) %\".1\", i32 4" in text
-    assert "store ptr addrspace(3) %\".2\", ptr addrspace(5)" in text and text.count("align 4") == 1

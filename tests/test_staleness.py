@@ -16,7 +16,7 @@ import tritium
 from tritium import plugins
 from tritium.errors import CompilationError, TritiumError
 
-from .test_frontend_ir import FrontendOnly
+from .kernels.frontend_only import FrontendOnly
 
 needs_cpu = pytest.mark.skipif("cpu" not in plugins.targets(), reason="needs the cpu target")
 
@@ -85,6 +85,34 @@ def test_reassigned_global_is_detected_at_launch(tmp_path, target):
     with pytest.raises(TritiumError, match=r"kernel 'scaled': global variable 'SCALE' has changed since the "
                                            r"kernel was compiled, from 2 to 3.*tl.constexpr parameter"):
         mod.scaled[(1,)](x, out, BLOCK=16)
+
+
+SHADOWED = """
+import tritium
+import tritium.language as tl
+
+BLOCK = tl.constexpr(16)
+scale = tl.constexpr(2)
+
+
+@tritium.jit
+def shadowed(x_ptr, BLOCK: tl.constexpr):
+    scale = 3
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs) * scale)
+"""
+
+
+def test_globals_shadowed_by_parameters_and_locals_are_not_read(tmp_path, target):
+    """A kernel whose parameter or local has a global's name never reads that global: rebinding the
+    global must neither refuse the next launch nor change the key."""
+    mod = load_module(tmp_path, SHADOWED)
+    dev = target.driver
+    x = dev.to_device(np.ones(8, np.float32))
+    mod.shadowed[(1,)](x, BLOCK=8)
+    mod.BLOCK, mod.scale = tritium.language.constexpr(32), tritium.language.constexpr(5)
+    mod.shadowed[(1,)](x, BLOCK=8)
+    np.testing.assert_array_equal(dev.to_host(x), np.full(8, 9.0, np.float32))
 
 
 CHILD = """
@@ -211,7 +239,7 @@ COMPILE_CALLER = """
 import sys
 sys.path[:0] = [{tmp!r}, {root!r}]
 import tritium
-from tests.test_frontend_ir import FrontendOnly
+from tests.kernels.frontend_only import FrontendOnly
 import caller_mod_for_staleness as m
 k = tritium.compile(m.calls_module_helper, signature="*fp32", constants={{"BLOCK": 16}}, target=FrontendOnly())
 print("HIT" if k.cache_hit else "MISS")

@@ -39,14 +39,16 @@ class Small(enum.IntEnum):
     ONE = 1
 
 
-@pytest.mark.parametrize("value", [0, -2**31, 2**31 - 1, -2**63, 2**63 - 1, 2**63, 2**64 - 1, True, 1.5])
-def test_python_scalars_are_typed_as_literals_are(value):
-    assert arg_type(value, "n", "k") == semantic.argument_dtype(value).short == semantic.literal_dtype(value).short
-
-
-@pytest.mark.parametrize("value,argument,literal", [(2**31, "i64", "u32"), (1e300, "fp32", "fp64")])
-def test_arguments_and_literals_differ_where_triton_types_them_differently(value, argument, literal):
-    assert arg_type(value, "n", "k") == argument and semantic.literal_dtype(value).short == literal
+@pytest.mark.parametrize("value,argument,literal", [
+    (0, "i32", "i32"), (-2**31, "i32", "i32"), (2**31 - 1, "i32", "i32"), (-2**31 - 1, "i64", "i64"),
+    (-2**63, "i64", "i64"), (2**63 - 1, "i64", "i64"), (2**63, "u64", "u64"), (2**64 - 1, "u64", "u64"),
+    (True, "i1", "i1"), (1.5, "fp32", "fp32"),
+    # where Triton types an argument and a literal differently
+    (2**31, "i64", "u32"), (2**32 - 1, "i64", "u32"), (1e300, "fp32", "fp64"),
+])
+def test_python_scalars_as_arguments_and_as_literals(value, argument, literal):
+    assert arg_type(value, "n", "k") == argument and semantic.argument_dtype(value).short == argument
+    assert semantic.literal_dtype(value).short == literal
 
 
 def test_scalar_typing_edges():

@@ -1,6 +1,6 @@
 """A target for tests of the target-neutral stages (defined in a module both test files import)."""
 
-from tritium.target import Target
+from tritium.target import LaunchOptions, Target
 
 
 class FrontendOnly(Target):
@@ -10,7 +10,7 @@ class FrontendOnly(Target):
     binary_stage = "tile-opt"
 
     def parse_options(self, options):
-        return tuple(sorted(options.items()))
+        return LaunchOptions.parse(options, self.name)
 
     def add_stages(self, stages, options):
         pass

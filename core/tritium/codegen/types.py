@@ -8,12 +8,15 @@ address space (``Target.pointer_bits``): AMD's shared and private pointers are 3
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from llvmlite import ir as ll
 
 from ..errors import TritiumError
 from ..language.dtypes import bf16_bits
+
+if TYPE_CHECKING:  # MLIR is imported where code is generated, not where launchers size pointers
+    from ..ir.mlir import ir
 
 
 class BFloatType(ll.types._BaseFloatType):

@@ -16,16 +16,16 @@ def _np_generic():
 
 
 _BY_CLASS_AND_DTYPE: dict[tuple[type, Any], str] = {}  # the launch path's fast lookup
-#: the signature spelling of each type a Python scalar can have (``dtype.short`` is slow to compute)
-_LITERAL_SHORT = {id(t): t.short for t in (T.int1, T.int32, T.int64, T.uint64, T.float32)}
 
 
 def arg_type(value: Any, name: str, kernel: str) -> str:
     """The signature type of one runtime argument: ``*fp32`` for arrays, ``i32``/``i64``/``fp32``/``i1``."""
     cls = type(value)
-    if cls is int or cls is bool or cls is float:
+    if cls is float:  # every Python float argument is fp32 (``argument_dtype``)
+        return "fp32"
+    if cls is int or cls is bool:
         try:
-            return _LITERAL_SHORT[id(argument_dtype(value))]
+            return argument_dtype(value).short
         except SemanticError as e:
             raise ArgumentError(f"kernel '{kernel}': argument '{name}' = {value}: {e}") from None
     dt = getattr(value, "dtype", None)

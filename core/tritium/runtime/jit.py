@@ -116,13 +116,17 @@ class JITFunction:
         from ..language.core import constexpr
 
         nonlocals = self.closure_vars()
+        # Python's rule: a name bound anywhere in the function (a parameter, an assignment, a loop
+        # variable) is local everywhere in it, so it never reads the global of the same name
+        local = set(self.arg_names) | {n.id for n in ast.walk(self.ast)
+                                       if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
         out: dict[str, tuple[str, dict | None, Any]] = {}
         for node in ast.walk(self.ast):
             path: list[str] = []
             while isinstance(node, ast.Attribute):
                 path.insert(0, node.attr)
                 node = node.value
-            if not isinstance(node, ast.Name):
+            if not isinstance(node, ast.Name) or node.id in local:
                 continue
             if node.id in nonlocals:
                 scope, value = None, nonlocals[node.id]

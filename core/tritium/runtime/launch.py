@@ -86,8 +86,13 @@ def bind_arguments(target, jitfn, bound: dict[str, Any]) -> Iterator[tuple[str, 
             yield name, t, bind(target, v, t, name, jitfn.__name__)
 
 
+#: the environment variables that change what compiles, in the in-process key as raw strings
+#: (parsed once, when compiling: this runs on every launch)
+_COMPILE_ENVIRONMENT = ("TRITIUM_DEBUG", "TRITIUM_OVERRIDE_DIR")
+_environ = os.environ
+
+
 def prepare(target, jitfn, args: tuple, kwargs: dict) -> Prepared:
-    from ..target import debug_from_environment
     from .compiler import COMPILE_LOCK, compile_specialized
 
     bound, options = split_arguments(jitfn, args, kwargs)
@@ -100,8 +105,7 @@ def prepare(target, jitfn, args: tuple, kwargs: dict) -> Prepared:
         specs.append("" if name in jitfn.do_not_specialize else specialization(t, v))
         values.append(v)
     key = (target.name, tuple(types), tuple(specs), tuple(constants), tuple(sorted(options.items())),
-           debug_from_environment(),  # TRITIUM_DEBUG changes what compiles, and so does an override directory
-           os.environ.get("TRITIUM_OVERRIDE_DIR"))
+           *[_environ.get(v) for v in _COMPILE_ENVIRONMENT])
     kernel = jitfn.kernels.get(key)
     if kernel is None:
         with COMPILE_LOCK:  # a kernel launched from several threads compiles once

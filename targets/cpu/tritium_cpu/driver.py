@@ -19,7 +19,6 @@ import threading
 import time
 from typing import Any, Mapping, Sequence
 
-import numpy as np
 from llvmlite import binding as llvm
 from tritium.errors import TritiumError
 from tritium.language.dtypes import bf16_bits
