@@ -3,6 +3,8 @@ target runs, one definition of launch-argument/literal typing and of bf16 roundi
 
 import ast
 import enum
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -72,3 +74,11 @@ def test_mlir_version_helper_is_gone():
     from tritium.ir import mlir
 
     assert not hasattr(mlir, "version")
+
+
+def test_import_tritium_loads_no_plugin_machinery():
+    """Plugin discovery (pluggy, entry points) waits for the first launch: commands that never
+    launch, such as ``tritium cache dir``, do not pay for it."""
+    code = "import sys, tritium, tritium.language; print('pluggy' in sys.modules, 'tritium.plugins' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False"]

@@ -112,6 +112,7 @@ def test_stage_suffix_defaults():
     target = Target()
     assert target.stage_suffix("tile-layout", '#blocked = #tile.blocked<[4]>\nmodule {\n}\n') == "mlir"
     assert target.stage_suffix("tile", "module attributes {x} {\n}\n") == "mlir"
+    assert target.stage_suffix("tile-layout", "// edited by hand\nmodule {\n}\n") == "mlir"
     assert target.stage_suffix("tile", '!p = !tile.ptr<f32, 1 : i32>\n"builtin.module"() ({\n}) : () -> ()\n') == "mlir"
     assert target.stage_suffix("llir", "; ModuleID = 'k'\n") == "ll"
     assert target.stage_suffix("ptx", "//\n.version 8.0\n") == "txt"

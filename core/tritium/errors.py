@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+from typing import Any, Callable
+
 
 class TritiumError(Exception):
     """Base class of every error tritium raises on purpose."""
@@ -51,3 +54,15 @@ class OutOfBoundsError(KernelRuntimeError):
 
 class DeviceAssertionError(KernelRuntimeError):
     """A ``tl.device_assert`` that failed (checked under ``debug=True`` or ``TRITIUM_DEBUG=1``)."""
+
+
+def user_facing(fn: Callable) -> Callable:
+    """Mark an entry point users call (a launch, ``warmup``, ``compile``): a tritium error leaves it
+    with a fresh traceback, so the user sees their own line and the message, not the library's frames."""
+    @functools.wraps(fn)
+    def entry(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except TritiumError as e:
+            raise e.with_traceback(None) from None
+    return entry

@@ -92,7 +92,8 @@ class Driver:
 
 
 #: how an MLIR module prints: attribute and type aliases (``#blocked = ...``), then the module op
-_MLIR_MODULE = re.compile(r'(\s*[#!][^\n]*\n)*\s*(module\b|"builtin\.module")')
+#: a printed MLIR module: attribute/type aliases and ``//`` comments, then the module
+_MLIR_MODULE = re.compile(r'(\s*([#!]|//)[^\n]*\n)*\s*(module\b|"builtin\.module")')
 
 Launcher = Callable[[tuple[int, int, int], Sequence[Any]], None]
 """``launcher(grid, bound_args)``: run a loaded kernel on a 3-D grid with bound arguments."""

@@ -21,7 +21,7 @@ from ..language import core as tlc
 from ..language import debug
 from ..language import dtypes as T
 from ..language import semantic
-from ..runtime.jit import JITFunction
+from ..runtime.jit import JITFunction, allowed_global, global_rule_message
 from .ir_builder import IRBuilder, ir_type
 from .names import assigned_names
 
@@ -414,7 +414,6 @@ class FunctionGenerator(ast.NodeVisitor):
 
     # -- expressions ------------------------------------------------------------------------------
     def lookup(self, name: str, node: ast.AST) -> Any:
-        from ..runtime.jit import allowed_global, global_rule_message
 
         if name in self.scope:
             return self.scope[name]

@@ -6,11 +6,11 @@ receives operands that ``semantic`` already promoted and broadcast.
 
 from __future__ import annotations
 
-import re
 import sys
 from typing import Any, Callable, Sequence
 
 from ..ir import tile
+from ..ir.locations import file_line_col
 from ..ir.mlir import arith, ir
 from ..language.dtypes import dtype
 
@@ -155,5 +155,5 @@ class IRBuilder:
 
 def _current_file_line() -> tuple[str, int]:
     """File and line of the current MLIR location (the frontend sets it for every statement)."""
-    m = re.match(r'loc\("(.*)":(\d+):\d+\)$', str(ir.Location.current))
-    return (m.group(1), int(m.group(2))) if m else ("", 0)
+    found = file_line_col(ir.Location.current)
+    return (found[0], found[1]) if found is not None else ("", 0)

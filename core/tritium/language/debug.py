@@ -61,7 +61,7 @@ def device_assert(cond: Any, msg: Any = "", mask: Any = None) -> None:
     if not isinstance(msg, str):
         raise semantic.SemanticError(f"device_assert's message must be a string, got {msg!r}")
     b = semantic.builder()
-    if not getattr(b, "debug", False):
+    if not b.debug:
         return
     cond = semantic.cast(semantic.to_tensor(cond), T.int1)
     if mask is not None:

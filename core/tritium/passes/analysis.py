@@ -17,16 +17,11 @@ def stored_arguments(module: ir.Module, kernel: str) -> list[int] | None:
     args = list(fn.regions[0].blocks[0].arguments)
     written: set[int] = set()
     for store in _ops_named(fn.operation, "tile.store"):
-        sources = _sources(store.operands[0], args)
+        sources = pointer_sources(store.operands[0], args)
         if sources is None:
             return None
         written |= sources
     return sorted(written)
-
-
-def pointer_sources(value: ir.Value, args: list[ir.Value]) -> set[int] | None:
-    """Indices of ``args`` that pointer ``value`` may point into; None when it cannot be traced."""
-    return _sources(value, args)
 
 
 def _ops_named(op: ir.Operation, name: str):
@@ -38,8 +33,8 @@ def _ops_named(op: ir.Operation, name: str):
                 yield from _ops_named(inner.operation, name)
 
 
-def _sources(value: ir.Value, args: list[ir.Value], seen: set | None = None) -> set[int] | None:
-    """The argument indices ``value`` may point into; None when it comes from elsewhere."""
+def pointer_sources(value: ir.Value, args: list[ir.Value], seen: set | None = None) -> set[int] | None:
+    """Indices of ``args`` that pointer ``value`` may point into; None when it cannot be traced."""
     seen = set() if seen is None else seen
     if value in seen:
         return set()  # already being traced (a loop-carried cycle)
@@ -55,9 +50,9 @@ def _sources(value: ir.Value, args: list[ir.Value], seen: set | None = None) -> 
         return _loop_value(loop, owner, value.arg_number - 1, args, seen)
     op = owner.operation
     if op.name in _POINTER_PASSTHROUGH:
-        return _sources(op.operands[0], args, seen)
+        return pointer_sources(op.operands[0], args, seen)
     if op.name == "arith.select":
-        return _union(_sources(op.operands[1], args, seen), _sources(op.operands[2], args, seen))
+        return _union(pointer_sources(op.operands[1], args, seen), pointer_sources(op.operands[2], args, seen))
     if op.name == "scf.for":
         return _loop_value(op, op.regions[0].blocks[0], value.result_number, args, seen)
     return None
@@ -66,7 +61,7 @@ def _sources(value: ir.Value, args: list[ir.Value], seen: set | None = None) -> 
 def _loop_value(loop: ir.Operation, body: ir.Block, i: int, args, seen) -> set[int] | None:
     init = loop.operands[3 + i]
     yielded = body.operations[len(body.operations) - 1].operands[i]
-    return _union(_sources(init, args, seen), _sources(yielded, args, seen))
+    return _union(pointer_sources(init, args, seen), pointer_sources(yielded, args, seen))
 
 
 def _union(a: set[int] | None, b: set[int] | None) -> set[int] | None:

@@ -91,12 +91,6 @@ def override_files(kernel: str) -> list[Path]:
                   if p.is_file() and (split_dump_name(p.name) or ("",))[0] == kernel)
 
 
-def override_key(kernel: str) -> list[tuple[str, str]]:
-    """Name and content hash of every override file of ``kernel``: part of the disk-cache key, so
-    an edit is never served stale and an overridden binary never serves a run without it."""
-    return [(p.name, hashlib.sha256(p.read_bytes()).hexdigest()) for p in override_files(kernel)]
-
-
 def choose_override(kernel: str, stages: list[str]) -> GivenStage | None:
     """The stage to continue from under ``TRITIUM_OVERRIDE_DIR``: the last one it holds a file for
     (that file replaces what every earlier stage produced). Warns which stage comes from which file."""
@@ -120,7 +114,8 @@ def choose_override(kernel: str, stages: list[str]) -> GivenStage | None:
 
 
 def warn_override(kernel: str, stage: str, origin: str, shadowed: list[str] = ()) -> None:
-    """The warning every overridden compilation (or cache hit of one) gives."""
+    """The warning every overridden compilation (or cache hit of one: the override is chosen before
+    the cache is looked up) gives."""
     text = f"kernel '{kernel}': stage '{stage}' overridden from {origin} ({OVERRIDE_ENV})"
     if shadowed:
         text += (f"; the override files of the earlier stages {', '.join(shadowed)} have no effect, since "

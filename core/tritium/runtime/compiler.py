@@ -13,7 +13,7 @@ import os
 import threading
 from typing import Any
 
-from ..errors import ArgumentError, CompilationError, TritiumError
+from ..errors import ArgumentError, CompilationError, TritiumError, user_facing
 from ..target import KernelSignature
 from . import cache as disk_cache
 
@@ -61,13 +61,8 @@ class CompiledKernel:
         from .args import arg_type, bind
         from .launch import run_on_grid
 
+        @user_facing
         def run(*args):
-            try:
-                launch(args)
-            except TritiumError as e:  # the user's launch line and the message, not the library's frames
-                raise e.with_traceback(None) from None
-
-        def launch(args):
             sig = self.signature
             if len(args) != len(sig.arg_types):
                 raise ArgumentError(f"kernel '{sig.name}' takes {len(sig.arg_types)} runtime arguments "
@@ -164,7 +159,7 @@ def compile_specialized(jitfn, target, arg_types: dict[str, str], constants: dic
     """Compile ``jitfn`` for runtime argument types, constexpr values and specialisations.
 
     ``given`` (a ``GivenStage``) starts the pipeline from that stage's text; without it, the files
-    of ``TRITIUM_OVERRIDE_DIR`` named for the kernel (if any) do.
+    of ``TRITIUM_OVERRIDE_DIR`` named for the kernel (if any) do, read once for the key and the run.
     """
     with COMPILE_LOCK:
         return _compile_specialized(jitfn, target, arg_types, constants, specs, options, given)
@@ -172,14 +167,14 @@ def compile_specialized(jitfn, target, arg_types: dict[str, str], constants: dic
 
 def _compile_specialized(jitfn, target, arg_types, constants, specs, options, given) -> CompiledKernel:
     from .. import plugins
-    from ..passes.given_stage import override_key, warn_override
-
-    overrides = override_key(jitfn.__name__) if given is None else []
+    from ..passes.given_stage import choose_override, override_files
 
     try:
         opts = target.parse_options(options)
     except TritiumError as e:
         raise ArgumentError(f"kernel '{jitfn.__name__}': {e}") from None
+    if given is None and override_files(jitfn.__name__):  # read once: the key and the pipeline see one text
+        given = choose_override(jitfn.__name__, list(build_pipeline(target, opts)))
     signature = KernelSignature(jitfn.__name__, tuple(arg_types), tuple(arg_types.values()))
     key = disk_cache.cache_key({
         "source": jitfn.cache_key, "name": jitfn.__name__, "arg_types": list(arg_types.items()),
@@ -187,7 +182,6 @@ def _compile_specialized(jitfn, target, arg_types, constants, specs, options, gi
         "options": repr(opts), "target": target.name, "target_version": target.version(), **_versions(),
         "pipeline": plugins.pipeline_identity(),
         **({"given": [given.stage, given.suffix, given.digest()]} if given is not None else {}),
-        **({"overrides": overrides} if overrides else {}),
     })
     jitfn.check_globals()  # a global reassigned since the source key was taken
     cache = disk_cache.Cache()
@@ -198,8 +192,6 @@ def _compile_specialized(jitfn, target, arg_types, constants, specs, options, gi
 
             check_dump_selection(list(entry.asm))
             dump(jitfn.__name__, entry.asm, key, target)
-        if "override" in entry.metadata:
-            warn_override(jitfn.__name__, *entry.metadata["override"])
         return CompiledKernel(target, signature, entry.asm, entry.metadata, entry.binary, cache_hit=True)
     asm, metadata = _run_pipeline(jitfn, target, opts, signature, arg_types, constants, specs, key, given)
     binary = asm[target.binary_stage]
@@ -213,7 +205,6 @@ def _run_pipeline(jitfn, target, opts, signature, arg_types, constants, specs, k
     from ..ir.mlir import ir
     from ..language import core as tlc
     from ..language import dtypes as T
-    from ..passes.given_stage import choose_override
     from ..passes.pipeline import CompileContext
 
     arg_values, divisible, known = [], [], {}
@@ -228,12 +219,7 @@ def _run_pipeline(jitfn, target, opts, signature, arg_types, constants, specs, k
     ctx = CompileContext(signature, target, opts, {"name": jitfn.__name__}, key=key)
     with tile.context(), ir.Location.unknown():
         attrs = [{"tile.divisibility": tile.i32_attr(16)} if d else {} for d in divisible]
-        pipeline = build_pipeline(target, opts)
-        if given is None:
-            given = choose_override(jitfn.__name__, list(pipeline))
-            if given is not None:
-                ctx.metadata["override"] = [given.stage, given.origin]
-        asm = pipeline.run((jitfn, arg_values, attrs, known), ctx, given)
+        asm = build_pipeline(target, opts).run((jitfn, arg_values, attrs, known), ctx, given)
     return asm, _plain(ctx.metadata)
 
 
@@ -245,6 +231,7 @@ def _plain(metadata: dict) -> dict:
     return json.loads(json.dumps(kept))
 
 
+@user_facing
 def compile(fn, signature: dict[str, str] | str, constants: dict[str, Any] | None = None,  # noqa: A001
             target: str | None = None, *, source: str | bytes | os.PathLike | None = None,
             stage: str | None = None, **options) -> CompiledKernel:
@@ -281,16 +268,13 @@ def compile(fn, signature: dict[str, str] | str, constants: dict[str, Any] | Non
     if fn.debug is not None:
         options.setdefault("debug", fn.debug)
     given = None
-    try:
-        if isinstance(source, os.PathLike) or (source is not None and stage is None):
-            given = read_dump(source, fn.__name__)
-            if stage is not None and stage != given.stage:
-                raise ArgumentError(f"kernel '{fn.__name__}': stage={stage!r}, but the file {source!s} holds "
-                                    f"stage '{given.stage}'")
-        elif source is not None:
-            given = GivenStage(stage, source, tgt.stage_suffix(stage, source), "the text given to tritium.compile")
-        elif stage is not None:
-            raise ArgumentError(f"kernel '{fn.__name__}': stage={stage!r} needs source= (that stage's text)")
-        return compile_specialized(fn, tgt, ordered, constants, {}, options, given)
-    except TritiumError as e:  # the user's call and the located message, not the compiler's frames
-        raise e.with_traceback(None) from None
+    if isinstance(source, os.PathLike) or (source is not None and stage is None):
+        given = read_dump(source, fn.__name__)
+        if stage is not None and stage != given.stage:
+            raise ArgumentError(f"kernel '{fn.__name__}': stage={stage!r}, but the file {source!s} holds "
+                                f"stage '{given.stage}'")
+    elif source is not None:
+        given = GivenStage(stage, source, tgt.stage_suffix(stage, source), "the text given to tritium.compile")
+    elif stage is not None:
+        raise ArgumentError(f"kernel '{fn.__name__}': stage={stage!r} needs source= (that stage's text)")
+    return compile_specialized(fn, tgt, ordered, constants, {}, options, given)

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import inspect
 import textwrap
 import types
 from typing import Any, Callable
 
-from .. import plugins
-from ..errors import TritiumError
+from ..errors import TritiumError, user_facing
 from .launch import run_kernel
 
 
@@ -37,6 +37,14 @@ def global_rule_message(name: str, value: Any) -> str:
 
 
 _MISSING = object()
+
+
+def _selected_target() -> Any:
+    """The target launches use (``TRITIUM_TARGET``); plugin discovery loads on the first launch,
+    not at ``import tritium``."""
+    from .. import plugins
+
+    return plugins.get_target()
 
 #: the code objects of every @jit function: the interpreter finds kernel frames in tracebacks by them
 JIT_CODE: set = set()
@@ -167,30 +175,18 @@ class JITFunction:
             f"do not reassign globals that kernels read: pass the value as a tl.constexpr parameter instead")
 
     def __getitem__(self, grid) -> Callable[..., Any]:
-        def launch(*args, **kwargs):
-            try:
-                return self._run(grid, args, kwargs)
-            except TritiumError as e:  # the user's launch line and the message, not the library's frames
-                raise e.with_traceback(None) from None
-        return launch
+        return functools.partial(self.run, grid=grid)
 
+    @user_facing
     def run(self, *args, grid, **kwargs) -> Any:
-        try:
-            return self._run(grid, args, kwargs)
-        except TritiumError as e:
-            raise e.with_traceback(None) from None
+        return run_kernel(_selected_target(), self, grid, args, kwargs)
 
-    def _run(self, grid, args: tuple, kwargs: dict) -> Any:
-        return run_kernel(plugins.get_target(), self, grid, args, kwargs)
-
+    @user_facing
     def warmup(self, *args, grid=(1,), **kwargs) -> Any:
         """Compile for these arguments (and the selected target) without launching."""
         from .launch import prepare
 
-        try:
-            return prepare(plugins.get_target(), self, args, kwargs).kernel
-        except TritiumError as e:
-            raise e.with_traceback(None) from None
+        return prepare(_selected_target(), self, args, kwargs).kernel
 
     def __call__(self, *args, **kwargs):
         from ..language import semantic

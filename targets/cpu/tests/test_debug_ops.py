@@ -248,3 +248,32 @@ def test_device_assert_names_the_first_false_element_of_a_2d_block(monkeypatch):
     x[[2 * 16 + 5, 3 * 16 + 1]] = 7
     errors = both_targets(monkeypatch, lambda: assert_2d[(1,)](x, R=4, C=16, debug=True))
     assert all("no sevens (pid (0, 0, 0) idx (2, 5))" in str(e) for e in errors)
+
+
+ASSERTING = '''
+import tritium
+import tritium.language as tl
+
+
+@tritium.jit(debug=True)
+def asserting(x_ptr, BLOCK: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.device_assert(x < 1, "too big")
+'''
+
+
+def test_assertion_location_keeps_a_non_ascii_path(monkeypatch, tmp_path):
+    """The file comes from the location object, not its printed text (which escapes 'é')."""
+    import importlib.util
+
+    folder = tmp_path / "josé"
+    folder.mkdir()
+    path = folder / "asserting_kernel.py"
+    path.write_text(ASSERTING)
+    spec = importlib.util.spec_from_file_location("asserting_kernel", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setenv("TRITIUM_TARGET", "cpu")
+    with pytest.raises(DeviceAssertionError) as e:
+        module.asserting[(1,)](np.ones(4, np.float32), BLOCK=4)
+    assert f"{path}:9" in str(e.value) and 'tl.device_assert(x < 1, "too big")' in str(e.value)

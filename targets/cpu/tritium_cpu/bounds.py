@@ -10,13 +10,13 @@ of the report) records its site, program id, argument and lane offsets.
 from __future__ import annotations
 
 import json
-import re
 from typing import Sequence
 
 from llvmlite import ir as ll
 from tritium.codegen import intrinsics
 from tritium.codegen.types import const, size_in_bytes
 from tritium.errors import TritiumError
+from tritium.ir.locations import file_line_col
 from tritium.ir.mlir import ir
 from tritium.passes.analysis import pointer_sources
 
@@ -34,14 +34,12 @@ def sites_constant(module: ll.Module, kernel: str, sites: list) -> None:
     g.global_constant = True
 
 
-_LOC = re.compile(r'loc\("(?P<file>[^"]*)":(?P<line>\d+):(?P<col>\d+)\)')
-
-
 def _site(op: ir.Operation, what: str) -> list:
-    match = _LOC.search(str(op.location))
-    if match is None:
+    found = file_line_col(op.location)
+    if found is None:
         return ["", 0, 0, what]
-    return [match["file"], int(match["line"]), int(match["col"]) - 1, what]
+    file, line, col = found
+    return [file, line, col - 1, what]
 
 
 class BoundsChecks:
