@@ -462,26 +462,16 @@ class FunctionGenerator(ast.NodeVisitor):
     def visit_UnaryOp(self, node: ast.UnaryOp) -> Any:
         v = _unwrap(self.visit(node.operand))
         if isinstance(node.op, ast.Not):
-            if _is_tensor(v):
-                self._scalar_only(v, node, "'not'", "~ (or == 0)")
-                return v.logical_not()
-            return not v
+            self._scalar_only(v, node, "'not'", "~ (or == 0)")
+            return semantic.python_not(v)
         return {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert}[type(node.op)](v)
 
     def visit_BoolOp(self, node: ast.BoolOp) -> Any:
         is_and = isinstance(node.op, ast.And)
-        result = _unwrap(self.visit(node.values[0]))
-        for expr in node.values[1:]:
-            if not _is_tensor(result) and (not result if is_and else result):
-                return result  # Python short-circuit on constants
-            nxt = _unwrap(self.visit(expr))
-            for v in (result, nxt):
-                self._scalar_only(v, node, f"'{'and' if is_and else 'or'}'", "&" if is_and else "|")
-            if _is_tensor(result) or _is_tensor(nxt):
-                result = semantic.logical("and" if is_and else "or", result, nxt)
-            else:
-                result = nxt
-        return result
+        what, instead = ("'and'", "&") if is_and else ("'or'", "|")
+        return semantic.python_bool_op(is_and, self.visit(node.values[0]),
+                                       [lambda e=e: self.visit(e) for e in node.values[1:]],
+                                       lambda v: self._scalar_only(v, node, what, instead))
 
     def _scalar_only(self, v: Any, node: ast.AST, what: str, instead: str) -> None:
         """Python's boolean operators mean one truth value; on blocks they are errors (as in the
@@ -507,10 +497,8 @@ class FunctionGenerator(ast.NodeVisitor):
         return result
 
     def visit_IfExp(self, node: ast.IfExp) -> Any:
-        cond = _unwrap(self.visit(node.test))
-        if not _is_tensor(cond):
-            return self.visit(node.body if cond else node.orelse)
-        return semantic.where(cond, self.visit(node.body), self.visit(node.orelse))
+        return semantic.python_if_exp(self.visit(node.test), lambda: self.visit(node.body),
+                                      lambda: self.visit(node.orelse))
 
     def visit_Call(self, node: ast.Call) -> Any:
         fn = self.visit(node.func)

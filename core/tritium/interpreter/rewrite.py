@@ -18,7 +18,7 @@ import builtins
 import copy
 import types
 import weakref
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -62,42 +62,12 @@ def carried(value: Any, like: Any = None) -> Any:
     return semantic.to_tensor(value, like.dtype if like is not None else None)
 
 
-def logical_not(value: Any) -> Any:
-    """``not x``: an int1 tensor for a tensor, as compiled."""
-    value = _value(value)
-    if isinstance(value, tlc.tensor):
-        return value.logical_not()
-    return not value
-
-
 def joined(value: Any, cond: Any) -> Any:
     """A name bound in an ``if`` on a tensor: a Python number becomes a tensor (an ``scf.if``
     result when compiled)."""
     if isinstance(_value(cond), tlc.tensor) and isinstance(value, (int, float)):
         return semantic.to_tensor(value)
     return value
-
-
-def if_exp(cond: Any, body: Callable[[], Any], orelse: Callable[[], Any]) -> Any:
-    """``body if cond else orelse``: on a tensor both sides are evaluated into a ``tl.where``."""
-    cond = _value(cond)
-    if isinstance(cond, tlc.tensor):
-        return semantic.where(cond, body(), orelse())
-    return body() if cond else orelse()
-
-
-def bool_op(is_and: bool, first: Any, *rest: Callable[[], Any]) -> Any:
-    """``and``/``or``: Python's short-circuit on constants, ``tl`` logic (an int1 tensor) on tensors."""
-    result = _value(first)
-    for thunk in rest:
-        if not isinstance(result, tlc.tensor) and (not result if is_and else result):
-            return result
-        nxt = _value(thunk())
-        if isinstance(result, tlc.tensor) or isinstance(nxt, tlc.tensor):
-            result = semantic.logical("and" if is_and else "or", result, nxt)
-        else:
-            result = nxt
-    return result
 
 
 def checked_assert(cond: Any, msg: Any = "") -> None:
@@ -115,7 +85,9 @@ def kernel_print(*args: Any, **kwargs: Any) -> None:
     debug.builtin_print(args, **kwargs)
 
 
-_HOOKS = {f"{_PREFIX}{f.__name__}": f for f in (loop, carried, logical_not, joined, if_exp, bool_op, checked_assert)}
+#: the rewritten kernels call these; the boolean operators are the frontend's own rules (``semantic``)
+_HOOKS = {f"{_PREFIX}{f.__name__}": f for f in (loop, carried, joined, checked_assert, semantic.python_not,
+                                                 semantic.python_bool_op, semantic.python_if_exp)}
 _HOOKS["print"] = kernel_print
 
 
@@ -136,16 +108,17 @@ class _Rewriter(ast.NodeTransformer):
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.AST:
         self.generic_visit(node)
-        return _call("logical_not", [node.operand], node) if isinstance(node.op, ast.Not) else node
+        return _call("python_not", [node.operand], node) if isinstance(node.op, ast.Not) else node
 
     def visit_IfExp(self, node: ast.IfExp) -> ast.AST:
         self.generic_visit(node)
-        return _call("if_exp", [node.test, _thunk(node.body), _thunk(node.orelse)], node)
+        return _call("python_if_exp", [node.test, _thunk(node.body), _thunk(node.orelse)], node)
 
     def visit_BoolOp(self, node: ast.BoolOp) -> ast.AST:
         self.generic_visit(node)
         is_and = ast.copy_location(ast.Constant(isinstance(node.op, ast.And)), node)
-        return _call("bool_op", [is_and, node.values[0], *map(_thunk, node.values[1:])], node)
+        thunks = ast.copy_location(ast.List([_thunk(v) for v in node.values[1:]], ast.Load()), node)
+        return _call("python_bool_op", [is_and, node.values[0], thunks], node)
 
     def visit_If(self, node: ast.If) -> Any:
         """``c = test; if c: ...``, then ``n = joined(n, c)`` for each name either branch binds."""

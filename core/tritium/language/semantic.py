@@ -437,6 +437,49 @@ def logical_not(x):
     return compare("eq", cast(to_tensor(x), T.int1), False)
 
 
+# -- Python's boolean operators, for the compiler and the interpreter alike ----------------------
+# Both evaluate operands lazily (``thunks``): the frontend visits AST nodes, the interpreter runs
+# the rewritten kernel's expressions.
+
+
+def _python(v: Any) -> Any:
+    core = _core()
+    return v.value if isinstance(v, core.constexpr) else v
+
+
+def python_not(v: Any) -> Any:
+    """``not v``: an int1 tensor for a tensor, Python's ``not`` otherwise."""
+    v = _python(v)
+    return v.logical_not() if isinstance(v, _core().tensor) else not v
+
+
+def python_bool_op(is_and: bool, first: Any, rest: Sequence[Callable[[], Any]],
+                   check: Callable[[Any], None] = lambda v: None) -> Any:
+    """``a and b`` / ``a or b``: Python's short-circuit while the values are constants, ``tl`` logic
+    (an int1 tensor) once a tensor takes part; ``check`` sees each operand that is combined."""
+    core = _core()
+    result = _python(first)
+    for thunk in rest:
+        if not isinstance(result, core.tensor) and (not result if is_and else result):
+            return result
+        nxt = _python(thunk())
+        check(result)
+        check(nxt)
+        if isinstance(result, core.tensor) or isinstance(nxt, core.tensor):
+            result = logical("and" if is_and else "or", result, nxt)
+        else:
+            result = nxt
+    return result
+
+
+def python_if_exp(cond: Any, body: Callable[[], Any], orelse: Callable[[], Any]) -> Any:
+    """``body if cond else orelse``: a ``tl.where`` of both sides when ``cond`` is a tensor."""
+    cond = _python(cond)
+    if isinstance(cond, _core().tensor):
+        return where(cond, body(), orelse())
+    return body() if cond else orelse()
+
+
 def where(cond, x, y):
     core = _core()
     cond = cast(to_tensor(cond), T.int1)
