@@ -29,7 +29,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true", help="print only failures and the summary")
     fz = p.add_argument_group("differential fuzzing (instead of the suite)")
     fz.add_argument("--fuzz", type=int, metavar="N", help="run N random kernels on every target (or those named "
-                    "with --target) and compare them with each other and a numpy model of Triton's semantics")
+                    "with --target) and compare each with a numpy model of Triton's semantics")
     fz.add_argument("--seed", type=int, default=0, help="first seed (default 0): seeds S .. S+N-1 run")
     fz.add_argument("--jobs", type=int, default=1, help="kernels run in parallel (default 1)")
     fz.add_argument("--without", action="append", default=[], metavar="KIND",

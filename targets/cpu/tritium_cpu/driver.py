@@ -39,8 +39,6 @@ _SLICE_NS = int(SLICE_S * 1e9)
 
 
 def _jit(llir: str) -> llvm.ExecutionEngine:
-    clock = ctypes.CDLL(None).clock_gettime  # the trampolines time their slices with it
-    llvm.add_symbol("clock_gettime", ctypes.cast(clock, ctypes.c_void_p).value)
     engine = llvm.create_mcjit_compiler(llvm.parse_assembly(llir), new_host_target_machine())
     engine.finalize_object()
     return engine
@@ -67,6 +65,8 @@ class WorkerPool:
         self.size = max(1, size)
         self._lock = threading.Lock()
         x86 = platform.machine().lower() in ("x86_64", "amd64", "i686")
+        clock = ctypes.CDLL(None).clock_gettime  # the trampolines time their slices with it
+        llvm.add_symbol("clock_gettime", ctypes.cast(clock, ctypes.c_void_p).value)
         self._engine = _jit(abi.trampolines_ir(x86, time.CLOCK_MONOTONIC))
         self._run = _RUN(self._engine.get_function_address("tritium_cpu_run"))
         self._run_and_wait = _RUN_AND_WAIT(self._engine.get_function_address("tritium_cpu_run_and_wait"))
@@ -89,11 +89,13 @@ class WorkerPool:
             wake.acquire()  # released by ``run``: a binary semaphore
             self._run(*self._job)
 
-    def run(self, entry: int, args: tuple, threads: int) -> None:
-        """Run ``entry(*args)`` (a ``_grid`` function, ``args`` ending with the counter's address and
-        the batch) on ``threads`` threads, this one included, and return when all are done."""
+    def run(self, entry: int, args_address: int, grid: tuple[int, int, int], counter_address: int, batch: int,
+            threads: int) -> None:
+        """Run the ``_grid`` function at ``entry`` (see ``abi``) on ``threads`` threads, this one
+        included, and return when all are done; an exception here (Ctrl-C) stops the grid."""
         helpers = min(threads, self.size) - 1
-        job = (entry, *args, self._state_address, self._pending_address, _SLICE_NS)
+        job = (entry, args_address, *grid, counter_address, batch, self._state_address, self._pending_address,
+               _SLICE_NS)
         self._state.value = 0
         if helpers:  # else ``pending`` is zero, as every launch leaves it
             self._pending.value = helpers
@@ -104,7 +106,7 @@ class WorkerPool:
             while self._run_and_wait(*job):
                 pass  # back in the interpreter: pending signal handlers run here
         except BaseException:
-            ctypes.c_uint32.from_address(args[-2]).value = abi.STOP
+            ctypes.c_uint32.from_address(counter_address).value = abi.STOP
             while self._run_and_wait(*job):
                 pass  # the other threads finish the batches they hold
             raise
@@ -154,7 +156,7 @@ class CpuLauncher:
                 debug_area.pack_spans(self._args, self._debug_area, args, self._signature.arg_types)
             if self._serial:
                 debug_callbacks.STATE.reset(self._counter)
-            self._pool.run(self._address, (self._args_address, nx, ny, nz, self._counter_address, batch), threads)
+            self._pool.run(self._address, self._args_address, (nx, ny, nz), self._counter_address, batch, threads)
             if self._serial:
                 debug_callbacks.raise_reported()
             if self._sites is not None:
