@@ -41,6 +41,16 @@ class BlockedAttr(Tile.Attribute, name="blocked"):
     order: ir.ArrayAttr
 
 
+class SliceAttr(Tile.Attribute, name="slice"):
+    """``#tile.slice<dim, parent>``: the layout of a tensor that is ``parent``'s with dimension
+    ``dim`` removed (a reduction's result along ``dim``; the source of ``expand_dims`` at ``dim``).
+    Every thread holds the elements it holds in ``parent`` at any position along ``dim``, so the
+    threads spread along ``dim`` in ``parent`` hold copies."""
+
+    dim: ir.IntegerAttr
+    parent: Any
+
+
 # -- ops ---------------------------------------------------------------------------------------
 
 
@@ -138,6 +148,11 @@ class ConvertLayoutOp(Tile.Operation, name="convert_layout", traits=[Pure]):
     res: Result[Any] = result()
 
 
+class BarrierOp(Tile.Operation, name="barrier"):
+    """Every thread of a program waits here until all have arrived, and their shared-memory writes
+    before it are visible after it (inserted by the shared-memory pass, where one is needed)."""
+
+
 class PrintOp(Tile.Operation, name="print"):
     """Print every element of ``value`` (operand ``operand`` of ``count`` in one
     ``tl.device_print``), or only ``prefix`` when there is none. ``hex`` and ``is_signed`` are 0 or
@@ -197,6 +212,10 @@ def addrspace(t: ir.Type) -> int:
 def blocked(size_per_thread, threads_per_warp, warps_per_cta, order) -> ir.Attribute:
     arr = lambda xs: ir.ArrayAttr.get([i32_attr(x) for x in xs])  # noqa: E731
     return BlockedAttr.get(arr(size_per_thread), arr(threads_per_warp), arr(warps_per_cta), arr(order))
+
+
+def slice_of(dim: int, parent: ir.Attribute) -> ir.Attribute:
+    return SliceAttr.get(i32_attr(dim), parent)
 
 
 def blocked_fields(attr: ir.Attribute) -> dict[str, list[int]]:

@@ -1,0 +1,90 @@
+"""What a GPU-like target tells core's per-thread code generator (``tritium.codegen.threads``).
+
+Core lowers a kernel whose tensors have distributed layouts (``tritium.layout.distributed``) to
+one LLVM function run by ``num_warps * warp_size`` threads per program. Everything that differs
+between GPUs goes through a ``DeviceHooks`` object: the NVPTX and AMDGPU targets subclass it and
+override the indexing registers, the barrier, warp shuffles, the kernel's calling convention and
+the math library (``MathHooks``). The defaults use only target-independent LLVM IR, so a vendor
+overrides what its back end needs and nothing else.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir as ll
+
+from .math import MathHooks
+
+I32 = ll.IntType(32)
+
+
+class DeviceHooks(MathHooks):
+    """Target-specific pieces of GPU code generation. Subclass per target; every method gets the
+    ``ll.IRBuilder`` positioned where the code goes."""
+
+    #: threads per warp (wavefront): 32 on NVIDIA, 64 or 32 on AMD
+    warp_size: int = 32
+    #: LLVM address space of ``!tile.ptr`` in tile address space 1 (global memory)
+    global_address_space: int = 1
+    #: LLVM address space of shared memory (NVIDIA's shared, AMD's LDS)
+    shared_address_space: int = 3
+
+    def kernel(self, module: ll.Module, name: str, params: list[ll.Type], num_threads: int) -> ll.Function:
+        """Declare the kernel entry ``name`` taking ``params``, launched with ``num_threads`` threads
+        per program (calling convention, launch-bound attributes)."""
+        raise NotImplementedError
+
+    def thread_id(self, b: ll.IRBuilder) -> ll.Value:
+        """This thread's index in its program (0 .. num_threads - 1), i32."""
+        raise NotImplementedError
+
+    def program_id(self, b: ll.IRBuilder, axis: int) -> ll.Value:
+        """The program's index along grid ``axis``, i32."""
+        raise NotImplementedError
+
+    def num_programs(self, b: ll.IRBuilder, axis: int) -> ll.Value:
+        """The grid's extent along ``axis``, i32."""
+        raise NotImplementedError
+
+    def barrier(self, b: ll.IRBuilder) -> None:
+        """Wait for every thread of the program; make their shared-memory writes visible."""
+        raise NotImplementedError
+
+    def shuffle_xor(self, b: ll.IRBuilder, value: ll.Value, lane_mask: int) -> ll.Value:
+        """The i32 ``value`` of the lane ``lane ^ lane_mask`` of this warp (every lane takes part)."""
+        raise NotImplementedError
+
+    def shared_memory(self, module: ll.Module) -> ll.Value:
+        """The base of the program's shared memory (its size is given at launch from the compile
+        metadata ``shared``): a pointer in ``shared_address_space``."""
+        g = module.globals.get("tritium_shared")
+        if g is None:
+            g = ll.GlobalVariable(module, ll.ArrayType(ll.IntType(8), 0), "tritium_shared",
+                                  addrspace=self.shared_address_space)
+            g.linkage = "external"
+            g.align = 16
+        return g
+
+    def load(self, b: ll.IRBuilder, ptr: ll.Value, ty: ll.Type, mask: ll.Value | None, other: ll.Value | None,
+             align: int) -> ll.Value:
+        """Load a ``ty`` (a scalar, or a vector of contiguous elements) from ``ptr``, aligned to
+        ``align`` bytes; where the i1 ``mask`` is false, yield ``other`` (undefined when None)
+        without touching memory. The default branches around the load."""
+        if mask is None:
+            return b.load(ptr, typ=ty, align=align)
+        fallback = other if other is not None else ll.Constant(ty, ll.Undefined)
+        before = b.block
+        with b.if_then(mask, likely=True):
+            loaded = b.load(ptr, typ=ty, align=align)
+            inside = b.block
+        phi = b.phi(ty)
+        phi.add_incoming(loaded, inside)
+        phi.add_incoming(fallback, before)
+        return phi
+
+    def store(self, b: ll.IRBuilder, ptr: ll.Value, value: ll.Value, mask: ll.Value | None, align: int) -> None:
+        """Store ``value`` (a scalar or a vector) at ``ptr`` where the i1 ``mask`` is true."""
+        if mask is None:
+            b.store(value, ptr, align=align)
+            return
+        with b.if_then(mask, likely=True):
+            b.store(value, ptr, align=align)
