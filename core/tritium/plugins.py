@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 import pluggy
 
+from .environment import raw_reader
 from .errors import TargetError
 
 if TYPE_CHECKING:  # pragma: no cover - the real import would pull numpy into every CLI call
@@ -171,6 +172,8 @@ class _State:
     infos: list[TargetInfo] | None = None
     hook_broken: list[BrokenPlugin] = dataclasses.field(default_factory=list)
     avail: dict[int, tuple[bool, str]] = dataclasses.field(default_factory=dict)
+    #: ``TRITIUM_TARGET``'s raw value -> the target it selected (launches ask on every call)
+    selected: dict[str | None, "Target"] = dataclasses.field(default_factory=dict)
 
 
 _lock = threading.RLock()
@@ -407,6 +410,7 @@ def register(plugin: Any, name: str | None = None) -> None:
     with _lock:
         _register(state, plugin, name or getattr(plugin, "__name__", None) or repr(plugin), "", "")
         state.infos = None
+        state.selected.clear()
 
 
 def reset() -> None:
@@ -527,6 +531,9 @@ def auto_target_info() -> TargetInfo | None:
     return None
 
 
+_raw_target = raw_reader(TARGET_ENV)
+
+
 def get_target(name: "str | Target | None" = None) -> "Target":
     """The target to compile for.
 
@@ -538,7 +545,12 @@ def get_target(name: "str | Target | None" = None) -> "Target":
     if name is not None and not isinstance(name, str):
         return name
     if name is None:
-        name = os.environ.get(TARGET_ENV, "")
+        raw = _raw_target()
+        state = _get_state()
+        target = state.selected.get(raw)
+        if target is None:
+            target = state.selected[raw] = get_target(os.environ.get(TARGET_ENV, ""))
+        return target
     name = name.strip()
     infos = target_infos()
     dups = duplicate_targets()

@@ -23,6 +23,8 @@ def arg_type(value: Any, name: str, kernel: str) -> str:
     cls = type(value)
     if cls is float:  # every Python float argument is fp32 (``argument_dtype``)
         return "fp32"
+    if cls is int and -2**31 <= value < 2**31:  # the common case of ``argument_dtype``
+        return "i32"
     if cls is int or cls is bool:
         try:
             return argument_dtype(value).short

@@ -27,6 +27,8 @@ class CompiledKernel:
         self.binary = binary
         self.cache_hit = cache_hit  # True when it came from the disk cache without compiling
         self._launcher = None
+        #: positions among the @jit function's parameters of ``written_args`` (set by the launch path)
+        self.written_params: list[int] = []
 
     @property
     def launcher(self):

@@ -81,7 +81,10 @@ class JITFunction:
         self.src = textwrap.dedent("".join(lines))
         self.ast = ast.parse(self.src)
         self.ast.body[0].decorator_list = []
-        self.kernels: dict[Any, Any] = {}  # (target name, specialisation key) -> CompiledKernel
+        #: (target name, specialisation key) -> CompiledKernel, and (binder, binder key) -> the same
+        #: kernel for the launch fast path (``runtime.binder``)
+        self.kernels: dict[Any, Any] = {}
+        self.binders: dict[Any, Any] = {}  # target -> its launch fast path (runtime.binder.Binder)
         self._cache_key: str | None = None
         #: (globals dict, name, value) of every constexpr global and @jit function this function
         #: and its callees read, recorded with the cache key and checked on every launch

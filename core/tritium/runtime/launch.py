@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import dataclasses
 import operator
-import os
 from typing import Any, Iterator
 
 from ..errors import ArgumentError
 from .args import arg_type, bind, specialization
+from .binder import Binder, environment_key
 
 
 @dataclasses.dataclass
@@ -86,12 +86,6 @@ def bind_arguments(target, jitfn, bound: dict[str, Any]) -> Iterator[tuple[str, 
             yield name, t, bind(target, v, t, name, jitfn.__name__)
 
 
-#: the environment variables that change what compiles, in the in-process key as raw strings
-#: (parsed once, when compiling: this runs on every launch)
-_COMPILE_ENVIRONMENT = ("TRITIUM_DEBUG", "TRITIUM_OVERRIDE_DIR")
-_environ = os.environ
-
-
 def prepare(target, jitfn, args: tuple, kwargs: dict) -> Prepared:
     from .compiler import COMPILE_LOCK, compile_specialized
 
@@ -105,7 +99,7 @@ def prepare(target, jitfn, args: tuple, kwargs: dict) -> Prepared:
         specs.append("" if name in jitfn.do_not_specialize else specialization(t, v))
         values.append(v)
     key = (target.name, tuple(types), tuple(specs), tuple(constants), tuple(sorted(options.items())),
-           *[_environ.get(v) for v in _COMPILE_ENVIRONMENT])
+           *environment_key())
     kernel = jitfn.kernels.get(key)
     if kernel is None:
         with COMPILE_LOCK:  # a kernel launched from several threads compiles once
@@ -130,6 +124,8 @@ def _hashable(v: Any) -> bool:
 
 
 def normalize_grid(grid: Any, meta: dict, kernel_name: str) -> tuple[int, int, int]:
+    if type(grid) is tuple and 0 < len(grid) <= 3 and all(type(g) is int and 0 <= g < 2**31 for g in grid):
+        return grid + (1,) * (3 - len(grid))  # the common case, checked without operator.index
     if callable(grid):
         grid = grid(meta)
     if isinstance(grid, int):
@@ -152,10 +148,52 @@ def run_on_grid(kernel, grid: Any, values: list[Any], meta: dict[str, Any]) -> N
 
 
 def launch(target, jitfn, grid: Any, args: tuple, kwargs: dict) -> Any:
-    """Compile (or fetch) the specialisation for these arguments and run it on ``grid``."""
+    """Compile (or fetch) the specialisation for these arguments and run it on ``grid``.
+
+    A warm launch goes through the kernel's generated binder (``binder.Binder``); the general path
+    (``prepare``) handles first launches and everything the binder gives up on, and tells the
+    binder which kernel its key selects (kept in ``jitfn.kernels`` too: clearing it forgets both).
+    """
+    binder = jitfn.binders.get(target)
+    if binder is None:
+        binder = jitfn.binders[target] = Binder(jitfn, target)
+    key = None
+    if binder.usable:
+        try:
+            key, values, params = binder.bind(*args, **kwargs)
+            kernel = jitfn.kernels.get((binder, key))
+        except Exception:  # the general path below reports it (or handles what the binder does not)
+            key = kernel = None
+        if kernel is not None:
+            if jitfn.used_globals:
+                jitfn.check_globals()
+            if kernel.written_params:
+                _check_writable(kernel, jitfn, params)
+            dims = normalize_grid(grid, dict(zip(jitfn.arg_names, params)) if callable(grid) else {}, kernel.name)
+            if dims[0] * dims[1] * dims[2]:
+                kernel.launcher(dims, values)
+            return kernel
     p = prepare(target, jitfn, args, kwargs)
+    if key is not None:
+        p.kernel.written_params = [jitfn.arg_names.index(n) for n in p.kernel.written_args]
+        jitfn.kernels[binder, key] = p.kernel
     run_on_grid(p.kernel, grid, p.values, p.meta)
     return p.kernel
+
+
+_HAS_FLAGS: dict[type, bool] = {}
+
+
+def _check_writable(kernel, jitfn, params: tuple) -> None:
+    """``kernel.check_writable`` when a written argument is of a class with numpy's ``flags``."""
+    for i in kernel.written_params:
+        cls = type(params[i])
+        has = _HAS_FLAGS.get(cls)
+        if has is None:
+            has = _HAS_FLAGS[cls] = hasattr(cls, "flags")
+        if has:
+            kernel.check_writable(dict(zip(jitfn.arg_names, params)))
+            return
 
 
 def run_kernel(target, jitfn, grid: Any, args: tuple, kwargs: dict) -> Any:

@@ -1,0 +1,81 @@
+"""The launch fast path (``runtime.binder``): a warm launch skips the general binding, and must
+still see everything the general path sees (specialisation, options, environment, errors)."""
+
+import numpy as np
+import pytest
+import tritium
+from tritium import plugins
+from tritium.errors import ArgumentError
+from tritium.runtime.binder import Binder
+
+from .kernels.basic import add_kernel
+
+
+def _launch(n: int, **options):
+    x = np.arange(64, dtype=np.float32)
+    out = np.zeros(64, np.float32)
+    kernel = add_kernel[(1,)](x, x, out, n, BLOCK=64, **options)
+    np.testing.assert_array_equal(out[:n], 2 * x[:n])
+    return kernel
+
+
+def test_a_warm_launch_takes_the_binder_and_finds_the_same_kernel(compiling_target, host_target):
+    add_kernel.kernels.clear()
+    first = _launch(17)
+    assert any(isinstance(k, tuple) and isinstance(k[0], Binder) for k in add_kernel.kernels)
+    assert _launch(19) is first  # same specialisation
+    assert _launch(32) is not first  # divisible by 16: another one
+    assert _launch(17, num_warps=8) is not first  # an option is in the key
+    assert _launch(17) is first
+
+
+def test_the_environment_is_read_on_every_launch(compiling_target, host_target, monkeypatch):
+    add_kernel.kernels.clear()
+    plain = _launch(17)
+    monkeypatch.setenv("TRITIUM_DEBUG", "1")
+    debug = _launch(17)
+    assert debug is not plain
+    monkeypatch.delenv("TRITIUM_DEBUG")
+    assert _launch(17) is plain
+
+
+def test_errors_on_a_warm_kernel_are_worded_by_the_general_path(compiling_target, host_target):
+    _launch(17)
+    x = np.zeros(64, np.float32)
+    with pytest.raises(ArgumentError, match=r"kernel 'add_kernel'.*'y_ptr'"):
+        add_kernel[(1,)](x, [1.0, 2.0], x, 17, BLOCK=64)
+    read_only = np.zeros(64, np.float32)
+    read_only.flags.writeable = False
+    with pytest.raises(ArgumentError, match="read-only"):
+        add_kernel[(1,)](x, x, read_only, 17, BLOCK=64)
+    with pytest.raises(ArgumentError, match="multiple values for argument .BLOCK."):
+        add_kernel[(1,)](x, x, x, 17, 64, 5, BLOCK=64)
+
+
+def test_grid_callables_see_every_parameter(compiling_target, host_target):
+    x = np.arange(100, dtype=np.float32)
+    out = np.zeros(100, np.float32)
+    seen = []
+
+    def grid(meta):
+        seen.append(dict(meta))
+        return (tritium.cdiv(meta["n"], meta["BLOCK"]),)
+
+    for _ in range(2):  # the first launch binds through the general path, the second through the binder
+        add_kernel[grid](x, x, out, 100, BLOCK=32)
+        np.testing.assert_array_equal(out, 2 * x)
+    assert seen[0] == seen[1] and seen[0]["n"] == 100 and seen[0]["BLOCK"] == 32
+
+
+def test_changing_the_target_variable_switches_targets_between_launches(monkeypatch):
+    names = [n for n, t in plugins.targets().items() if plugins.availability(t)[0]]
+    if len(names) < 2:
+        pytest.skip("needs two available targets")
+    x = np.arange(64, dtype=np.float32)
+    out = np.zeros(64, np.float32)
+    for name in names[:2]:
+        monkeypatch.setenv(plugins.TARGET_ENV, name)
+        out[:] = 0
+        add_kernel[(1,)](x, x, out, 64, BLOCK=64)
+        np.testing.assert_array_equal(out, 2 * x)
+        assert plugins.get_target() is plugins.targets()[name]
