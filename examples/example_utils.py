@@ -19,8 +19,10 @@ class Arrays:
     def __init__(self, target_name: str):
         self.torch_device = TORCH_DEVICE.get(target_name)
         if self.torch_device is not None:
-            import torch
-
+            try:
+                import torch
+            except ImportError:
+                sys.exit(f"the examples pass torch tensors to the {target_name} target: install torch")
             self.torch = torch
 
     def to_device(self, array: np.ndarray) -> Any:

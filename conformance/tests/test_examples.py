@@ -66,3 +66,9 @@ def test_gpu_targets_get_torch_tensors_on_the_gpu(example_utils, monkeypatch):
     t = arrays.to_device(np.ones(3, np.float32))
     assert isinstance(t, Tensor) and moved == ["cuda"]
     assert arrays.to_host(arrays.empty((2, 2), np.float16)).shape == (2, 2)
+
+
+def test_gpu_targets_without_torch_say_so(example_utils, monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", None)  # import torch raises ImportError
+    with pytest.raises(SystemExit, match="the examples pass torch tensors to the nvptx target: install torch"):
+        example_utils.Arrays("nvptx")

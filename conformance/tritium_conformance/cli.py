@@ -32,7 +32,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true", help="print only failures and the summary")
     p.add_argument("--compile-only", action="store_true",
                    help="compile every selected case through the target's binary stage without running it; the "
-                   "target need not be available here (e.g. nvptx without a GPU)")
+                   "target need not be available here (e.g. nvptx without a GPU). Kernels found in the disk cache "
+                   "are not compiled again: TRITIUM_CACHE_DISABLE=1 runs every stage")
     p.add_argument("--report", metavar="PATH", help="also write a Markdown report (device, date, versions, one row per "
                    "case) to PATH; a directory gets <target>-<device>.md")
     fz = p.add_argument_group("differential fuzzing (instead of the suite)")
