@@ -230,18 +230,16 @@ class Bench:
     def time_ms(self, fn: Callable[[], Any]) -> float:
         return self.do_bench(fn, warmup=self.rep_ms / 4, rep=self.rep_ms, return_mode="median")
 
-    def row(self, measure: str, nbytes: int, runs: dict[str, Callable[[], Any]], check: Callable[[], None]
-            | None = None, outputs: dict[str, Callable[[], Any]] | None = None, want: Any = None,
-            tol: dict | None = None) -> dict:
-        """GB/s of each framework's ``runs[fw]``; ``outputs[fw]()`` (after a first run) is compared
-        with ``want``."""
+    def row(self, measure: str, nbytes: int, runs: dict[str, Callable[[], Any]],
+            outputs: dict[str, Callable[[], Any]], want: Any, tol: dict | None = None) -> dict:
+        """GB/s of each framework's ``runs[fw]``; first ``outputs[fw]()`` after one run is compared
+        with ``want`` (torch.testing.assert_close, its default tolerances unless ``tol``)."""
         row: dict = {"measure": measure, "unit": "GB/s", "bytes": nbytes, "ms": {}, "errors": {}, "checks": {}}
         for fw, run in runs.items():
             try:
                 run()
                 self.torch.cuda.synchronize()
-                if outputs is not None:
-                    row["checks"][fw] = _compare(self.torch, outputs[fw](), want, tol or {})
+                row["checks"][fw] = _compare(self.torch, outputs[fw](), want, tol or {})
                 ms = self.time_ms(run)
                 row["ms"][fw], row[fw] = ms, gbps(nbytes, ms)
             except Exception as e:  # one framework failing must not hide the others' numbers
