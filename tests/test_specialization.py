@@ -80,3 +80,18 @@ def test_compile_for_arguments_is_the_kernel_a_launch_uses(compiling_target, hos
     assert (out == -5).all()  # nothing ran
     assert binop_kernel[(1,)](a, b, out, 8, OP="max", BLOCK=8) is k
     np.testing.assert_array_equal(out, np.maximum(a, b))
+
+
+def test_compile_for_arguments_refuses_device_memory_clearly(compiling_target, host_target):
+    import pytest
+    from tritium.errors import ArgumentError
+    from tritium.runtime.launch import compile_for_arguments
+
+    class DeviceArray:
+        dtype = np.dtype(np.float32)
+        __cuda_array_interface__ = {"shape": (4,), "typestr": "<f4", "data": (256, False), "version": 3}
+
+    x = np.zeros(4, np.float32)
+    with pytest.raises(ArgumentError, match="kernel 'add_kernel': compiling without launching takes host arrays "
+                       r"\(e.g. numpy\) standing in for device memory; argument 'y_ptr' \(DeviceArray\) is not one"):
+        compile_for_arguments(compiling_target, add_kernel, (x, DeviceArray(), x, 4), {"BLOCK": 4})

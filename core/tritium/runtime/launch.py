@@ -128,7 +128,12 @@ def _bind_host_arrays(target, value: Any, arg_type: str, name: str, kernel: str)
     """Pointers as the address of a host array standing in for device memory; scalars as the
     target binds them (the target's driver is never asked)."""
     if arg_type.startswith("*"):
-        return host_address(value, name, target.name)
+        try:
+            return host_address(value, name, target.name)
+        except ArgumentError:
+            raise ArgumentError(f"kernel '{kernel}': compiling without launching takes host arrays (e.g. numpy) "
+                                f"standing in for device memory; argument '{name}' ({type(value).__name__}) is "
+                                "not one") from None
     return bind(target, value, arg_type, name, kernel)
 
 
