@@ -122,7 +122,8 @@ def test_report_on_the_cpu_target(tmp_path, monkeypatch, capsys):
     assert text.startswith("# tritium conformance: target `cpu`\n")
     assert "- Device: host: " in text
     assert re.search(r"- Date: \d{4}-\d\d-\d\d \d\d:\d\d UTC", text)
-    assert re.search(r"- Versions: python \d+\.\d+\.\d+, tritium [\d.]+,.* llvmlite [\d.]+", text)
+    assert re.search(r"- Versions: python \d+\.\d+\.\d+, tritium [\d.]+( \(commit [0-9a-f]{12}\))?,.* llvmlite [\d.]+",
+                     text)
     assert "- Result: 2 cases: 2 passed, 0 failed, 0 xfailed" in text
     rows = [line for line in text.splitlines() if line.startswith("| `")]
     assert [r.split(" | ")[:2] for r in rows] == [["| `vector_add-n17-block32`", "pass"],

@@ -11,6 +11,7 @@ import datetime
 import os
 import platform
 import re
+import subprocess
 from typing import Any, Iterable
 
 from .suite import Result
@@ -56,11 +57,26 @@ def versions(target: Any, provider: str) -> dict[str, str]:
         v = distribution_version(name)
         if v:
             out[name] = v
+    commit = _git_commit()
+    if commit and "tritium" in out:
+        out["tritium"] += f" (commit {commit})"
     out[f"target {target.name}"] = provider
     driver = _ask(target, "driver_version")
     if driver:
         out["driver"] = driver
     return out
+
+
+def _git_commit() -> str:
+    """The commit of the tritium checkout that is imported, when it is one ('' otherwise)."""
+    import tritium
+
+    try:
+        proc = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=os.path.dirname(tritium.__file__),
+                              capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return proc.stdout.strip() if proc.returncode == 0 else ""
 
 
 def default_name(target: Any) -> str:
