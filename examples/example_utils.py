@@ -1,4 +1,4 @@
-"""Helpers the examples share: the selected target's memory and the result check."""
+"""Helpers the examples share: arrays for the selected target and the result check."""
 
 from __future__ import annotations
 
@@ -7,13 +7,40 @@ from typing import Any
 
 import numpy as np
 
+#: targets whose kernels take torch tensors on a GPU, and torch's name for that device (ROCm's
+#: torch calls AMD GPUs "cuda" too); every other target reads host numpy arrays
+TORCH_DEVICE = {"nvptx": "cuda", "amdgpu": "cuda"}
 
-def device() -> Any:
-    """The memory API (``to_device``/``empty``/``to_host``/``synchronize``) of the selected target
-    (``TRITIUM_TARGET``, default automatic)."""
+
+class Arrays:
+    """Arrays the selected target's kernels take: numpy on host targets (cpu, interpreter), torch
+    tensors on the GPU for a GPU target, as users of Triton pass them."""
+
+    def __init__(self, target_name: str):
+        self.torch_device = TORCH_DEVICE.get(target_name)
+        if self.torch_device is not None:
+            try:
+                import torch
+            except ImportError:
+                sys.exit(f"the examples pass torch tensors to the {target_name} target: install torch")
+            self.torch = torch
+
+    def to_device(self, array: np.ndarray) -> Any:
+        array = np.ascontiguousarray(array)
+        return array.copy() if self.torch_device is None else self.torch.from_numpy(array).to(self.torch_device)
+
+    def empty(self, shape: tuple[int, ...], dtype: Any) -> Any:
+        return self.to_device(np.empty(shape, dtype))
+
+    def to_host(self, array: Any) -> np.ndarray:
+        return np.asarray(array) if self.torch_device is None else array.cpu().numpy()  # .cpu() waits
+
+
+def device() -> Arrays:
+    """``Arrays`` for the selected target (``TRITIUM_TARGET``, default automatic)."""
     from tritium import plugins
 
-    return plugins.get_target().driver
+    return Arrays(plugins.get_target().name)
 
 
 def report(name: str, got: np.ndarray, want: np.ndarray, *, rtol: float, atol: float,

@@ -4,6 +4,9 @@ Each program adds one BLOCK_SIZE-wide slice of the vectors; the mask keeps the l
 slice inside the arrays.
 
     python examples/vector_add.py [--size N] [--block B]      # TRITIUM_TARGET picks the target
+
+On the cpu target and the interpreter the arrays are numpy arrays; on a GPU target
+(TRITIUM_TARGET=nvptx) they are torch tensors on the GPU (see example_utils).
 """
 
 import argparse

@@ -42,3 +42,56 @@ def test_warmup_compiles_without_running(compiling_target, host_target):
     assert (out == -5).all()
     binop_kernel[(1,)](a, a, out, 8, OP="add", BLOCK=8)
     np.testing.assert_array_equal(out, 2 * a)
+
+
+def test_compile_for_arguments_needs_no_driver(compiling_target, host_target):
+    """The compile-only path: host arrays stand in for device memory; neither the driver nor the
+    target's pointer binding is asked, and the specialisation follows the arrays' addresses."""
+    from tritium.runtime.launch import compile_for_arguments
+
+    class NoDevice(type(compiling_target)):
+        name = f"{compiling_target.name}-without-device"
+
+        @property
+        def driver(self):
+            raise AssertionError("compile-only must not touch the driver")
+
+        def bind_arg(self, value, arg_type, arg_name):
+            if arg_type.startswith("*"):
+                raise AssertionError("compile-only must not bind pointers through the target")
+            return super().bind_arg(value, arg_type, arg_name)
+
+    buf = np.zeros(65, np.float32)
+    k = compile_for_arguments(NoDevice(), add_kernel, (buf[:64], buf[:64], buf[:64], 32), {"BLOCK": 64})
+    assert k.asm[compiling_target.binary_stage]
+    assert "%arg0: !tile.ptr<f32, 1 : i32> {tile.divisibility = 16 : i32}" in k.asm["tile"]
+    assert "%arg3: i32 {tile.divisibility = 16 : i32}" in k.asm["tile"]
+    misaligned = compile_for_arguments(NoDevice(), add_kernel, (buf[1:], buf[1:], buf[1:], 17), {"BLOCK": 64})
+    assert "%arg0: !tile.ptr<f32, 1 : i32>, %arg1" in misaligned.asm["tile"].split("\n", 2)[1]
+    assert "%arg3: i32)" in misaligned.asm["tile"]
+
+
+def test_compile_for_arguments_is_the_kernel_a_launch_uses(compiling_target, host_target):
+    from tritium.runtime.launch import compile_for_arguments
+
+    a, b = np.arange(8, dtype=np.int32), np.arange(8, dtype=np.int32)[::-1].copy()
+    out = np.full(8, -5, np.int32)
+    k = compile_for_arguments(compiling_target, binop_kernel, (a, b, out, 8), {"OP": "max", "BLOCK": 8})
+    assert (out == -5).all()  # nothing ran
+    assert binop_kernel[(1,)](a, b, out, 8, OP="max", BLOCK=8) is k
+    np.testing.assert_array_equal(out, np.maximum(a, b))
+
+
+def test_compile_for_arguments_refuses_device_memory_clearly(compiling_target, host_target):
+    import pytest
+    from tritium.errors import ArgumentError
+    from tritium.runtime.launch import compile_for_arguments
+
+    class DeviceArray:
+        dtype = np.dtype(np.float32)
+        __cuda_array_interface__ = {"shape": (4,), "typestr": "<f4", "data": (256, False), "version": 3}
+
+    x = np.zeros(4, np.float32)
+    with pytest.raises(ArgumentError, match="kernel 'add_kernel': compiling without launching takes host arrays "
+                       r"\(e.g. numpy\) standing in for device memory; argument 'y_ptr' \(DeviceArray\) is not one"):
+        compile_for_arguments(compiling_target, add_kernel, (x, DeviceArray(), x, 4), {"BLOCK": 4})

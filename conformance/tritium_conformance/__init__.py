@@ -5,9 +5,13 @@ checked against independent numpy references.
 report: each case passes, fails (with its largest error), or is an expected failure (``xfail``)
 that the target declared through the ``tritium_conformance_expectations`` hook, keyed by case id
 (shell-style patterns such as ``"cast-*fp16*"`` are accepted). ``--list`` shows the case ids.
+``--compile-only`` compiles every case without running it (a GPU target on a machine without a GPU);
+``--report PATH`` writes the results as Markdown with the device, date and versions.
 """
 
 from . import cases as _cases  # noqa: F401  (registers the cases)
-from .suite import CASES, Case, Device, Output, Result, declared_gap, run_case, run_suite, select
+from .suite import (CASES, Case, CompileOnlyDevice, Device, Output, Result, compile_case, declared_gap, run_case,
+                    run_suite, select)
 
-__all__ = ["CASES", "Case", "Device", "Output", "Result", "declared_gap", "run_case", "run_suite", "select"]
+__all__ = ["CASES", "Case", "CompileOnlyDevice", "Device", "Output", "Result", "compile_case", "declared_gap",
+           "run_case", "run_suite", "select"]

@@ -1,7 +1,9 @@
 """The ``tritium-conformance`` command: run the suite on one target and print a report.
 
 Exit status: 0 when no case failed unexpectedly, 1 when one did, 2 for a usage error (unknown or
-unavailable target, no case matching ``-k``). ``--fuzz N`` runs the differential tester instead
+unavailable target, no case matching ``-k``). ``--compile-only`` compiles every case instead of running
+it, on a target that need not be available here (a GPU target without a GPU): exit status 1 when a
+compile failed outside the target's declared gaps. ``--report PATH`` writes the results as Markdown. ``--fuzz N`` runs the differential tester instead
 (``fuzz.py``): exit status 1 when any kernel mismatches, crashes, hangs or fails to compile.
 """
 
@@ -10,11 +12,12 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import sys
 import time
 
-from . import CASES, Device, Result, run_suite, select
-from .suite import FAIL, PASS, XFAIL, XPASS
+from . import CASES, CompileOnlyDevice, Device, Result, run_suite, select
+from .suite import COMPILED, FAIL, PASS, XFAIL, XPASS
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -27,6 +30,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--list", action="store_true", help="list the selected case ids and exit")
     p.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
     p.add_argument("-q", "--quiet", action="store_true", help="print only failures and the summary")
+    p.add_argument("--compile-only", action="store_true",
+                   help="compile every selected case through the target's binary stage without running it; the "
+                   "target need not be available here (e.g. nvptx without a GPU). Kernels found in the disk cache "
+                   "are not compiled again: TRITIUM_CACHE_DISABLE=1 runs every stage")
+    p.add_argument("--report", metavar="PATH", help="also write a Markdown report (device, date, versions, one row per "
+                   "case) to PATH; a directory gets <target>-<device>.md")
     fz = p.add_argument_group("differential fuzzing (instead of the suite)")
     fz.add_argument("--fuzz", type=int, metavar="N", help="run N random kernels on every target (or those named "
                     "with --target) and compare each with a numpy model of Triton's semantics")
@@ -79,13 +88,31 @@ def fuzz_main(args: argparse.Namespace) -> int:
 def _line(r: Result) -> str:
     err = "-" if r.max_error is None else f"{r.max_error:.3g}"
     text = f"{r.status.upper():6} {r.case_id:44} max err {err:>9}  {r.seconds * 1e3:7.1f} ms"
-    return text + (f"\n       {r.message}" if r.message else "")
+    return text + (f"\n       {r.message}" if r.message and r.status != COMPILED else "")
 
 
-def summary(results: list[Result], seconds: float) -> str:
-    counts = {s: sum(r.status == s for r in results) for s in (PASS, FAIL, XFAIL, XPASS)}
+def summary(results: list[Result], seconds: float, compile_only: bool = False) -> str:
+    counts = {s: sum(r.status == s for r in results) for s in (PASS, FAIL, XFAIL, XPASS, COMPILED)}
+    if compile_only:
+        return (f"{len(results)} cases: {counts[COMPILED]} compiled, {counts[FAIL]} failed to compile, "
+                f"{counts[XFAIL]} xfailed (declared gaps) in {seconds:.1f} s")
     return (f"{len(results)} cases: {counts[PASS]} passed, {counts[FAIL]} failed, {counts[XFAIL]} xfailed "
             f"(declared gaps), {counts[XPASS]} xpassed in {seconds:.1f} s")
+
+
+def _installed_target(name: str | None) -> object:
+    """``--compile-only``'s target: installed and compiling, available here or not."""
+    from tritium import plugins
+    from tritium.errors import TargetError
+
+    name = (name or os.environ.get(plugins.TARGET_ENV, "")).strip()
+    target = plugins.get_target(name) if not name or name == "auto" else plugins.targets().get(name)
+    if target is None:
+        raise TargetError(f"unknown target '{name}'; installed targets: {', '.join(plugins.targets()) or 'none'}")
+    if not target.compiles:
+        raise TargetError(f"target '{target.name}' runs kernels without compiling them, so --compile-only has "
+                          "nothing to do there; run the suite on it without --compile-only")
+    return target
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -108,13 +135,17 @@ def main(argv: list[str] | None = None) -> int:
     from tritium.errors import TritiumError
 
     try:
-        target = plugins.get_target(args.target)
+        target = _installed_target(args.target) if args.compile_only else plugins.get_target(args.target)
         expectations = plugins.conformance_expectations(target)
     except TritiumError as e:
         print(f"tritium-conformance: {e}", file=sys.stderr)
         return 2
     provider = next((i.provider for i in plugins.target_infos() if i.target is target), "")
-    print(f"tritium conformance on target '{target.name}' ({provider}): {len(selected)} cases, "
+    mode = ""
+    if args.compile_only:
+        ok, why = plugins.availability(target)
+        mode = ", compile only" + ("" if ok else f" (cannot run here: {why})")
+    print(f"tritium conformance on target '{target.name}' ({provider}){mode}: {len(selected)} cases, "
           f"{len(expectations)} declared gaps", flush=True)
 
     def show(r: Result) -> None:
@@ -122,8 +153,15 @@ def main(argv: list[str] | None = None) -> int:
             print(_line(r), flush=True)
 
     t0 = time.perf_counter()
-    results = run_suite(Device(target), selected, expectations, show)
-    print(summary(results, time.perf_counter() - t0))
+    dev = CompileOnlyDevice(target) if args.compile_only else Device(target)
+    results = run_suite(dev, selected, expectations, show)
+    text = summary(results, time.perf_counter() - t0, args.compile_only)
+    print(text)
+    if args.report:
+        from . import report
+
+        command = " ".join(["python -m tritium_conformance", *(sys.argv[1:] if argv is None else argv)])
+        print(f"report: {report.write(args.report, target, provider, results, text, args.compile_only, command)}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"target": target.name, "provider": provider,

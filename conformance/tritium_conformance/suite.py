@@ -4,6 +4,10 @@ A case is a function ``fn(dev, **params) -> list[Output]``: it launches kernels 
 (the target's own memory API, so no framework is needed) and returns what it computed beside an
 independent numpy reference. ``run_case`` turns that into a ``Result``: pass, fail (with the largest
 error), or xfail/xpass when the target declared the case a known gap.
+
+``compile_case`` runs a case on a ``CompileOnlyDevice`` instead: every launch compiles (through the
+target's whole pipeline, binary stage included) and nothing runs, so a GPU target is checked on a
+machine without a GPU. Its result is ``compiled`` or a failure with the compile error.
 """
 
 from __future__ import annotations
@@ -113,6 +117,51 @@ class Device:
         run_kernel(self.target, kernel, grid, args, kwargs)
 
 
+class CompileOnlyDevice(Device):
+    """A device that compiles each launch instead of running it: host numpy arrays stand in for
+    device memory (their dtypes give the signature), aligned as device allocators align theirs, so
+    pointers specialise as in a launch; the target's driver is never asked.
+
+    ``compiled`` lists ``(kernel name, seconds, how)`` for every launch so far; ``how`` is
+    ``compiled``, ``disk cache`` or ``earlier case`` (the specialisation an earlier launch compiled).
+    """
+
+    #: device allocators return memory aligned to at least this many bytes (CUDA and HIP: 256)
+    ALIGNMENT = 256
+
+    def __init__(self, target: Any):
+        self.target = target
+        self.compiled: list[tuple[str, float, str]] = []
+        self._seen: set[int] = set()  # the compiled kernels of earlier launches
+
+    def to_device(self, array: np.ndarray) -> np.ndarray:
+        array = np.asarray(array)
+        out = self.empty(array.shape, array.dtype)
+        out[...] = array
+        return out
+
+    def empty(self, shape, dtype) -> np.ndarray:
+        dtype = np.dtype(dtype)
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        raw = np.zeros(nbytes + self.ALIGNMENT, np.uint8)
+        skip = -raw.__array_interface__["data"][0] % self.ALIGNMENT
+        return raw[skip:skip + nbytes].view(dtype).reshape(shape)
+
+    def to_host(self, buffer: Any) -> np.ndarray:
+        return np.asarray(buffer)
+
+    def launch(self, kernel: Any, grid: Any, *args: Any, **kwargs: Any) -> None:
+        from tritium.runtime.launch import compile_for_arguments
+
+        t0 = time.perf_counter()
+        compiled = compile_for_arguments(self.target, kernel, args, kwargs)
+        seconds = time.perf_counter() - t0
+        how = "earlier case" if id(compiled) in self._seen else "disk cache" if compiled.cache_hit else "compiled"
+        self._seen.add(id(compiled))
+        self.compiled.append((compiled.name, seconds, how))
+
+
 # ------------------------------------------------------------------------------------------------
 # Checking
 # ------------------------------------------------------------------------------------------------
@@ -166,13 +215,13 @@ class Output:
 # ------------------------------------------------------------------------------------------------
 # Running
 # ------------------------------------------------------------------------------------------------
-PASS, FAIL, XFAIL, XPASS = "pass", "fail", "xfail", "xpass"
+PASS, FAIL, XFAIL, XPASS, COMPILED = "pass", "fail", "xfail", "xpass", "compiled"
 
 
 @dataclasses.dataclass
 class Result:
     case_id: str
-    status: str                  #: pass, fail, xfail or xpass
+    status: str                  #: pass, fail, xfail, xpass, or compiled (compile-only)
     max_error: float | None      #: None when the case raised before producing outputs
     message: str = ""            #: what went wrong (or, for xfail/xpass, the declared reason)
     seconds: float = 0.0
@@ -208,6 +257,22 @@ def run_case(case: Case, dev: Device, gap: str | None = None) -> Result:
     return Result(case.id, FAIL if failed else PASS, err, message, seconds)
 
 
+def compile_case(case: Case, dev: CompileOnlyDevice, gap: str | None = None) -> Result:
+    """Compile every kernel ``case`` launches, running none: ``compiled`` with the compile seconds,
+    or the compile error (``xfail`` when ``gap`` declares the case a known gap of the target)."""
+    del dev.compiled[:]
+    t0 = time.perf_counter()
+    try:
+        case.run(dev)  # outputs are not checked: nothing ran
+    except Exception as exc:
+        message = _describe(exc)
+        if gap is not None:
+            return Result(case.id, XFAIL, None, f"declared gap: {gap}; {message}", time.perf_counter() - t0)
+        return Result(case.id, FAIL, None, message, time.perf_counter() - t0)
+    message = ", ".join(f"{name} ({how})" for name, _, how in dev.compiled) or "launches no kernel"
+    return Result(case.id, COMPILED, None, message, sum(s for _, s, _ in dev.compiled))
+
+
 def _describe(exc: BaseException) -> str:
     text = str(exc).strip()
     frames = traceback.extract_tb(exc.__traceback__)
@@ -217,10 +282,12 @@ def _describe(exc: BaseException) -> str:
 
 def run_suite(dev: Device, selected: Iterable[Case], expectations: dict[str, str] | None = None,
               on_result: Callable[[Result], None] | None = None) -> list[Result]:
-    """Run ``selected`` cases on ``dev``, calling ``on_result`` after each."""
+    """Run ``selected`` cases on ``dev`` (compile them on a ``CompileOnlyDevice``), calling
+    ``on_result`` after each."""
     results = []
     for case in selected:
-        r = run_case(case, dev, declared_gap(case.id, expectations or {}))
+        gap = declared_gap(case.id, expectations or {})
+        r = compile_case(case, dev, gap) if isinstance(dev, CompileOnlyDevice) else run_case(case, dev, gap)
         results.append(r)
         if on_result is not None:
             on_result(r)

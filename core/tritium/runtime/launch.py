@@ -13,6 +13,7 @@ from typing import Any, Iterator
 from ..errors import ArgumentError
 from .args import arg_type, bind, specialization
 from .binder import Binder, environment_key
+from .host import host_address
 
 
 @dataclasses.dataclass
@@ -73,9 +74,9 @@ def _slow_bind(jitfn, args: tuple, call_kwargs: dict) -> dict:
     return dict(bound.arguments)
 
 
-def bind_arguments(target, jitfn, bound: dict[str, Any]) -> Iterator[tuple[str, str | None, Any]]:
+def bind_arguments(target, jitfn, bound: dict[str, Any], binder=bind) -> Iterator[tuple[str, str | None, Any]]:
     """Each bound argument as ``(name, signature type, value bound by the target)``; constexprs
-    (and None) come as ``(name, None, constant value)``."""
+    (and None) come as ``(name, None, constant value)``. ``binder`` has ``bind``'s signature."""
     from ..language.core import constexpr
 
     for name, v in bound.items():
@@ -83,15 +84,17 @@ def bind_arguments(target, jitfn, bound: dict[str, Any]) -> Iterator[tuple[str, 
             yield name, None, (v.value if isinstance(v, constexpr) else v)
         else:
             t = arg_type(v, name, jitfn.__name__)
-            yield name, t, bind(target, v, t, name, jitfn.__name__)
+            yield name, t, binder(target, v, t, name, jitfn.__name__)
 
 
-def prepare(target, jitfn, args: tuple, kwargs: dict) -> Prepared:
+def prepare(target, jitfn, args: tuple, kwargs: dict, binder=bind) -> Prepared:
+    """Bind the arguments (through ``binder``, ``bind``'s signature) and find or compile the
+    specialisation they select."""
     from .compiler import COMPILE_LOCK, compile_specialized
 
     bound, options = split_arguments(jitfn, args, kwargs)
     types, specs, values, constants = [], [], [], []
-    for name, t, v in bind_arguments(target, jitfn, bound):
+    for name, t, v in bind_arguments(target, jitfn, bound, binder):
         if t is None:
             constants.append((name, v))
             continue
@@ -113,6 +116,31 @@ def prepare(target, jitfn, args: tuple, kwargs: dict) -> Prepared:
         jitfn.check_globals()
     kernel.check_writable(bound)
     return Prepared(kernel, values, bound)
+
+
+def _bind_host_arrays(target, value: Any, arg_type: str, name: str, kernel: str) -> Any:
+    """Pointers as the address of a host array standing in for device memory; scalars as the
+    target binds them (the target's driver is never asked)."""
+    if arg_type.startswith("*"):
+        try:
+            return host_address(value, name, target.name)
+        except ArgumentError:
+            raise ArgumentError(f"kernel '{kernel}': compiling without launching takes host arrays (e.g. numpy) "
+                                f"standing in for device memory; argument '{name}' ({type(value).__name__}) is "
+                                "not one") from None
+    return bind(target, value, arg_type, name, kernel)
+
+
+def compile_for_arguments(target, jitfn, args: tuple, kwargs: dict) -> Any:
+    """Compile ``jitfn`` for ``target`` as a launch with these arguments would, without launching and
+    without the target's driver: a GPU kernel compiles on a machine with no GPU.
+
+    Host arrays stand in for device memory: their dtypes give the signature and their addresses the
+    pointer specialisation (divisible by 16 or not), so pass arrays aligned as the target's allocator
+    aligns its memory. Scalars and constexprs specialise as in a launch. Returns the ``CompiledKernel``
+    (the one a launch with the same specialisation then finds in the kernel's table).
+    """
+    return prepare(target, jitfn, args, kwargs, _bind_host_arrays).kernel
 
 
 def _hashable(v: Any) -> bool:

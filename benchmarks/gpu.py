@@ -1,0 +1,446 @@
+"""tritium's nvptx target beside Triton and torch, in one process on one NVIDIA GPU.
+
+Every kernel is written once (``gpu_kernels.py``) and compiled by both ``triton.jit`` and
+``tritium.jit``; tensors are torch CUDA tensors passed straight to ``kernel[grid](...)``, and one
+timer serves all three: ``triton.testing.do_bench`` (median). Each result is checked against torch
+before it is timed. Measures:
+
+- vector add fp32 (2^24, 2^28 elements), GB/s = 3 * n * 4 bytes / time;
+- fused softmax fp32 (4096x1024, 16384x8192; one program per row, as Triton's tutorial 02),
+  GB/s = 2 * bytes of x / time;
+- layer norm forward fp16 (16384x8192; Triton's tutorial 05), GB/s from the bytes moved (x, w and b
+  read, y written, mean and rstd written);
+- launch overhead of a tiny kernel from Python, µs per launch (median over rounds of many launches,
+  synchronized at the end of each round);
+- cold compile and first launch (a new process, an empty cache) and the first call in a new process
+  with a warm cache (imports reported separately), each framework in its own process.
+
+Prints a table (measure, tritium, triton, torch, ratio tritium/triton, goal) and writes JSON
+(``--out``, default ``benchmarks/results/gpu-<date>.json``) with the device and versions. Exit
+status 2 (with a message) when torch, triton, a CUDA device or tritium's target is missing; 1 when a
+kernel failed or computed a wrong result; else 0 (goals missed are reported, not an error).
+
+    python benchmarks/gpu.py [--quick] [--out PATH] [--rep-ms MS] [--startup-runs N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import importlib.util
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import types
+from pathlib import Path
+from typing import Any, Callable
+
+HERE = Path(__file__).resolve().parent
+KERNELS = HERE / "gpu_kernels.py"
+FRAMEWORKS = ("tritium", "triton", "torch")
+
+FULL = {"vector_add": [2**24, 2**28], "softmax": [(4096, 1024), (16384, 8192)], "layernorm": [(16384, 8192)],
+        "launches": (10_000, 7), "startup_runs": 3, "rep_ms": 100.0}
+QUICK = {"vector_add": [2**20], "softmax": [(1024, 1024)], "layernorm": [(1024, 2048)],
+         "launches": (1_000, 3), "startup_runs": 1, "rep_ms": 20.0}
+
+#: the issue's goals per kind of measure: (what the goal says, test of a row)
+GOALS: dict[str, tuple[str, Callable[[dict], bool]]] = {
+    "GB/s": ("ratio >= 0.95", lambda r: r["ratio"] >= 0.95),
+    "us/launch": ("<= 8 us", lambda r: r["tritium"] <= 8.0),
+    "s cold": ("<= 0.5 s", lambda r: r["tritium"] <= 0.5),
+    "s warm": ("<= 0.05 s", lambda r: r["tritium"] <= 0.05),
+}
+
+
+# -- pure parts: sizes, bytes, launch parameters, the table and the JSON --------------------------
+def vector_add_bytes(n: int) -> int:
+    """x and y read, the sum written, fp32."""
+    return 3 * n * 4
+
+
+def softmax_bytes(rows: int, cols: int, itemsize: int = 4) -> int:
+    """The input read once and the output written once."""
+    return 2 * rows * cols * itemsize
+
+
+def layernorm_bytes(rows: int, cols: int) -> int:
+    """fp16 x read and y written, fp16 weight and bias read, fp32 mean and rstd written."""
+    return 2 * rows * cols * 2 + 2 * cols * 2 + 2 * rows * 4
+
+
+def gbps(nbytes: int, ms: float) -> float:
+    return nbytes / (ms * 1e-3) / 1e9
+
+
+def next_power_of_2(n: int) -> int:
+    return 1 << max(0, n - 1).bit_length()
+
+
+def softmax_config(cols: int) -> tuple[int, int]:
+    """(BLOCK_SIZE, num_warps) as Triton's tutorial 02 chooses them: the row in one block, more warps
+    for wider rows."""
+    block = next_power_of_2(cols)
+    return block, 16 if block >= 4096 else 8 if block >= 2048 else 4
+
+
+def layernorm_config(cols: int, itemsize: int = 2) -> tuple[int, int]:
+    """(BLOCK_SIZE, num_warps) as Triton's tutorial 05 chooses them: blocks under 64 KB."""
+    block = min(65536 // itemsize, next_power_of_2(cols))
+    return block, min(max(block // 256, 1), 8)
+
+
+def ratio(row: dict) -> float | None:
+    """tritium / triton (higher is better for GB/s, lower for times)."""
+    t, r = row.get("tritium"), row.get("triton")
+    return t / r if isinstance(t, (int, float)) and isinstance(r, (int, float)) and r else None
+
+
+def finish_row(row: dict) -> dict:
+    """Add the ratio, the goal and whether it is met (None when there is no value to judge)."""
+    row["ratio"] = ratio(row)
+    goal = GOALS.get(row["unit"])
+    row["goal"] = goal[0] if goal else ""
+    judged = row["tritium"] is not None and (row["ratio"] is not None or row["unit"] != "GB/s")
+    row["goal_met"] = goal[1](row) if goal and judged else None
+    return row
+
+
+def _cell(row: dict, framework: str) -> str:
+    value = row.get(framework)
+    if framework in row.get("errors", {}):
+        return "error"
+    if framework in row.get("checks", {}) and row["checks"][framework] != "ok":
+        return "WRONG"
+    if value is None:
+        return "-"
+    return f"{value:.4g}" if row["unit"].startswith("s") else f"{value:.1f}"
+
+
+def format_table(rows: list[dict]) -> str:
+    """The table the benchmark prints, with the errors and wrong results listed under it."""
+    head = f"{'measure':44} {'tritium':>9} {'triton':>9} {'torch':>9} {'tritium/triton':>15}  goal"
+    lines = [head, "-" * len(head)]
+    notes = []
+    for r in rows:
+        rat = "-" if r["ratio"] is None else f"{r['ratio']:.3f}"
+        met = "" if r["goal_met"] is None else (" met" if r["goal_met"] else " MISSED")
+        lines.append(f"{r['measure'] + ' (' + r['unit'] + ')':44} {_cell(r, 'tritium'):>9} {_cell(r, 'triton'):>9} "
+                     f"{_cell(r, 'torch'):>9} {rat:>15}  {r['goal']}{met}")
+        notes += [f"  {r['measure']}, {fw}: {msg}" for fw, msg in r.get("errors", {}).items()]
+        notes += [f"  {r['measure']}, {fw}: {msg}" for fw, msg in r.get("checks", {}).items() if msg != "ok"]
+    return "\n".join(lines + (["", "problems:", *notes] if notes else []))
+
+
+def failed(rows: list[dict]) -> bool:
+    return any(r.get("errors") or any(v != "ok" for v in r.get("checks", {}).values()) for r in rows)
+
+
+def results_path(folder: Path, when: datetime.datetime) -> Path:
+    return folder / f"gpu-{when.strftime('%Y-%m-%d')}.json"
+
+
+def document(rows: list[dict], device: dict, versions: dict, settings: dict, when: datetime.datetime) -> dict:
+    """The JSON written: when, where, with what, and every row."""
+    return {"date": when.isoformat(timespec="seconds"), "device": device, "versions": versions,
+            "settings": settings, "measures": rows}
+
+
+# -- the environment -------------------------------------------------------------------------------
+def requirements_problem(target: str) -> str | None:
+    """Why the benchmark cannot run here, or None."""
+    for module in ("torch", "triton"):
+        if importlib.util.find_spec(module) is None:
+            return f"{module} is not installed; the GPU benchmark compares tritium with Triton and torch"
+    import torch
+
+    if not torch.cuda.is_available():
+        return "no CUDA device is available (torch.cuda.is_available() is False)"
+    from tritium import plugins
+    from tritium.errors import TritiumError
+
+    try:
+        plugins.get_target(target)
+    except TritiumError as e:
+        return f"tritium's {target} target cannot run here: {e}"
+    return None
+
+
+def device_info() -> dict:
+    import torch
+
+    props = torch.cuda.get_device_properties(torch.cuda.current_device())
+    return {"name": props.name, "capability": "sm_%d%d" % (props.major, props.minor),
+            "memory_gib": round(props.total_memory / 2**30, 1), "multiprocessors": props.multi_processor_count}
+
+
+def versions(target: str) -> dict:
+    import torch
+    import triton
+
+    import tritium
+    from tritium.plugins import distribution_version
+
+    out = {"python": sys.version.split()[0], "tritium": tritium.__version__,
+           f"tritium-{target}": distribution_version(f"tritium-{target}"), "triton": triton.__version__,
+           "torch": torch.__version__, "torch cuda": str(torch.version.cuda),
+           "cuda-bindings": distribution_version("cuda-bindings"), "llvmlite": distribution_version("llvmlite")}
+    try:
+        from cuda.bindings import driver
+
+        err, version = driver.cuDriverGetVersion()
+        out["cuda driver"] = f"{version // 1000}.{version % 1000 // 10}" if int(err) == 0 else str(err)
+    except ImportError:
+        pass
+    return out
+
+
+def build_kernels(framework: str) -> types.ModuleType:
+    """``gpu_kernels.py`` executed with ``jit`` and ``tl`` bound to ``framework``'s (tritium or triton)."""
+    if framework == "tritium":
+        import tritium as jit_module
+        import tritium.language as tl
+    else:
+        import triton as jit_module
+        import triton.language as tl
+    name = f"gpu_kernels_{framework}"
+    module = types.ModuleType(name)
+    module.__file__ = str(KERNELS)
+    module.jit, module.tl = jit_module.jit, tl
+    sys.modules[name] = module
+    exec(compile(KERNELS.read_text(), str(KERNELS), "exec"), module.__dict__)
+    return module
+
+
+# -- measures ----------------------------------------------------------------------------------------
+class Bench:
+    """Runs each framework's version of a measure: checked against torch, then timed."""
+
+    def __init__(self, kernels: dict[str, types.ModuleType], rep_ms: float):
+        import torch
+        import triton.testing
+
+        self.torch, self.kernels, self.rep_ms = torch, kernels, rep_ms
+        self.do_bench = triton.testing.do_bench
+
+    def time_ms(self, fn: Callable[[], Any]) -> float:
+        return self.do_bench(fn, warmup=self.rep_ms / 4, rep=self.rep_ms, return_mode="median")
+
+    def row(self, measure: str, nbytes: int, runs: dict[str, Callable[[], Any]],
+            outputs: dict[str, Callable[[], Any]], want: Any, tol: dict | None = None) -> dict:
+        """GB/s of each framework's ``runs[fw]``; first ``outputs[fw]()`` after one run is compared
+        with ``want`` (torch.testing.assert_close, its default tolerances unless ``tol``)."""
+        row: dict = {"measure": measure, "unit": "GB/s", "bytes": nbytes, "ms": {}, "errors": {}, "checks": {}}
+        for fw, run in runs.items():
+            try:
+                run()
+                self.torch.cuda.synchronize()
+                row["checks"][fw] = _compare(self.torch, outputs[fw](), want, tol or {})
+                ms = self.time_ms(run)
+                row["ms"][fw], row[fw] = ms, gbps(nbytes, ms)
+            except Exception as e:  # one framework failing must not hide the others' numbers
+                row["errors"][fw] = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
+                row[fw] = None
+        for fw in FRAMEWORKS:
+            row.setdefault(fw, None)
+        return finish_row(row)
+
+    def vector_add(self, n: int) -> dict:
+        torch = self.torch
+        x, y = torch.rand(n, device="cuda"), torch.rand(n, device="cuda")
+        outs = {fw: torch.empty_like(x) for fw in FRAMEWORKS}
+        block = 1024
+
+        def launch(fw):
+            return lambda: self.kernels[fw].add_kernel[(cdiv(n, block),)](x, y, outs[fw], n, BLOCK_SIZE=block)
+        runs = {"tritium": launch("tritium"), "triton": launch("triton"),
+                "torch": lambda: torch.add(x, y, out=outs["torch"])}
+        return self.row(f"vector add fp32 n=2^{n.bit_length() - 1}", vector_add_bytes(n), runs,
+                        outputs={fw: (lambda fw=fw: outs[fw]) for fw in FRAMEWORKS}, want=x + y)
+
+    def softmax(self, rows: int, cols: int) -> dict:
+        torch = self.torch
+        x = torch.randn(rows, cols, device="cuda")
+        outs = {fw: torch.empty_like(x) for fw in FRAMEWORKS}
+        block, warps = softmax_config(cols)
+
+        def launch(fw):
+            k = self.kernels[fw].softmax_kernel
+            return lambda: k[(rows,)](outs[fw], x, x.stride(0), outs[fw].stride(0), cols, BLOCK_SIZE=block,
+                                      num_warps=warps)
+
+        def torch_softmax():
+            outs["torch"] = torch.softmax(x, dim=-1)
+        runs = {"tritium": launch("tritium"), "triton": launch("triton"), "torch": torch_softmax}
+        return self.row(f"fused softmax fp32 {rows}x{cols}", softmax_bytes(rows, cols), runs,
+                        outputs={fw: (lambda fw=fw: outs[fw]) for fw in FRAMEWORKS}, want=torch.softmax(x, dim=-1),
+                        tol={"rtol": 1e-5, "atol": 1e-6})
+
+    def layernorm(self, rows: int, cols: int) -> dict:
+        torch = self.torch
+        eps = 1e-5
+        x = (torch.randn(rows, cols, device="cuda") * 2 + 0.5).to(torch.float16)
+        w = (torch.rand(cols, device="cuda") + 0.5).to(torch.float16)
+        b = torch.randn(cols, device="cuda").to(torch.float16)
+        outs = {fw: torch.empty_like(x) for fw in FRAMEWORKS}
+        mean, rstd = torch.empty(rows, device="cuda"), torch.empty(rows, device="cuda")
+        block, warps = layernorm_config(cols)
+
+        def launch(fw):
+            k = self.kernels[fw].layer_norm_fwd_kernel
+            return lambda: k[(rows,)](x, outs[fw], w, b, mean, rstd, x.stride(0), cols, eps, BLOCK_SIZE=block,
+                                      num_warps=warps)
+
+        def torch_layernorm():
+            outs["torch"] = torch.nn.functional.layer_norm(x, (cols,), w, b, eps)
+        want = torch.nn.functional.layer_norm(x.float(), (cols,), w.float(), b.float(), eps)
+        runs = {"tritium": launch("tritium"), "triton": launch("triton"), "torch": torch_layernorm}
+        return self.row(f"layer norm fp16 {rows}x{cols}", layernorm_bytes(rows, cols), runs,
+                        outputs={fw: (lambda fw=fw: outs[fw].float()) for fw in FRAMEWORKS}, want=want,
+                        tol={"rtol": 0.0, "atol": 1e-2})
+
+    def launch_overhead(self, launches: int, rounds: int) -> dict:
+        """µs per launch of a 128-element vector add from Python: ``launches`` launches in a loop and
+        one synchronize, per round; the median of the rounds."""
+        torch = self.torch
+        x = torch.ones(128, device="cuda")
+        out = torch.empty_like(x)
+        row: dict = {"measure": f"launch overhead, {launches} launches x {rounds}", "unit": "us/launch",
+                     "errors": {}, "checks": {}}
+        for fw in ("tritium", "triton"):
+            k = self.kernels[fw].add_kernel
+            try:
+                k[(1,)](x, x, out, 128, BLOCK_SIZE=128)  # compiled, loaded and warm
+                torch.cuda.synchronize()
+                per = []
+                for _ in range(rounds):
+                    t0 = time.perf_counter()
+                    for _ in range(launches):
+                        k[(1,)](x, x, out, 128, BLOCK_SIZE=128)
+                    torch.cuda.synchronize()
+                    per.append((time.perf_counter() - t0) / launches * 1e6)
+                row[fw] = statistics.median(per)
+                row["checks"][fw] = _compare(torch, out, x + x, {})
+            except Exception as e:
+                row["errors"][fw], row[fw] = f"{type(e).__name__}: {e}", None
+        row["torch"] = None
+        return finish_row(row)
+
+
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _compare(torch, got, want, tol: dict) -> str:
+    try:
+        torch.testing.assert_close(got, want, **({"rtol": tol["rtol"], "atol": tol["atol"]} if tol else {}))
+        return "ok"
+    except AssertionError as e:
+        return "mismatch: " + " ".join(str(e).split())[:300]
+
+
+# -- startup: a new process per framework ------------------------------------------------------------
+def first_call(framework: str) -> dict:
+    """In a fresh process: import, then time the first launch of vector add (compile included when
+    the cache is empty) up to the synchronize after it."""
+    t0 = time.perf_counter()
+    import torch
+
+    x = torch.ones(4096, device="cuda")
+    out = torch.empty_like(x)
+    torch.cuda.synchronize()  # torch's CUDA context exists before the clock starts
+    t1 = time.perf_counter()
+    kernels = build_kernels(framework)
+    t2 = time.perf_counter()
+    kernels.add_kernel[(4,)](x, x, out, 4096, BLOCK_SIZE=1024)
+    torch.cuda.synchronize()
+    t3 = time.perf_counter()
+    if not bool((out == 2).all()):
+        raise SystemExit(f"{framework}: wrong result in the first call")
+    return {"torch_import_and_init_s": t1 - t0, "import_s": t2 - t1, "first_call_s": t3 - t2}
+
+
+def _run_first_call(framework: str, cache_dir: str, target: str) -> dict:
+    env = dict(os.environ, TRITIUM_CACHE_DIR=cache_dir, TRITON_CACHE_DIR=cache_dir, TRITIUM_TARGET=target)
+    env.pop("TRITIUM_CACHE_DISABLE", None)
+    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--first-call", framework], env=env,
+                          capture_output=True, text=True, timeout=600)
+    if proc.returncode:
+        raise RuntimeError(f"{framework} first-call process failed: {proc.stderr.strip()[-2000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def startup_rows(runs: int, target: str) -> list[dict]:
+    """Cold (an empty cache) and warm (the cache the cold process filled) first calls, medians over
+    ``runs`` pairs of processes per framework."""
+    cold: dict[str, list] = {"tritium": [], "triton": []}
+    warm: dict[str, list] = {"tritium": [], "triton": []}
+    errors: dict[str, str] = {}
+    for fw in cold:
+        try:
+            for _ in range(runs):
+                with tempfile.TemporaryDirectory(prefix=f"{fw}-bench-cache-") as cache:
+                    cold[fw].append(_run_first_call(fw, cache, target))
+                    warm[fw].append(_run_first_call(fw, cache, target))
+        except Exception as e:
+            errors[fw] = str(e)
+
+    def row(measure: str, unit: str, samples: dict, key: str) -> dict:
+        r = {"measure": measure, "unit": unit, "torch": None, "checks": {},
+             "errors": {fw: msg for fw, msg in errors.items()}}
+        for fw, got in samples.items():
+            r[fw] = statistics.median(s[key] for s in got) if got and fw not in errors else None
+        return finish_row(r)
+
+    return [row("cold compile + first launch", "s cold", cold, "first_call_s"),
+            row("first call, new process, warm cache", "s warm", warm, "first_call_s"),
+            row("import (new process, warm cache)", "s", warm, "import_s")]
+
+
+# -- main --------------------------------------------------------------------------------------------
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes only, short timing")
+    parser.add_argument("--out", help="JSON output (default benchmarks/results/gpu-<date>.json)")
+    parser.add_argument("--target", default="nvptx", help="tritium's target (default nvptx)")
+    parser.add_argument("--rep-ms", type=float, help="do_bench's rep per measurement (default 100, quick 20)")
+    parser.add_argument("--startup-runs", type=int, help="process pairs per startup measure (default 3, quick 1)")
+    parser.add_argument("--first-call", choices=("tritium", "triton"), help=argparse.SUPPRESS)  # child process
+    args = parser.parse_args(argv)
+    if args.first_call:
+        print(json.dumps(first_call(args.first_call)))
+        return 0
+    os.environ["TRITIUM_TARGET"] = args.target
+    problem = requirements_problem(args.target)
+    if problem:
+        print(f"benchmarks/gpu.py: {problem}", file=sys.stderr)
+        return 2
+    sizes = QUICK if args.quick else FULL
+    rep_ms = args.rep_ms or sizes["rep_ms"]
+    when = datetime.datetime.now(datetime.timezone.utc)
+    device, vers = device_info(), versions(args.target)
+    print(f"{device['name']} ({device['capability']}); " + ", ".join(f"{k} {v}" for k, v in vers.items()), flush=True)
+
+    bench = Bench({fw: build_kernels(fw) for fw in ("tritium", "triton")}, rep_ms)
+    rows = [bench.vector_add(n) for n in sizes["vector_add"]]
+    rows += [bench.softmax(m, n) for m, n in sizes["softmax"]]
+    rows += [bench.layernorm(m, n) for m, n in sizes["layernorm"]]
+    rows.append(bench.launch_overhead(*sizes["launches"]))
+    rows += startup_rows(args.startup_runs or sizes["startup_runs"], args.target)
+    print(format_table(rows))
+
+    settings = {"quick": args.quick, "rep_ms": rep_ms, "timer": "triton.testing.do_bench, median",
+                "target": args.target}
+    out = Path(args.out) if args.out else results_path(HERE / "results", when)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(document(rows, device, vers, settings, when), indent=1) + "\n")
+    print(f"\nwrote {out}")
+    return 1 if failed(rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,124 @@
+"""The suite's results as a Markdown report: what ran where (device, date, versions) and each case.
+
+A target may describe its device with a ``device_description`` attribute (a string, or a method
+returning one, e.g. ``"NVIDIA H100 80GB HBM3 (sm_90)"``) and its driver with ``driver_version``
+(likewise); without them the report names the host.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+import re
+import subprocess
+from typing import Any, Iterable
+
+from .suite import Result
+
+#: distributions whose versions the report lists when they are installed (read from their
+#: metadata: nothing is imported)
+VERSIONED = ("tritium", "tritium-conformance", "llvmlite", "torch-mlir", "numpy", "torch", "triton", "cuda-python",
+             "cuda-bindings", "cupy-cuda12x", "cupy-cuda13x")
+
+
+def _ask(target: Any, attribute: str) -> str:
+    value = getattr(target, attribute, None)
+    try:
+        value = value() if callable(value) else value
+    except Exception as exc:  # a device that cannot be asked is reported, not fatal
+        return f"unknown ({type(exc).__name__}: {exc})"
+    return str(value) if value else ""
+
+
+def host_description() -> str:
+    """The host CPU: its model name where the OS tells it, and its core count."""
+    model = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), "")
+    except OSError:
+        pass
+    return f"host: {model or platform.processor() or platform.machine()}, {os.cpu_count()} cores"
+
+
+def device_description(target: Any) -> str:
+    """The target's own description of its device, else the host's."""
+    return _ask(target, "device_description") or host_description()
+
+
+def versions(target: Any, provider: str) -> dict[str, str]:
+    """Name -> version of what produced the results: Python, the installed distributions of
+    ``VERSIONED``, the target's provider and its driver when it says."""
+    from tritium.plugins import distribution_version
+
+    out = {"python": platform.python_version()}
+    for name in VERSIONED:
+        v = distribution_version(name)
+        if v:
+            out[name] = v
+    commit = _git_commit()
+    if commit and "tritium" in out:
+        out["tritium"] += f" (commit {commit})"
+    out[f"target {target.name}"] = provider
+    driver = _ask(target, "driver_version")
+    if driver:
+        out["driver"] = driver
+    return out
+
+
+def _git_commit() -> str:
+    """The commit of the tritium checkout that is imported, when it is one ('' otherwise)."""
+    import tritium
+
+    try:
+        proc = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=os.path.dirname(tritium.__file__),
+                              capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return proc.stdout.strip() if proc.returncode == 0 else ""
+
+
+def default_name(target: Any) -> str:
+    """``<target>-<device>.md``, the device reduced to lowercase words joined by dashes."""
+    device = device_description(target).removeprefix("host: ").split(",")[0]
+    slug = re.sub(r"[^a-z0-9]+", "-", device.lower()).strip("-")[:60]
+    return f"{target.name}-{slug or 'unknown'}.md"
+
+
+def _cell(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def markdown(target: Any, provider: str, results: Iterable[Result], summary: str, compile_only: bool,
+             command: str = "", now: datetime.datetime | None = None) -> str:
+    """The report: a header with device, date, mode and versions, then one table row per case."""
+    now = now or datetime.datetime.now(datetime.timezone.utc)
+    mode = "compile only (every case compiled through the binary stage, none run)" if compile_only else \
+        "run and checked against numpy references"
+    lines = [f"# tritium conformance: target `{target.name}`", "",
+             f"- Device: {device_description(target)}",
+             f"- Date: {now.strftime('%Y-%m-%d %H:%M %Z').strip()}",
+             f"- Mode: {mode}",
+             "- Versions: " + ", ".join(f"{k} {v}" for k, v in versions(target, provider).items()),
+             *([f"- Command: `{command}`"] if command else []),
+             f"- Result: {summary}", "",
+             "| case | status | max error | ms | details |", "|---|---|---|---|---|"]
+    for r in results:
+        err = "" if r.max_error is None else f"{r.max_error:.3g}"
+        lines.append(f"| `{r.case_id}` | {r.status} | {err} | {r.seconds * 1e3:.1f} | {_cell(r.message)} |")
+    return "\n".join(lines) + "\n"
+
+
+def write(path: str, target: Any, provider: str, results: list[Result], summary: str,
+          compile_only: bool, command: str = "") -> str:
+    """Write the report to ``path`` (a directory, or a name ending in ``/``: ``default_name`` in it);
+    returns the file written."""
+    if path.endswith(os.sep) or os.path.isdir(path):
+        path = os.path.join(path, default_name(target))
+    folder = os.path.dirname(path)
+    if folder:
+        os.makedirs(folder, exist_ok=True)
+    with open(path, "w") as f:
+        f.write(markdown(target, provider, results, summary, compile_only, command))
+    return path
