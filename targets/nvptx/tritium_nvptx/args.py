@@ -37,14 +37,14 @@ def device_pointer(value: Any, name: str) -> DevicePointer:
     iface = getattr(value, "__cuda_array_interface__", None)
     if iface is not None:
         return _pointer(iface["data"][0], _device_of_address(iface["data"][0], name), "")
+    if hasattr(value, "__array_interface__") or isinstance(value, (memoryview, bytearray, bytes)):
+        raise _host(name, f"a host array ({type(value).__module__}.{type(value).__name__})",
+                    f"torch.as_tensor({name}, device='cuda') or cupy.asarray({name})")
     if hasattr(value, "__dlpack_device__"):
         kind, device = value.__dlpack_device__()
         if int(kind) in _DLPACK_CUDA:
             return _pointer(_dlpack_address(value, name), int(device), "")
         raise _host(name, f"DLPack memory on device type {int(kind)}", "an array in CUDA memory")
-    if hasattr(value, "__array_interface__") or isinstance(value, (memoryview, bytearray, bytes)):
-        raise _host(name, f"a host array ({type(value).__module__}.{type(value).__name__})",
-                    f"torch.as_tensor({name}, device='cuda') or cupy.asarray({name})")
     raise ArgumentError(f"argument '{name}' ({type(value).__name__}) is not a GPU array: pass a torch CUDA tensor, "
                         "a CuPy array, or an object with __cuda_array_interface__ or CUDA DLPack")
 
