@@ -21,7 +21,7 @@ def target(monkeypatch) -> NvptxTarget:
     return NvptxTarget()
 
 
-def kernel_ir(body: Callable, params: list[ll.Type], name: str = "k", num_threads: int = 128) -> str:
+def _kernel_ir(body: Callable, params: list[ll.Type], name: str = "k", num_threads: int = 128) -> str:
     """LLVM IR of a kernel ``name``: ``body(hooks, builder, function)`` emits everything but the return."""
     hooks = NvptxHooks()
     module = ll.Module()
@@ -33,7 +33,7 @@ def kernel_ir(body: Callable, params: list[ll.Type], name: str = "k", num_thread
     return str(module)
 
 
-def vector_add_ir(ty: ll.Type = ll.VectorType(ll.FloatType(), 4), masked: bool = True) -> str:
+def _vector_add_ir(ty: ll.Type = ll.VectorType(ll.FloatType(), 4), masked: bool = True) -> str:
     """``z[i] = x[i] + y[i]`` over ``ty`` vectors per thread, masked by ``i < n`` when ``masked``."""
     count = ty.count if isinstance(ty, ll.VectorType) else 1
     element = ty.element if isinstance(ty, ll.VectorType) else ty
@@ -51,4 +51,16 @@ def vector_add_ir(ty: ll.Type = ll.VectorType(ll.FloatType(), 4), masked: bool =
         add = b.fadd if not isinstance(element, ll.IntType) else b.add
         h.store(b, at[2], add(xs, ys), mask, align)
 
-    return kernel_ir(body, [GLOBAL, GLOBAL, GLOBAL, I32])
+    return _kernel_ir(body, [GLOBAL, GLOBAL, GLOBAL, I32])
+
+
+@pytest.fixture
+def kernel_ir() -> Callable:
+    """``kernel_ir(body, params, name="k", num_threads=128)``: see ``_kernel_ir``."""
+    return _kernel_ir
+
+
+@pytest.fixture
+def vector_add_ir() -> Callable:
+    """``vector_add_ir(ty=<4 x float>, masked=True)``: see ``_vector_add_ir``."""
+    return _vector_add_ir

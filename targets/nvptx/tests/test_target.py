@@ -15,8 +15,6 @@ from tritium_nvptx.args import DevicePointer
 from tritium_nvptx.driver import NvptxLauncher
 from tritium_nvptx.target import ARCH_ENV, NvptxTarget
 
-from .conftest import vector_add_ir
-
 no_driver = pytest.mark.skipif(cuda.driver_version() is not None, reason="an NVIDIA driver is installed here")
 
 
@@ -84,7 +82,7 @@ def test_ptx_version_is_the_newest_every_consumer_accepts():
         arch.ptx_version("sm_100a", 12040, None)
 
 
-def test_generated_ptx_header_has_the_chosen_version(target, monkeypatch):
+def test_generated_ptx_header_has_the_chosen_version(target, monkeypatch, vector_add_ir):
     from tritium_nvptx import compiler
 
     monkeypatch.setattr(target, "_driver_cuda", lambda: 12040)
@@ -195,7 +193,7 @@ def add_kernel(x, y, z, n, BLOCK: tl.constexpr):
     tl.store(z + offs, tl.load(x + offs, mask=mask) + tl.load(y + offs, mask=mask), mask=mask)
 
 
-def test_compile_from_the_llir_stage_to_a_binary(target):
+def test_compile_from_the_llir_stage_to_a_binary(target, vector_add_ir):
     """tritium.compile continues from given LLVM IR through the ptx and cubin stages."""
     compiled = tritium.compile(add_kernel, "*fp32, *fp32, *fp32, i32", {"BLOCK": 512}, target=target,
                                source=vector_add_ir().replace('@"k"', '@"add_kernel"'), stage="llir")
