@@ -92,9 +92,11 @@ def test_generated_ptx_header_has_the_chosen_version(target, monkeypatch, vector
     assert "\n.version 8.4\n.target sm_80\n" in ptx and ctx.metadata["ptx_version"] == "8.4"
 
 
-def test_version_names_arch_and_ptx(target):
+def test_version_names_arch_driver_and_ptxas(target, monkeypatch):
     v = target.version()
-    assert "arch-sm_90 " in v and f"ptx-{target.ptx_version('sm_90')}" in v
+    assert "arch-sm_90 " in v and "driver-" in v and "ptxas-" in v
+    monkeypatch.setattr(target, "_driver_cuda", lambda: 12040)
+    assert target.version() != v  # another driver may take another PTX ISA version
 
 
 # -- arguments ---------------------------------------------------------------------------------
@@ -193,11 +195,25 @@ def add_kernel(x, y, z, n, BLOCK: tl.constexpr):
     tl.store(z + offs, tl.load(x + offs, mask=mask) + tl.load(y + offs, mask=mask), mask=mask)
 
 
+def test_llir_using_shared_memory_of_unknown_size_is_refused(target):
+    llir = """target triple = "nvptx64-nvidia-cuda"
+@tritium_shared = external addrspace(3) global [0 x i8], align 16
+define ptx_kernel void @add_kernel(ptr addrspace(1) %x, ptr addrspace(1) %y, ptr addrspace(1) %z, i32 %n) {
+  store i8 1, ptr addrspace(3) @tritium_shared
+  ret void
+}
+"""
+    with pytest.raises(TritiumError, match="tile-layout stage"):
+        tritium.compile(add_kernel, "*fp32, *fp32, *fp32, i32", {"BLOCK": 512}, target=target, source=llir,
+                        stage="llir")
+
+
 def test_compile_from_the_llir_stage_to_a_binary(target, vector_add_ir):
     """tritium.compile continues from given LLVM IR through the ptx and cubin stages."""
     compiled = tritium.compile(add_kernel, "*fp32, *fp32, *fp32, i32", {"BLOCK": 512}, target=target,
                                source=vector_add_ir().replace('@"k"', '@"add_kernel"'), stage="llir")
     assert list(compiled.asm)[-2:] == ["ptx", "cubin"]
+    assert compiled.metadata["num_warps"] == 4 and compiled.metadata["shared"] == 0
     assert ".visible .entry add_kernel(" in compiled.asm["ptx"]
     fmt = compiled.metadata["binary_format"]
     assert fmt == ("cubin" if toolchain.ptxas_path() else "ptx")

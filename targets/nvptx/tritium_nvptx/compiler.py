@@ -61,7 +61,7 @@ def ptx(llir_text: str, ctx) -> str:
     target = ctx.target
     arch = target.arch(ctx.options)
     version = target.ptx_version(arch)
-    ctx.metadata.setdefault("num_warps", ctx.options.num_warps)
+    _launch_metadata(llir_text, ctx)
     ctx.metadata.update(arch=arch, ptx_version=f"{version // 10}.{version % 10}")
     with _LLVM:
         module = llvm.parse_assembly(llir_text)
@@ -71,6 +71,17 @@ def ptx(llir_text: str, ctx) -> str:
         pb = llvm.create_pass_builder(tm, llvm.create_pipeline_tuning_options(speed_level=OPT_LEVEL))
         pb.getModulePassManager().run(module, pb)
         return tm.emit_assembly(module)
+
+
+def _launch_metadata(llir_text: str, ctx) -> None:
+    """What the launcher needs when the stages that record it did not run (a given ``llir`` text):
+    the block size from the options; the shared-memory size cannot be recovered from LLVM IR."""
+    ctx.metadata.setdefault("num_warps", ctx.options.num_warps)
+    if "shared" not in ctx.metadata:
+        if "@tritium_shared" in llir_text:
+            raise TritiumError(f"kernel {ctx.signature.name}: the LLVM IR uses shared memory, whose size the "
+                               "tile-layout stage records; start from the tile-layout stage (or an earlier one)")
+        ctx.metadata["shared"] = 0
 
 
 def link_libdevice(module: llvm.ModuleRef) -> None:
@@ -100,7 +111,8 @@ _PTXAS_INFO = {"registers": r"Used (\d+) registers", "spills": r"(\d+) bytes spi
 def cubin(ptx_text: str, ctx) -> bytes:
     """Assemble the PTX with ptxas (registers and spills into the metadata); without ptxas, the PTX
     itself, for the driver to JIT-compile at load."""
-    arch = ctx.metadata["arch"]
+    arch = ctx.metadata.setdefault("arch", ctx.target.arch(ctx.options))  # a given PTX text: from the options
+    _launch_metadata("", ctx)
     path = ctx.target.assembler(arch)
     if path is None:
         ctx.metadata["binary_format"] = "ptx"

@@ -84,12 +84,16 @@ class NvptxTarget(Target):
         return cuda.driver_version()
 
     def version(self) -> str:
+        """The package's sources, LLVM, the default arch and what bounds the PTX ISA version (the
+        driver's and ptxas's CUDA releases); an ``arch`` option is in the key as an option."""
         try:
             arch = self.arch()
-            detail = f"arch-{arch} ptx-{self.ptx_version(arch)}"
         except TritiumError:
-            detail = "arch-none"  # compiling fails then, saying why
-        return f"tritium-nvptx-{source_hash('tritium_nvptx')} llvmlite-{llvmlite.__version__} {detail}"
+            arch = "none"  # compiling fails then, saying why
+        path = toolchain.ptxas_path()
+        ptxas = toolchain.ptxas_cuda_version(path) if path else None
+        return (f"tritium-nvptx-{source_hash('tritium_nvptx')} llvmlite-{llvmlite.__version__} arch-{arch} "
+                f"driver-{self._driver_cuda()} ptxas-{ptxas}")
 
     def parse_options(self, options: dict[str, Any]) -> NvptxOptions:
         parsed = NvptxOptions.parse(options, self.name)
