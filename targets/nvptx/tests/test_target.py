@@ -219,3 +219,56 @@ def test_compile_from_the_llir_stage_to_a_binary(target, vector_add_ir):
     assert fmt == ("cubin" if toolchain.ptxas_path() else "ptx")
     if fmt == "cubin":
         assert compiled.asm["cubin"][:4] == b"\x7fELF" and compiled.metadata["registers"] > 0
+
+
+class FakeDriverApi:
+    """Records the driver calls of a launcher (no GPU here); every call succeeds."""
+
+    class CUfunction_attribute:
+        CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+
+    def __init__(self):
+        self.calls = []
+
+    def __getattr__(self, name):
+        def call(*args):
+            self.calls.append((name, args))
+            return (0, f"{name}-handle") if name != "cuLaunchKernel" else (0,)
+        return call
+
+
+def test_launch_loads_once_and_passes_grid_block_shared_stream_and_params(monkeypatch):
+    import ctypes
+
+    from tritium_nvptx import driver as nvdriver
+
+    fake = FakeDriverApi()
+    monkeypatch.setattr(cuda, "api", lambda: fake)
+    monkeypatch.setattr(cuda, "make_current", lambda device: fake.calls.append(("make_current", (device,))))
+    monkeypatch.setattr(cuda, "attribute", lambda device, name: 227 * 1024)
+    sig = KernelSignature("k", ("x", "n"), ("*fp32", "i32"))
+    launcher = NvptxLauncher(b"PTX", sig, {"num_warps": 8, "shared": 64 * 1024, "binary_format": "ptx"})
+    for n in (5, 6):
+        launcher((3, 2, 1), [_pointer(4096, 1), n])
+    names = [c[0] for c in fake.calls]
+    assert names.count("cuModuleLoadData") == 1 and names.count("cuLaunchKernel") == 2
+    assert fake.calls[names.index("cuModuleLoadData")][1][0] == b"PTX\0"  # PTX goes NUL-terminated
+    assert fake.calls[names.index("cuModuleGetFunction")][1][1] == b"k"
+    assert ("cuFuncSetAttribute", ("cuModuleGetFunction-handle", 8, 64 * 1024)) in fake.calls  # above 48 KB
+    assert ("make_current", (1,)) in fake.calls  # the arguments' GPU
+    fn, gx, gy, gz, bx, by, bz, shared, stream, params, extra = fake.calls[-1][1]
+    assert (fn, gx, gy, gz, bx, by, bz, shared, stream, extra) == ("cuModuleGetFunction-handle", 3, 2, 1, 256, 1, 1,
+                                                                   64 * 1024, 0, 0)
+    slots = (ctypes.c_void_p * 2).from_address(params)
+    assert ctypes.c_uint64.from_address(slots[0]).value == 4096 and ctypes.c_int32.from_address(slots[1]).value == 6
+
+
+def test_failed_launch_names_the_error(monkeypatch):
+    fake = FakeDriverApi()
+    err = cuda.api.__wrapped__().CUresult.CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
+    fake.cuLaunchKernel = lambda *args: (err,)
+    monkeypatch.setattr(cuda, "api", lambda: fake)
+    monkeypatch.setattr(cuda, "make_current", lambda device: None)
+    launcher = NvptxLauncher(b"", KernelSignature("k", ("n",), ("i32",)), {"num_warps": 4})
+    with pytest.raises(cuda.CudaError, match="cuLaunchKernel of kernel k failed: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"):
+        launcher((1, 1, 1), [1])
