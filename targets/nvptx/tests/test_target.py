@@ -11,7 +11,7 @@ from tritium import plugins
 from tritium.errors import ArgumentError, TritiumError
 from tritium.target import KernelSignature
 from tritium_nvptx import arch, cuda, toolchain
-from tritium_nvptx.args import DevicePointer
+from tritium_nvptx.memory import DevicePointer
 from tritium_nvptx.driver import NvptxLauncher
 from tritium_nvptx.target import ARCH_ENV, NvptxTarget
 

@@ -9,30 +9,22 @@ from typing import Any
 
 from tritium.errors import ArgumentError
 
-from .memory import DeviceBuffer
+from .memory import DeviceBuffer, DevicePointer
 
 #: DLPack device types of memory a CUDA kernel can address (kDLCUDA, kDLCUDAManaged)
 _DLPACK_CUDA = (2, 13)
 
 
-class DevicePointer(int):
-    """A device address for a launch; ``device`` is its GPU and ``framework`` ("torch", "cupy" or "")
-    says whose current stream the launch runs on (the default stream for "")."""
-
-    device: int
-    framework: str
-
-
 def device_pointer(value: Any, name: str) -> DevicePointer:
     """The address of ``value``'s first element in GPU memory, or an ArgumentError saying what to pass."""
-    if isinstance(value, DeviceBuffer):
-        return _pointer(value.ptr, value.device, "")
-    module = type(value).__module__.split(".", 1)[0]
-    if module == "torch" and hasattr(value, "data_ptr"):
+    if type(value) is DeviceBuffer:
+        return value.pointer
+    module = type(value).__module__
+    if module.startswith("torch") and hasattr(value, "data_ptr"):
         if value.device.type != "cuda":
             raise _host(name, "a CPU torch tensor", f"{name}.cuda()")
         return _pointer(value.data_ptr(), value.device.index or 0, "torch")
-    if module == "cupy":
+    if module.startswith("cupy"):
         return _pointer(value.data.ptr, value.device.id, "cupy")
     iface = getattr(value, "__cuda_array_interface__", None)
     if iface is not None:
@@ -50,9 +42,7 @@ def device_pointer(value: Any, name: str) -> DevicePointer:
 
 
 def _pointer(address: int, device: int, framework: str) -> DevicePointer:
-    p = DevicePointer(address)
-    p.device, p.framework = device, framework
-    return p
+    return DevicePointer.at(address, device, framework)
 
 
 def _host(name: str, what: str, fix: str) -> ArgumentError:

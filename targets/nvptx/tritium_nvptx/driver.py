@@ -19,7 +19,7 @@ from tritium.language.dtypes import bf16_bits
 from tritium.target import Driver, KernelSignature
 
 from . import cuda, memory
-from .args import DevicePointer
+from .memory import DevicePointer
 
 #: dynamic shared memory above this needs the function attribute (CUDA's default limit per block)
 DEFAULT_SHARED_LIMIT = 48 * 1024
@@ -73,6 +73,7 @@ class NvptxLauncher:
         self._converted = [(i, s, _CONVERT[t]) for i, (s, t) in enumerate(zip(self._slots, types)) if t in _CONVERT]
         self._pointers = [i for i, t in enumerate(types) if t.startswith("*")]
         self._lock = threading.Lock()
+        self._launch = cuda.api().cuLaunchKernel
 
     def _load(self, device: int) -> Any:
         d = cuda.api()
@@ -124,7 +125,7 @@ class NvptxLauncher:
                 slot.value = args[i]
             for i, slot, convert in self._converted:
                 slot.value = convert(args[i])
-            err, = cuda.api().cuLaunchKernel(fn, gx, gy, gz, self._block, 1, 1, self._shared, stream,
+            err, = self._launch(fn, gx, gy, gz, self._block, 1, 1, self._shared, stream,
                                              self._params_address, 0)
         if err:
             raise cuda.CudaError(f"cuLaunchKernel of kernel {self._name} failed: {cuda.error_name(err)}")

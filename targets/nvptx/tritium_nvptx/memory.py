@@ -9,6 +9,20 @@ from typing import Any, Sequence
 from . import cuda
 
 
+class DevicePointer(int):
+    """A device address for a launch; ``device`` is its GPU and ``framework`` ("torch", "cupy" or "")
+    says whose current stream the launch runs on (the default stream for "")."""
+
+    device: int
+    framework: str
+
+    @classmethod
+    def at(cls, address: int, device: int, framework: str) -> "DevicePointer":
+        p = cls(address)
+        p.device, p.framework = device, framework
+        return p
+
+
 class DeviceBuffer:
     """A C-contiguous array in the global memory of one GPU, freed when collected."""
 
@@ -22,6 +36,8 @@ class DeviceBuffer:
         cuda.make_current(device)
         # cuMemAlloc refuses 0 bytes; an empty array still gets a valid, distinct address
         self.ptr = int(cuda.check("cuMemAlloc", cuda.api().cuMemAlloc(max(self.nbytes, 1))))
+        #: what a launch binds for this buffer (made once: binding is on every launch's path)
+        self.pointer = DevicePointer.at(self.ptr, device, "")
 
     @property
     def __cuda_array_interface__(self) -> dict:

@@ -20,6 +20,7 @@ from tritium.target import Driver, LaunchOptions, Target
 
 from . import arch as archs
 from . import cuda, toolchain
+from .args import device_pointer
 
 #: compile for this arch when no ``arch`` option is given (e.g. without a GPU)
 ARCH_ENV = "TRITIUM_NVPTX_ARCH"
@@ -113,9 +114,7 @@ class NvptxTarget(Target):
         stages["cubin"] = compiler.cubin
 
     def bind_arg(self, value: Any, arg_type: str, arg_name: str) -> Any:
-        if arg_type.startswith("*"):
-            from .args import device_pointer
-
+        if arg_type[0] == "*":
             return device_pointer(value, arg_name)
         return bind_scalar(value, arg_type, arg_name, self.name)
 
