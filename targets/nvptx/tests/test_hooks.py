@@ -146,3 +146,19 @@ def test_without_ptxas_the_binary_is_the_ptx_for_the_driver(target, monkeypatch,
     monkeypatch.setattr(toolchain, "ptxas_path", lambda: None)
     ptx, ctx = compile_ptx(target, vector_add_ir())
     assert compiler.cubin(ptx, ctx) == ptx.encode() and ctx.metadata["binary_format"] == "ptx"
+
+
+def test_cuda_release_of_a_tool_version_text():
+    from tritium_nvptx.arch import cuda_of_release
+
+    assert cuda_of_release("Cuda compilation tools, release 12.9, V12.9.86\nBuild cuda_12.9.r12.9") == 12090
+    assert cuda_of_release("no version here") is None
+
+
+@pytest.mark.skipif(toolchain.ptxas_path() is None, reason="ptxas is not installed")
+def test_ptxas_is_found_and_reports_its_release():
+    import os
+
+    path = toolchain.ptxas_path()
+    assert os.path.basename(path) == "ptxas" and os.access(path, os.X_OK)
+    assert toolchain.ptxas_cuda_version(path) >= 11080

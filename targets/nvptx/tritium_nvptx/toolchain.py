@@ -6,6 +6,7 @@ needed only by kernels calling math functions that LLVM cannot lower itself."""
 from __future__ import annotations
 
 import functools
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -23,6 +24,20 @@ def _cuda_homes() -> list[str]:
     return [h for h in homes if h] + ["/usr/local/cuda"]
 
 
+def _in_wheel(*parts: str) -> str | None:
+    """A file of the installed ``nvidia-cuda-nvcc-cu12`` wheel (found without importing
+    ``cuda.pathfinder``, which costs tens of milliseconds on the path of a cache hit)."""
+    try:
+        spec = importlib.util.find_spec("nvidia.cuda_nvcc")
+    except (ImportError, ValueError):
+        return None
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        path = os.path.join(folder, *parts)
+        if os.path.isfile(path):
+            return path
+    return None
+
+
 def _pathfinder(function: str, name: str) -> str | None:
     try:
         import cuda.pathfinder as pathfinder
@@ -35,7 +50,8 @@ def _pathfinder(function: str, name: str) -> str | None:
 @functools.cache
 def ptxas_path() -> str | None:
     """The ptxas to assemble cubins with, or None (the driver's JIT compiles the PTX then)."""
-    found = _pathfinder("find_nvidia_binary_utility", "ptxas") or shutil.which("ptxas")
+    found = (_in_wheel("bin", "ptxas") or _pathfinder("find_nvidia_binary_utility", "ptxas")
+             or shutil.which("ptxas"))
     if found:
         return found
     for home in _cuda_homes():
@@ -58,7 +74,7 @@ def ptxas_cuda_version(path: str) -> int | None:
 @functools.cache
 def libdevice_path() -> str | None:
     """``libdevice.10.bc`` from the pip wheel or a CUDA install, or None."""
-    found = _pathfinder("find_bitcode_lib", "device")
+    found = _in_wheel("nvvm", "libdevice", "libdevice.10.bc") or _pathfinder("find_bitcode_lib", "device")
     if found:
         return found
     for home in _cuda_homes():
