@@ -45,6 +45,13 @@ def test_masked_fp64x2_uses_64_bit_words(target, kernel_ir, vector_add_ir):
     assert re.search(r"@%p\d+ ld\.global\.v2\.b64", ptx) and re.search(r"@%p\d+ st\.global\.v2\.b64", ptx)
 
 
+@pytest.mark.parametrize("ty, word", [(ll.FloatType(), "b32"), (ll.HalfType(), "b16"), (ll.DoubleType(), "b64")])
+def test_masked_scalars_are_predicated_too(target, vector_add_ir, ty, word):
+    ptx, _ = compile_ptx(target, vector_add_ir(ty))
+    assert re.search(rf"@%p\d+ ld\.global\.{word} %\w+, \[%rd\d+\];", ptx)
+    assert re.search(rf"@%p\d+ st\.global\.{word} \[%rd\d+\], %\w+;", ptx)
+
+
 def test_unmasked_fp32x4_is_a_plain_vector_access(target, kernel_ir, vector_add_ir):
     ptx, _ = compile_ptx(target, vector_add_ir(masked=False))
     assert "ld.global.v4" in ptx and "st.global.v4" in ptx and "@%p" not in ptx

@@ -107,6 +107,36 @@ def test_a_numpy_array_is_refused_with_what_to_do():
     assert "'x_ptr'" in msg and "host array" in msg and "GPU" in msg and "cupy.asarray(x_ptr)" in msg
 
 
+class _TorchDevice:
+    def __init__(self, type_, index):
+        self.type, self.index = type_, index
+
+
+def _framework_array(module: str, **attrs):
+    """An object that looks like a torch tensor or CuPy array to the binding (neither is installed)."""
+    cls = type("Array", (), {"__module__": module, **attrs})
+    return cls()
+
+
+def test_torch_cuda_tensors_bind_their_data_pointer_device_and_stream_owner():
+    t = _framework_array("torch", data_ptr=lambda self: 8192, device=_TorchDevice("cuda", 1))
+    p = NvptxTarget().bind_arg(t, "*fp32", "x")
+    assert p == 8192 and p.device == 1 and p.framework == "torch"
+
+
+def test_a_cpu_torch_tensor_is_refused_with_cuda_as_the_fix():
+    t = _framework_array("torch", data_ptr=lambda self: 8192, device=_TorchDevice("cpu", None))
+    with pytest.raises(ArgumentError, match=r"'x' is a CPU torch tensor.*x\.cuda\(\)"):
+        NvptxTarget().bind_arg(t, "*fp32", "x")
+
+
+def test_cupy_arrays_bind_their_pointer_and_device():
+    data = type("MemoryPointer", (), {"ptr": 4096})()
+    a = _framework_array("cupy._core.core", data=data, device=type("Device", (), {"id": 2})())
+    p = NvptxTarget().bind_arg(a, "*fp16", "x")
+    assert p == 4096 and p.device == 2 and p.framework == "cupy"
+
+
 def test_dlpack_memory_of_another_device_is_refused():
     class OnHost:
         def __dlpack_device__(self):
