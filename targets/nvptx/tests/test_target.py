@@ -178,9 +178,7 @@ def test_scalars_are_range_checked():
 
 
 def _pointer(address: int, device: int) -> DevicePointer:
-    p = DevicePointer(address)
-    p.device, p.framework = device, ""
-    return p
+    return DevicePointer.at(address, device, "")
 
 
 def test_arguments_on_two_gpus_are_refused_before_any_driver_call():

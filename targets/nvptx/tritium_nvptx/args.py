@@ -23,26 +23,22 @@ def device_pointer(value: Any, name: str) -> DevicePointer:
     if module.startswith("torch") and hasattr(value, "data_ptr"):
         if value.device.type != "cuda":
             raise _host(name, "a CPU torch tensor", f"{name}.cuda()")
-        return _pointer(value.data_ptr(), value.device.index or 0, "torch")
+        return DevicePointer.at(value.data_ptr(), value.device.index or 0, "torch")
     if module.startswith("cupy"):
-        return _pointer(value.data.ptr, value.device.id, "cupy")
+        return DevicePointer.at(value.data.ptr, value.device.id, "cupy")
     iface = getattr(value, "__cuda_array_interface__", None)
     if iface is not None:
-        return _pointer(iface["data"][0], _device_of_address(iface["data"][0], name), "")
+        return DevicePointer.at(iface["data"][0], _device_of_address(iface["data"][0], name), "")
     if hasattr(value, "__array_interface__") or isinstance(value, (memoryview, bytearray, bytes)):
         raise _host(name, f"a host array ({type(value).__module__}.{type(value).__name__})",
                     f"torch.as_tensor({name}, device='cuda') or cupy.asarray({name})")
     if hasattr(value, "__dlpack_device__"):
         kind, device = value.__dlpack_device__()
         if int(kind) in _DLPACK_CUDA:
-            return _pointer(_dlpack_address(value, name), int(device), "")
+            return DevicePointer.at(_dlpack_address(value, name), int(device), "")
         raise _host(name, f"DLPack memory on device type {int(kind)}", "an array in CUDA memory")
     raise ArgumentError(f"argument '{name}' ({type(value).__name__}) is not a GPU array: pass a torch CUDA tensor, "
                         "a CuPy array, or an object with __cuda_array_interface__ or CUDA DLPack")
-
-
-def _pointer(address: int, device: int, framework: str) -> DevicePointer:
-    return DevicePointer.at(address, device, framework)
 
 
 def _host(name: str, what: str, fix: str) -> ArgumentError:
