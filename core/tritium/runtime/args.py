@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 from ..errors import ArgumentError
@@ -106,3 +107,32 @@ def specialization(arg_type: str, bound: Any) -> str:
         if bound % 16 == 0:
             return "D"
     return ""
+
+
+_INT_RANGES = {f"{s}{bits}": ((-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if s == "i" else (0, (1 << bits) - 1))
+               for s in "iu" for bits in (8, 16, 32, 64)}
+_FLOATS = frozenset({"fp16", "bf16", "fp32", "fp64"})
+
+
+def bind_scalar(value: Any, arg_type: str, arg_name: str, target: str) -> int | float:
+    """A scalar argument as the Python number a launcher packs (``i1`` as 0/1), after checking that
+    it has the signature type's kind and fits its range; shared by every compiling target's
+    ``bind_arg``. Raises ``ArgumentError`` naming the argument."""
+    if arg_type == "i1":
+        if not isinstance(value, (bool, numbers.Integral)):
+            raise ArgumentError(f"argument '{arg_name}' must be a bool for type i1, not {type(value).__name__}")
+        return int(bool(value))
+    if arg_type in _INT_RANGES:
+        if not isinstance(value, numbers.Integral):
+            raise ArgumentError(f"argument '{arg_name}' must be an integer for type {arg_type}, "
+                                f"not {type(value).__name__}")
+        lo, hi = _INT_RANGES[arg_type]
+        if not lo <= int(value) <= hi:
+            raise ArgumentError(f"argument '{arg_name}' = {value} is out of range for {arg_type} ({lo}..{hi})")
+        return int(value)
+    if arg_type in _FLOATS:
+        if not isinstance(value, numbers.Real):
+            raise ArgumentError(f"argument '{arg_name}' must be a number for type {arg_type}, "
+                                f"not {type(value).__name__}")
+        return float(value)
+    raise ArgumentError(f"argument '{arg_name}': the {target} target does not support arguments of type {arg_type}")

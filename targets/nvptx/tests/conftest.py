@@ -1,0 +1,66 @@
+"""Shared helpers: an NvptxTarget that compiles for a fixed arch without a GPU, and small kernels
+written directly with the NVPTX hooks (LLVM IR text, the ``llir`` stage)."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import pytest
+from llvmlite import ir as ll
+from tritium_nvptx import compiler
+from tritium_nvptx.hooks import NvptxHooks
+from tritium_nvptx.target import ARCH_ENV, NvptxTarget
+
+GLOBAL = ll.PointerType(addrspace=1)
+I32 = ll.IntType(32)
+
+
+@pytest.fixture
+def target(monkeypatch) -> NvptxTarget:
+    monkeypatch.setenv(ARCH_ENV, "sm_90")
+    return NvptxTarget()
+
+
+def _kernel_ir(body: Callable, params: list[ll.Type], name: str = "k", num_threads: int = 128) -> str:
+    """LLVM IR of a kernel ``name``: ``body(hooks, builder, function)`` emits everything but the return."""
+    hooks = NvptxHooks()
+    module = ll.Module()
+    module.triple, module.data_layout = compiler.TRIPLE, compiler.datalayout()
+    fn = hooks.kernel(module, name, params, num_threads)
+    b = ll.IRBuilder(fn.append_basic_block("entry"))
+    body(hooks, b, fn)
+    b.ret_void()
+    return str(module)
+
+
+def _vector_add_ir(ty: ll.Type = ll.VectorType(ll.FloatType(), 4), masked: bool = True) -> str:
+    """``z[i] = x[i] + y[i]`` over ``ty`` vectors per thread, masked by ``i < n`` when ``masked``."""
+    count = ty.count if isinstance(ty, ll.VectorType) else 1
+    element = ty.element if isinstance(ty, ll.VectorType) else ty
+    align = count * (element.width // 8 if isinstance(element, ll.IntType) else
+                     {"half": 2, "bfloat": 2, "float": 4, "double": 8}[str(element)])
+
+    def body(h, b, fn):
+        x, y, z, n = fn.args
+        tid, pid = h.thread_id(b), h.program_id(b, 0)
+        offset = b.add(b.mul(pid, ll.Constant(I32, 128 * count)), b.mul(tid, ll.Constant(I32, count)))
+        mask = b.icmp_signed("<", offset, n) if masked else None
+        at = [b.gep(p, [offset], source_etype=element) for p in (x, y, z)]
+        xs = h.load(b, at[0], ty, mask, None, align)
+        ys = h.load(b, at[1], ty, mask, None, align)
+        add = b.fadd if not isinstance(element, ll.IntType) else b.add
+        h.store(b, at[2], add(xs, ys), mask, align)
+
+    return _kernel_ir(body, [GLOBAL, GLOBAL, GLOBAL, I32])
+
+
+@pytest.fixture
+def kernel_ir() -> Callable:
+    """``kernel_ir(body, params, name="k", num_threads=128)``: see ``_kernel_ir``."""
+    return _kernel_ir
+
+
+@pytest.fixture
+def vector_add_ir() -> Callable:
+    """``vector_add_ir(ty=<4 x float>, masked=True)``: see ``_vector_add_ir``."""
+    return _vector_add_ir

@@ -1,0 +1,302 @@
+"""The nvptx target without a GPU: discovery, availability, options and arch, PTX ISA choice,
+argument binding, and compiling through core's pipeline."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tritium
+import tritium.language as tl
+from tritium import plugins
+from tritium.errors import ArgumentError, TritiumError
+from tritium.target import KernelSignature
+from tritium_nvptx import arch, cuda, toolchain
+from tritium_nvptx.memory import DevicePointer
+from tritium_nvptx.driver import NvptxLauncher
+from tritium_nvptx.target import ARCH_ENV, NvptxTarget
+
+no_driver = pytest.mark.skipif(cuda.driver_version() is not None, reason="an NVIDIA driver is installed here")
+
+
+def test_found_through_its_entry_point_above_cpu():
+    infos = {i.name: i for i in plugins.target_infos()}
+    assert infos["nvptx"].distribution == "tritium-nvptx"
+    assert infos["nvptx"].priority > infos["cpu"].priority
+
+
+@no_driver
+def test_unavailable_without_a_driver_with_the_drivers_reason():
+    ok, why = NvptxTarget().availability()
+    assert not ok and "driver" in why.lower()
+
+
+@no_driver
+def test_no_arch_without_a_gpu_says_how_to_compile(monkeypatch):
+    monkeypatch.delenv(ARCH_ENV, raising=False)
+    with pytest.raises(TritiumError, match=f"{ARCH_ENV}=sm_90"):
+        NvptxTarget().arch()
+
+
+@pytest.mark.parametrize("name", ["sm_999", "sm90", "gfx942", "sm_75"])
+def test_unknown_arch_names_are_refused(name, monkeypatch):
+    with pytest.raises(TritiumError, match="unknown NVIDIA arch"):
+        NvptxTarget().parse_options({"arch": name})
+    monkeypatch.setenv(ARCH_ENV, name)
+    with pytest.raises(TritiumError, match="unknown NVIDIA arch"):
+        NvptxTarget().arch()
+
+
+def test_arch_option_wins_over_the_environment(monkeypatch):
+    monkeypatch.setenv(ARCH_ENV, "sm_80")
+    t = NvptxTarget()
+    assert t.arch(t.parse_options({"arch": "sm_90a"})) == "sm_90a"
+    assert t.arch(t.parse_options({})) == "sm_80"
+
+
+@pytest.mark.parametrize("warps", [0, 3, 64])
+def test_num_warps_must_be_a_power_of_two_up_to_32(warps):
+    with pytest.raises(TritiumError, match="num_warps"):
+        NvptxTarget().parse_options({"num_warps": warps})
+
+
+def test_capability_to_arch_follows_triton():
+    assert arch.arch_of_capability(9, 0) == "sm_90a"
+    assert arch.arch_of_capability(8, 0) == "sm_80"
+    assert arch.arch_of_capability(8, 9) == "sm_89"
+    with pytest.raises(TritiumError, match="compute capability 7.5"):
+        arch.arch_of_capability(7, 5)
+
+
+@pytest.mark.parametrize("cuda_version, ptx", [(11080, 78), (12000, 80), (12040, 84), (12060, 85), (12080, 87),
+                                               (12090, 88), (13000, 90), (13010, 91)])
+def test_ptx_isa_of_a_cuda_release(cuda_version, ptx):
+    assert arch.ptx_of_cuda(cuda_version) == ptx
+
+
+def test_ptx_version_is_the_newest_every_consumer_accepts():
+    assert arch.ptx_version("sm_90", None, None) == arch.LLVM_MAX_PTX == 90  # compile-only: LLVM's newest
+    assert arch.ptx_version("sm_90", 12040, None) == 84  # the driver's CUDA 12.4
+    assert arch.ptx_version("sm_90", 13000, 12090) == 88  # ptxas 12.9 under a CUDA 13 driver
+    assert arch.ptx_version("sm_80", 11080, None) == 78
+    with pytest.raises(TritiumError, match=r"sm_100a needs PTX ISA 8.6.*CUDA 12.4"):
+        arch.ptx_version("sm_100a", 12040, None)
+
+
+def test_generated_ptx_header_has_the_chosen_version(target, monkeypatch, vector_add_ir):
+    from tritium_nvptx import compiler
+
+    monkeypatch.setattr(target, "_driver_cuda", lambda: 12040)
+    ctx = type("Ctx", (), {})()
+    ctx.target, ctx.options, ctx.metadata = target, target.parse_options({"arch": "sm_80"}), {}
+    ptx = compiler.ptx(vector_add_ir(), ctx)
+    assert "\n.version 8.4\n.target sm_80\n" in ptx and ctx.metadata["ptx_version"] == "8.4"
+
+
+def test_version_names_arch_driver_and_ptxas(target, monkeypatch):
+    v = target.version()
+    assert "arch-sm_90 " in v and "driver-" in v and "ptxas-" in v
+    monkeypatch.setattr(target, "_driver_cuda", lambda: 12040)
+    assert target.version() != v  # another driver may take another PTX ISA version
+
+
+# -- arguments ---------------------------------------------------------------------------------
+def test_a_numpy_array_is_refused_with_what_to_do():
+    with pytest.raises(ArgumentError) as info:
+        NvptxTarget().bind_arg(np.zeros(4, np.float32), "*fp32", "x_ptr")
+    msg = str(info.value)
+    assert "'x_ptr'" in msg and "host array" in msg and "GPU" in msg and "cupy.asarray(x_ptr)" in msg
+
+
+class _TorchDevice:
+    def __init__(self, type_, index):
+        self.type, self.index = type_, index
+
+
+def _framework_array(module: str, **attrs):
+    """An object that looks like a torch tensor or CuPy array to the binding (neither is installed)."""
+    cls = type("Array", (), {"__module__": module, **attrs})
+    return cls()
+
+
+def test_torch_cuda_tensors_bind_their_data_pointer_device_and_stream_owner():
+    t = _framework_array("torch", data_ptr=lambda self: 8192, device=_TorchDevice("cuda", 1))
+    p = NvptxTarget().bind_arg(t, "*fp32", "x")
+    assert p == 8192 and p.device == 1 and p.framework == "torch"
+
+
+def test_a_cpu_torch_tensor_is_refused_with_cuda_as_the_fix():
+    t = _framework_array("torch", data_ptr=lambda self: 8192, device=_TorchDevice("cpu", None))
+    with pytest.raises(ArgumentError, match=r"'x' is a CPU torch tensor.*x\.cuda\(\)"):
+        NvptxTarget().bind_arg(t, "*fp32", "x")
+
+
+def test_cupy_arrays_bind_their_pointer_and_device():
+    data = type("MemoryPointer", (), {"ptr": 4096})()
+    a = _framework_array("cupy._core.core", data=data, device=type("Device", (), {"id": 2})())
+    p = NvptxTarget().bind_arg(a, "*fp16", "x")
+    assert p == 4096 and p.device == 2 and p.framework == "cupy"
+
+
+def test_dlpack_memory_of_another_device_is_refused():
+    class OnHost:
+        def __dlpack_device__(self):
+            return (1, 0)
+
+    with pytest.raises(ArgumentError, match="'x'.*DLPack memory on device type 1"):
+        NvptxTarget().bind_arg(OnHost(), "*fp32", "x")
+
+
+def test_a_cuda_dlpack_object_binds_its_data_address_and_device():
+    """A DLPack capsule built by hand (numpy's exporter with the device patched to CUDA 1)."""
+    import ctypes
+
+    from tritium_nvptx.args import _DLTensor
+
+    host = np.arange(8, dtype=np.float32)
+
+    class OnGpu:
+        def __dlpack_device__(self):
+            return (2, 1)
+
+        def __dlpack__(self):
+            capsule = host.__dlpack__()
+            get = ctypes.pythonapi.PyCapsule_GetPointer
+            get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+            _DLTensor.from_address(get(capsule, b"dltensor")).byte_offset = 8
+            return capsule
+
+    p = NvptxTarget().bind_arg(OnGpu(), "*fp32", "x")
+    assert isinstance(p, DevicePointer) and p == host.ctypes.data + 8 and p.device == 1 and p.framework == ""
+
+
+def test_scalars_are_range_checked():
+    t = NvptxTarget()
+    assert t.bind_arg(7, "i32", "n") == 7 and t.bind_arg(True, "i1", "f") == 1
+    assert isinstance(t.bind_arg(1, "fp32", "a"), float)
+    with pytest.raises(ArgumentError, match=r"'n' = 2147483648 is out of range for i32"):
+        t.bind_arg(2**31, "i32", "n")
+
+
+def _pointer(address: int, device: int) -> DevicePointer:
+    return DevicePointer.at(address, device, "")
+
+
+def test_arguments_on_two_gpus_are_refused_before_any_driver_call():
+    sig = KernelSignature("k", ("x", "y", "n"), ("*fp32", "*fp32", "i32"))
+    launcher = NvptxLauncher(b"", sig, {"num_warps": 4, "shared": 0})
+    with pytest.raises(ArgumentError, match="'y' is on GPU 1 but 'x' is on GPU 0"):
+        launcher((1, 1, 1), [_pointer(256, 0), _pointer(512, 1), 3])
+
+
+def test_grid_limits_of_axes_1_and_2():
+    sig = KernelSignature("k", ("n",), ("i32",))
+    with pytest.raises(ArgumentError, match="65535"):
+        NvptxLauncher(b"", sig, {"num_warps": 4})((1, 70000, 1), [1])
+
+
+def test_launcher_packs_every_parameter_type():
+    """The ctypes storage behind the ``void**`` array holds each value's bits."""
+    import ctypes
+
+    sig = KernelSignature("k", ("p", "a", "b", "h", "g", "d", "u"), ("*fp32", "i32", "i1", "fp16", "bf16", "fp64", "u64"))
+    launcher = NvptxLauncher(b"", sig, {"num_warps": 4})
+    values = [_pointer(4096, 0), -5, 1, 1.5, 1.5, 0.25, 2**64 - 1]
+    for i, slot in launcher._plain:
+        slot.value = values[i]
+    for i, slot, convert in launcher._converted:
+        slot.value = convert(values[i])
+    read = [ctypes.string_at(launcher._params[i], 8) for i in range(len(values))]
+    assert read[0] == (4096).to_bytes(8, "little")
+    assert read[1][:4] == (-5).to_bytes(4, "little", signed=True)
+    assert read[2][0] == 1
+    assert read[3][:2] == np.float16(1.5).tobytes()
+    assert read[4][:2] == np.float32(1.5).tobytes()[2:]  # bf16: the high half of the f32
+    assert read[5] == np.float64(0.25).tobytes()
+    assert read[6] == b"\xff" * 8
+
+
+# -- through core's pipeline -------------------------------------------------------------------
+@tritium.jit
+def add_kernel(x, y, z, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(z + offs, tl.load(x + offs, mask=mask) + tl.load(y + offs, mask=mask), mask=mask)
+
+
+def test_llir_using_shared_memory_of_unknown_size_is_refused(target):
+    llir = """target triple = "nvptx64-nvidia-cuda"
+@tritium_shared = external addrspace(3) global [0 x i8], align 16
+define ptx_kernel void @add_kernel(ptr addrspace(1) %x, ptr addrspace(1) %y, ptr addrspace(1) %z, i32 %n) {
+  store i8 1, ptr addrspace(3) @tritium_shared
+  ret void
+}
+"""
+    with pytest.raises(TritiumError, match="tile-layout stage"):
+        tritium.compile(add_kernel, "*fp32, *fp32, *fp32, i32", {"BLOCK": 512}, target=target, source=llir,
+                        stage="llir")
+
+
+def test_compile_from_the_llir_stage_to_a_binary(target, vector_add_ir):
+    """tritium.compile continues from given LLVM IR through the ptx and cubin stages."""
+    compiled = tritium.compile(add_kernel, "*fp32, *fp32, *fp32, i32", {"BLOCK": 512}, target=target,
+                               source=vector_add_ir().replace('@"k"', '@"add_kernel"'), stage="llir")
+    assert list(compiled.asm)[-2:] == ["ptx", "cubin"]
+    assert compiled.metadata["num_warps"] == 4 and compiled.metadata["shared"] == 0
+    assert ".visible .entry add_kernel(" in compiled.asm["ptx"]
+    fmt = compiled.metadata["binary_format"]
+    assert fmt == ("cubin" if toolchain.ptxas_path() else "ptx")
+    if fmt == "cubin":
+        assert compiled.asm["cubin"][:4] == b"\x7fELF" and compiled.metadata["registers"] > 0
+
+
+class FakeDriverApi:
+    """Records the driver calls of a launcher (no GPU here); every call succeeds."""
+
+    class CUfunction_attribute:
+        CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+
+    def __init__(self):
+        self.calls = []
+
+    def __getattr__(self, name):
+        def call(*args):
+            self.calls.append((name, args))
+            return (0, f"{name}-handle") if name != "cuLaunchKernel" else (0,)
+        return call
+
+
+def test_launch_loads_once_and_passes_grid_block_shared_stream_and_params(monkeypatch):
+    import ctypes
+
+    from tritium_nvptx import driver as nvdriver
+
+    fake = FakeDriverApi()
+    monkeypatch.setattr(cuda, "api", lambda: fake)
+    monkeypatch.setattr(cuda, "make_current", lambda device: fake.calls.append(("make_current", (device,))))
+    monkeypatch.setattr(cuda, "attribute", lambda device, name: 227 * 1024)
+    sig = KernelSignature("k", ("x", "n"), ("*fp32", "i32"))
+    launcher = NvptxLauncher(b"PTX", sig, {"num_warps": 8, "shared": 64 * 1024, "binary_format": "ptx"})
+    for n in (5, 6):
+        launcher((3, 2, 1), [_pointer(4096, 1), n])
+    names = [c[0] for c in fake.calls]
+    assert names.count("cuModuleLoadData") == 1 and names.count("cuLaunchKernel") == 2
+    assert fake.calls[names.index("cuModuleLoadData")][1][0] == b"PTX\0"  # PTX goes NUL-terminated
+    assert fake.calls[names.index("cuModuleGetFunction")][1][1] == b"k"
+    assert ("cuFuncSetAttribute", ("cuModuleGetFunction-handle", 8, 64 * 1024)) in fake.calls  # above 48 KB
+    assert ("make_current", (1,)) in fake.calls  # the arguments' GPU
+    fn, gx, gy, gz, bx, by, bz, shared, stream, params, extra = fake.calls[-1][1]
+    assert (fn, gx, gy, gz, bx, by, bz, shared, stream, extra) == ("cuModuleGetFunction-handle", 3, 2, 1, 256, 1, 1,
+                                                                   64 * 1024, 0, 0)
+    slots = (ctypes.c_void_p * 2).from_address(params)
+    assert ctypes.c_uint64.from_address(slots[0]).value == 4096 and ctypes.c_int32.from_address(slots[1]).value == 6
+
+
+def test_failed_launch_names_the_error(monkeypatch):
+    fake = FakeDriverApi()
+    err = cuda.api.__wrapped__().CUresult.CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
+    fake.cuLaunchKernel = lambda *args: (err,)
+    monkeypatch.setattr(cuda, "api", lambda: fake)
+    monkeypatch.setattr(cuda, "make_current", lambda device: None)
+    launcher = NvptxLauncher(b"", KernelSignature("k", ("n",), ("i32",)), {"num_warps": 4})
+    with pytest.raises(cuda.CudaError, match="cuLaunchKernel of kernel k failed: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"):
+        launcher((1, 1, 1), [1])

@@ -1,0 +1,81 @@
+"""Pointer arguments of GPU kernels: the device address of torch CUDA tensors, CuPy arrays, anything
+with ``__cuda_array_interface__`` and CUDA DLPack objects, with the device they live on and the
+framework whose current stream a launch uses. Host arrays are refused with what to do instead."""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+from tritium.errors import ArgumentError
+
+from .memory import DeviceBuffer, DevicePointer
+
+#: DLPack device types of memory a CUDA kernel can address (kDLCUDA, kDLCUDAManaged)
+_DLPACK_CUDA = (2, 13)
+
+
+def device_pointer(value: Any, name: str) -> DevicePointer:
+    """The address of ``value``'s first element in GPU memory, or an ArgumentError saying what to pass."""
+    if type(value) is DeviceBuffer:
+        return value.pointer
+    module = type(value).__module__
+    if module.startswith("torch") and hasattr(value, "data_ptr"):
+        if value.device.type != "cuda":
+            raise _host(name, "a CPU torch tensor", f"{name}.cuda()")
+        return DevicePointer.at(value.data_ptr(), value.device.index or 0, "torch")
+    if module.startswith("cupy"):
+        return DevicePointer.at(value.data.ptr, value.device.id, "cupy")
+    iface = getattr(value, "__cuda_array_interface__", None)
+    if iface is not None:
+        return DevicePointer.at(iface["data"][0], _device_of_address(iface["data"][0], name), "")
+    if hasattr(value, "__array_interface__") or isinstance(value, (memoryview, bytearray, bytes)):
+        raise _host(name, f"a host array ({type(value).__module__}.{type(value).__name__})",
+                    f"torch.as_tensor({name}, device='cuda') or cupy.asarray({name})")
+    if hasattr(value, "__dlpack_device__"):
+        kind, device = value.__dlpack_device__()
+        if int(kind) in _DLPACK_CUDA:
+            return DevicePointer.at(_dlpack_address(value, name), int(device), "")
+        raise _host(name, f"DLPack memory on device type {int(kind)}", "an array in CUDA memory")
+    raise ArgumentError(f"argument '{name}' ({type(value).__name__}) is not a GPU array: pass a torch CUDA tensor, "
+                        "a CuPy array, or an object with __cuda_array_interface__ or CUDA DLPack")
+
+
+def _host(name: str, what: str, fix: str) -> ArgumentError:
+    return ArgumentError(f"argument '{name}' is {what}, but the nvptx target runs kernels on the GPU: move it "
+                         f"to the GPU first (e.g. {fix}), or run on the host with TRITIUM_TARGET=cpu")
+
+
+def _device_of_address(address: int, name: str) -> int:
+    """The ordinal of the GPU holding ``address`` (asked of the driver)."""
+    from . import cuda
+
+    d = cuda.api()
+    try:
+        return int(cuda.check("cuPointerGetAttribute", d.cuPointerGetAttribute(
+            d.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, address)))
+    except cuda.CudaError as e:
+        raise ArgumentError(f"argument '{name}': its __cuda_array_interface__ address is not GPU memory ({e})") from None
+
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int32),
+                ("dtype", ctypes.c_uint32), ("shape", ctypes.c_void_p), ("strides", ctypes.c_void_p),
+                ("byte_offset", ctypes.c_uint64)]
+
+
+def _dlpack_address(value: Any, name: str) -> int:
+    """``data + byte_offset`` of the DLTensor a ``__dlpack__`` capsule holds (the capsule is not
+    consumed: its deleter runs when it is collected, the producer keeps the memory)."""
+    capsule = value.__dlpack__()
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    try:
+        tensor = _DLTensor.from_address(get(capsule, b"dltensor"))  # DLManagedTensor starts with its DLTensor
+    except ValueError:
+        raise ArgumentError(f"argument '{name}': its __dlpack__ gave no DLPack tensor") from None
+    return int(tensor.data or 0) + int(tensor.byte_offset)

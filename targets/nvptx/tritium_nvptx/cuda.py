@@ -1,0 +1,115 @@
+"""Checked calls into the CUDA driver API (cuda-python's ``cuda.bindings.driver``) and the devices'
+primary contexts, the ones torch and CuPy use too."""
+
+from __future__ import annotations
+
+import functools
+import threading
+from typing import Any
+
+from tritium.errors import TritiumError
+
+
+class CudaError(TritiumError):
+    """A CUDA driver call failed; the message names the call and the error."""
+
+
+@functools.cache
+def api() -> Any:
+    from cuda.bindings import driver
+
+    return driver
+
+
+def check(call: str, result: tuple) -> Any:
+    """The values of a driver call's result tuple, or a CudaError naming ``call`` and the error."""
+    err, *values = result
+    if err:
+        raise CudaError(f"{call} failed: {error_name(err)}")
+    return values[0] if len(values) == 1 else tuple(values)
+
+
+def error_name(err: Any) -> str:
+    name = getattr(err, "name", None)
+    if name is None:
+        try:
+            _, text = api().cuGetErrorName(err)
+            name = text.decode() if text else None
+        except Exception:
+            name = None
+    return name or f"CUresult {int(err)}"
+
+
+_INIT = threading.Lock()
+_init_error: list[str] = []
+_contexts: dict[int, Any] = {}
+_local = threading.local()  # the device whose primary context this thread made current
+
+
+def init() -> None:
+    """``cuInit`` once per process; a CudaError with the reason when there is no usable driver."""
+    with _INIT:
+        if _init_error:
+            if _init_error[0]:
+                raise CudaError(_init_error[0])
+            return
+        try:
+            check("cuInit", api().cuInit(0))
+            if check("cuDeviceGetCount", api().cuDeviceGetCount()) == 0:
+                raise CudaError("the NVIDIA driver sees no GPU")
+        except (CudaError, RuntimeError, ImportError, OSError) as exc:
+            _init_error.append(str(exc) or type(exc).__name__)
+            raise CudaError(_init_error[0]) from None
+        _init_error.append("")
+
+
+def driver_version() -> int | None:
+    """The CUDA version the installed driver supports (12040 for 12.4), or None without a driver."""
+    try:
+        return int(check("cuDriverGetVersion", api().cuDriverGetVersion()))
+    except (CudaError, RuntimeError, ImportError, OSError):
+        return None
+
+
+def device_count() -> int:
+    init()
+    return int(check("cuDeviceGetCount", api().cuDeviceGetCount()))
+
+
+def attribute(device: int, name: str) -> int:
+    d = api()
+    return int(check("cuDeviceGetAttribute", d.cuDeviceGetAttribute(getattr(d.CUdevice_attribute, name), device)))
+
+
+def capability(device: int) -> tuple[int, int]:
+    return (attribute(device, "CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR"),
+            attribute(device, "CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR"))
+
+
+def primary_context(device: int) -> Any:
+    """The primary context of ``device`` (retained once per process), made current in this thread."""
+    ctx = _contexts.get(device)
+    if ctx is None:
+        init()
+        d = api()
+        with _INIT:
+            ctx = _contexts.get(device)
+            if ctx is None:
+                handle = check("cuDeviceGet", d.cuDeviceGet(device))
+                ctx = _contexts[device] = check("cuDevicePrimaryCtxRetain", d.cuDevicePrimaryCtxRetain(handle))
+    check("cuCtxSetCurrent", api().cuCtxSetCurrent(ctx))
+    _local.device = device
+    return ctx
+
+
+def make_current(device: int) -> None:
+    """Make ``device``'s primary context current unless this thread already did. (A context that
+    other code makes current in between is not noticed: torch and CuPy use the same primary
+    contexts, so only switching devices matters, and launches switch through here.)"""
+    if getattr(_local, "device", None) != device:
+        primary_context(device)
+
+
+def current_device() -> int:
+    """The device of this thread's last launch or allocation (0 before any)."""
+    return getattr(_local, "device", None) or 0

@@ -1,0 +1,186 @@
+"""``NvptxHooks``: what core's per-thread code generator emits differently for NVIDIA GPUs.
+
+Indices come from the ``nvvm`` special registers, the barrier is ``bar.sync 0``, reductions shuffle
+with ``shfl.sync.bfly`` over the full warp, and the kernel uses the ``ptx_kernel`` calling
+convention with ``.maxntid`` set so ptxas knows the block size. Masked loads and stores of up to 16
+bytes are single predicated ``ld.global``/``st.global`` instructions (inline PTX, as Triton emits
+them), not branches. Math: ``exp``/``exp2`` of f32 use ``ex2.approx.f32`` as Triton does; the
+functions LLVM cannot lower for NVPTX call NVIDIA's libdevice (``__nv_*``), linked in by the
+``ptx`` stage.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from llvmlite import ir as ll
+from llvmlite.ir.values import FunctionAttributes
+from tritium.codegen import intrinsics
+from tritium.codegen.device import DeviceHooks
+from tritium.codegen.types import const, scalar_of
+
+I1, I32 = ll.IntType(1), ll.IntType(32)
+LOG2E = 1.4426950408889634
+FULL_MASK = -1  # every lane of the warp takes part in a shuffle
+#: the ``c`` operand of shfl.sync.bfly: clamp 31, segment mask 0 (the whole warp)
+_BFLY_CLAMP = 0x1F
+_AXES = "xyz"
+#: math functions taken from libdevice: MLIR ``math`` name -> libdevice name (``f`` suffix for f32)
+LIBDEVICE = {"exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2", "log10": "log10", "sin": "sin",
+             "cos": "cos", "tan": "tan", "tanh": "tanh", "rsqrt": "rsqrt"}
+#: f32 functions computed with ``ex2.approx.f32`` (of x * log2(e) for exp), as Triton does
+_EX2 = {"exp": LOG2E, "exp2": None}
+#: the PTX register constraint and width of an inline-asm word
+_WORDS = {16: ("h", "b16"), 32: ("r", "b32"), 64: ("l", "b64")}
+
+
+class _KernelAttributes(FunctionAttributes):
+    """llvmlite's function attributes plus string attributes (``"nvvm.maxntid"="128"``)."""
+
+    def __init__(self, strings: dict[str, str]):
+        super().__init__()
+        self.strings = strings
+
+    def __bool__(self) -> bool:  # llvmlite prints attributes only when the set is non-empty
+        return bool(self.strings) or len(self) > 0
+
+    def _to_list(self, ret_type):
+        return super()._to_list(ret_type) + [f'"{k}"="{v}"' for k, v in self.strings.items()]
+
+
+class NvptxHooks(DeviceHooks):
+    warp_size = 32
+    global_address_space = 1
+    shared_address_space = 3
+
+    # -- kernel and indices -------------------------------------------------------------------
+    def kernel(self, module: ll.Module, name: str, params: list[ll.Type], num_threads: int) -> ll.Function:
+        fn = ll.Function(module, ll.FunctionType(ll.VoidType(), params), name)
+        fn.calling_convention = "ptx_kernel"
+        fn.attributes = _KernelAttributes({"nvvm.maxntid": str(num_threads)})
+        return fn
+
+    @staticmethod
+    def _sreg(b: ll.IRBuilder, register: str) -> ll.Value:
+        return b.call(intrinsics.declare(b.module, f"llvm.nvvm.read.ptx.sreg.{register}", I32, []), [])
+
+    def thread_id(self, b: ll.IRBuilder) -> ll.Value:
+        return self._sreg(b, "tid.x")
+
+    def program_id(self, b: ll.IRBuilder, axis: int) -> ll.Value:
+        return self._sreg(b, f"ctaid.{_AXES[axis]}")
+
+    def num_programs(self, b: ll.IRBuilder, axis: int) -> ll.Value:
+        return self._sreg(b, f"nctaid.{_AXES[axis]}")
+
+    def barrier(self, b: ll.IRBuilder) -> None:
+        # LLVM 22's name for bar.sync 0 (``llvm.nvvm.barrier0`` is upgraded to it)
+        b.call(intrinsics.declare(b.module, "llvm.nvvm.barrier.cta.sync.aligned.all", ll.VoidType(), [I32]),
+               [ll.Constant(I32, 0)])
+
+    def shuffle_xor(self, b: ll.IRBuilder, value: ll.Value, lane_mask: int) -> ll.Value:
+        fn = intrinsics.declare(b.module, "llvm.nvvm.shfl.sync.bfly.i32", I32, [I32, I32, I32, I32])
+        return b.call(fn, [ll.Constant(I32, FULL_MASK), value, ll.Constant(I32, lane_mask),
+                           ll.Constant(I32, _BFLY_CLAMP)])
+
+    # -- memory -------------------------------------------------------------------------------
+    def load(self, b: ll.IRBuilder, ptr: ll.Value, ty: ll.Type, mask: ll.Value | None, other: ll.Value | None,
+             align: int) -> ll.Value:
+        words = _words(ty, align)
+        if mask is None or words is None:
+            return super().load(b, ptr, ty, mask, other, align)
+        n, bits = words
+        reg, kind = _WORDS[bits]
+        word = ll.IntType(bits)
+        fallback = _split(b, other if other is not None else ll.Constant(ty, None), n, word)
+        outs = ", ".join(f"${i}" for i in range(n))
+        moves = "".join(f"mov.{kind} ${i}, ${n + 2 + i};\n\t" for i in range(n))
+        vec = f".v{n}" if n > 1 else ""
+        outs = f"{{{outs}}}" if n > 1 else outs
+        text = f"{moves}@${n + 1} ld.global{vec}.{kind} {outs}, [${n}];"
+        constraints = ",".join([f"={reg}"] * n + ["l", "b"] + [reg] * n)
+        result_ty = ll.LiteralStructType([word] * n) if n > 1 else word
+        asm = ll.InlineAsm(ll.FunctionType(result_ty, [ptr.type, I1] + [word] * n), text, constraints,
+                           side_effect=True)
+        loaded = b.call(asm, [ptr, mask, *fallback])
+        parts = [b.extract_value(loaded, i) for i in range(n)] if n > 1 else [loaded]
+        return _join(b, parts, ty)
+
+    def store(self, b: ll.IRBuilder, ptr: ll.Value, value: ll.Value, mask: ll.Value | None, align: int) -> None:
+        words = _words(value.type, align)
+        if mask is None or words is None:
+            super().store(b, ptr, value, mask, align)
+            return
+        n, bits = words
+        reg, kind = _WORDS[bits]
+        parts = _split(b, value, n, ll.IntType(bits))
+        vec = f".v{n}" if n > 1 else ""
+        operands = "{" + ", ".join(f"${i + 2}" for i in range(n)) + "}" if n > 1 else "$2"
+        asm = ll.InlineAsm(ll.FunctionType(ll.VoidType(), [ptr.type, I1] + [ll.IntType(bits)] * n),
+                           f"@$1 st.global{vec}.{kind} [$0], {operands};", ",".join(["l", "b"] + [reg] * n),
+                           side_effect=True)
+        b.call(asm, [ptr, mask, *parts])
+
+    # -- math ---------------------------------------------------------------------------------
+    def call(self, builder: ll.IRBuilder, fn: str, args: Sequence[ll.Value]) -> ll.Value:
+        element = scalar_of(args[0].type)
+        if fn in _EX2 and isinstance(element, ll.FloatType):
+            return _per_element(builder, args, lambda b, xs: _ex2_approx(b, xs[0], _EX2[fn]))
+        if fn in LIBDEVICE and isinstance(element, (ll.FloatType, ll.DoubleType)):
+            name = f"__nv_{LIBDEVICE[fn]}" + ("f" if isinstance(element, ll.FloatType) else "")
+            callee = intrinsics.declare(builder.module, name, element, [element] * len(args))
+            return _per_element(builder, args, lambda b, xs: b.call(callee, xs))
+        return super().call(builder, fn, args)
+
+
+def _ex2_approx(b: ll.IRBuilder, x: ll.Value, scale: float | None) -> ll.Value:
+    if scale is not None:
+        x = b.fmul(x, const(x.type, scale))
+    asm = ll.InlineAsm(ll.FunctionType(ll.FloatType(), [ll.FloatType()]), "ex2.approx.f32 $0, $1;", "=f,f")
+    return b.call(asm, [x])
+
+
+def _per_element(b: ll.IRBuilder, args: Sequence[ll.Value], scalar) -> ll.Value:
+    """``scalar(b, scalar_args)`` on scalars, or element by element on vectors."""
+    ty = args[0].type
+    if not isinstance(ty, ll.VectorType):
+        return scalar(b, list(args))
+    out = ll.Constant(ty, None)
+    for i in range(ty.count):
+        index = ll.Constant(I32, i)
+        out = b.insert_element(out, scalar(b, [b.extract_element(a, index) for a in args]), index)
+    return out
+
+
+def _words(ty: ll.Type, align: int) -> tuple[int, int] | None:
+    """``(count, bits)`` of the 1, 2 or 4 PTX words one predicated instruction moves ``ty`` in, or None
+    for what the default branch handles (i1/i8 elements, pointers, misaligned or wider values)."""
+    element = scalar_of(ty)
+    if isinstance(element, ll.IntType):
+        ebits = element.width
+    elif isinstance(element, (ll.HalfType, ll.FloatType, ll.DoubleType)) or str(element) == "bfloat":
+        ebits = {"half": 16, "bfloat": 16, "float": 32, "double": 64}[str(element)]
+    else:
+        return None
+    total = ebits * (ty.count if isinstance(ty, ll.VectorType) else 1)
+    if ebits < 16 or total // 8 > align or total not in (16, 32, 64, 128):
+        return None
+    bits = 64 if ebits == 64 else (16 if total == 16 else 32)
+    return total // bits, bits
+
+
+def _split(b: ll.IRBuilder, value: ll.Value, n: int, word: ll.IntType) -> list[ll.Value]:
+    """``value`` as ``n`` integer words (its bits, in memory order)."""
+    if n == 1:
+        return [b.bitcast(value, word)]
+    words = b.bitcast(value, ll.VectorType(word, n))
+    return [b.extract_element(words, ll.Constant(I32, i)) for i in range(n)]
+
+
+def _join(b: ll.IRBuilder, parts: list[ll.Value], ty: ll.Type) -> ll.Value:
+    if len(parts) == 1:
+        return b.bitcast(parts[0], ty)
+    vec = ll.Constant(ll.VectorType(parts[0].type, len(parts)), None)
+    for i, p in enumerate(parts):
+        vec = b.insert_element(vec, p, ll.Constant(I32, i))
+    return b.bitcast(vec, ty)

@@ -1,0 +1,127 @@
+"""``NvptxTarget``: kernels compiled for NVIDIA GPUs (PTX through llvmlite, cubin through ptxas).
+
+Compiling needs no GPU: the arch comes from the ``arch`` option, else ``TRITIUM_NVPTX_ARCH``, else
+the current GPU. Running needs the NVIDIA driver; without one the target is unavailable with the
+driver's own reason, and ``tritium targets`` shows it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+from typing import Any
+
+import llvmlite
+from tritium.errors import TritiumError
+from tritium.runtime.args import bind_scalar
+from tritium.runtime.cache import source_hash
+from tritium.target import Driver, LaunchOptions, Target
+
+from . import arch as archs
+from . import cuda, toolchain
+from .args import device_pointer
+
+#: compile for this arch when no ``arch`` option is given (e.g. without a GPU)
+ARCH_ENV = "TRITIUM_NVPTX_ARCH"
+
+
+@dataclasses.dataclass(frozen=True)
+class NvptxOptions(LaunchOptions):
+    """Triton's launch options, plus ``arch`` (``sm_90a``...): empty means ``TRITIUM_NVPTX_ARCH`` or
+    the current GPU's."""
+
+    arch: str = ""
+
+
+class NvptxTarget(Target):
+    name = "nvptx"
+    priority = 10  # above cpu: auto-selection picks the GPU when there is one
+    binary_stage = "cubin"
+    stage_suffixes = {"ptx": "ptx", "cubin": "cubin"}
+
+    def __init__(self) -> None:
+        self._driver: Driver | None = None
+
+    def availability(self) -> tuple[bool, str]:
+        try:
+            cuda.init()
+            self.device_arch(0)  # a GPU older than sm_80 is no use
+        except TritiumError as e:
+            return False, str(e)
+        return True, ""
+
+    @functools.cache
+    def device_arch(self, device: int) -> str:
+        cuda.init()
+        return archs.arch_of_capability(*cuda.capability(device))
+
+    def arch(self, options: NvptxOptions | None = None) -> str:
+        """The arch to compile for: the option, else ``TRITIUM_NVPTX_ARCH``, else the GPU's."""
+        chosen = (options.arch if options is not None else "") or os.environ.get(ARCH_ENV, "").strip()
+        if chosen:
+            return archs.check_arch(chosen)
+        try:
+            return self.device_arch(cuda.current_device())
+        except cuda.CudaError as e:
+            raise TritiumError(f"the nvptx target cannot tell which GPU to compile for ({e}); to compile without a "
+                               f"GPU, set {ARCH_ENV}=sm_90 (or pass arch='sm_90')") from None
+
+    def assembler(self, arch: str) -> str | None:
+        """The ptxas that assembles cubins for ``arch``, or None (the driver JIT-compiles the PTX)."""
+        path = toolchain.ptxas_path()
+        if path is None:
+            return None
+        version = toolchain.ptxas_cuda_version(path)
+        return path if version is not None and archs.ptx_of_cuda(version) >= archs.ARCHS[arch] else None
+
+    def ptx_version(self, arch: str) -> int:
+        """The PTX ISA version for ``arch`` (``84`` for 8.4): see ``arch.ptx_version``."""
+        path = self.assembler(arch)
+        return archs.ptx_version(arch, self._driver_cuda(), toolchain.ptxas_cuda_version(path) if path else None)
+
+    @functools.cache
+    def _driver_cuda(self) -> int | None:
+        return cuda.driver_version()
+
+    def version(self) -> str:
+        """The package's sources, LLVM, the default arch and what bounds the PTX ISA version (the
+        driver's and ptxas's CUDA releases); an ``arch`` option is in the key as an option."""
+        try:
+            arch = self.arch()
+        except TritiumError:
+            arch = "none"  # compiling fails then, saying why
+        path = toolchain.ptxas_path()
+        ptxas = toolchain.ptxas_cuda_version(path) if path else None
+        return (f"tritium-nvptx-{source_hash('tritium_nvptx')} llvmlite-{llvmlite.__version__} arch-{arch} "
+                f"driver-{self._driver_cuda()} ptxas-{ptxas}")
+
+    def parse_options(self, options: dict[str, Any]) -> NvptxOptions:
+        parsed = NvptxOptions.parse(options, self.name)
+        if parsed.arch:
+            archs.check_arch(parsed.arch)
+        if parsed.num_warps < 1 or parsed.num_warps > 32 or parsed.num_warps & (parsed.num_warps - 1):
+            raise TritiumError(f"num_warps must be a power of two from 1 to 32 (at most 1024 threads per program), "
+                               f"got {parsed.num_warps}")
+        return parsed
+
+    def add_stages(self, stages, options: NvptxOptions) -> None:
+        from . import compiler
+
+        stages["tile-layout"] = compiler.tile_layout
+        stages["llir"] = compiler.llir
+        stages["ptx"] = compiler.ptx
+        stages["cubin"] = compiler.cubin
+
+    def bind_arg(self, value: Any, arg_type: str, arg_name: str) -> Any:
+        if arg_type[0] == "*":
+            return device_pointer(value, arg_name)
+        return bind_scalar(value, arg_type, arg_name, self.name)
+
+    @property
+    def driver(self) -> Driver:
+        if self._driver is None:
+            from .driver import NvptxDriver
+
+            self._driver = NvptxDriver()
+        return self._driver
