@@ -76,6 +76,35 @@ def test_targets_table_lists_fake_targets(run):
     assert "auto-selection picks: fake-cli-fast" in out.stdout
 
 
+def test_targets_table_describes_the_device_of_available_targets(run):
+    body = textwrap.dedent("""
+        from tritium.plugins import hookimpl
+        from tritium.target import Target
+
+        class Described(Target):
+            name = "fake-cli-described"
+            priority = 5
+            def device_description(self):
+                return "Fake Accelerator 9000 (fx_1)"
+
+        class Broken(Target):
+            name = "fake-cli-undescribable"
+            priority = 4
+            def device_description(self):
+                raise RuntimeError("device lost")
+
+        @hookimpl
+        def tritium_targets():
+            return [Described(), Broken()]
+    """)
+    make_dist(run.site, "unused", 0, True, body=body)
+    out = run("targets")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert "Fake Accelerator 9000 (fx_1)" in next(x for x in lines if x.startswith("fake-cli-described"))
+    assert "raised RuntimeError: device lost" in next(x for x in lines if x.startswith("fake-cli-undescribable"))
+
+
 def test_targets_json(run):
     dist = make_dist(run.site, "fake-cli-json", 950, True)
     out = run("targets", "--json", TRITIUM_TARGET="fake-cli-json")

@@ -136,16 +136,15 @@ def test_markdown_names_the_device_and_escapes_table_cells():
         name = "fakegpu"
 
         def device_description(self):
-            return "Fake GPU X1 (sm_00)"
-        driver_version = "CUDA 99.0"
+            return "Fake GPU X1 (sm_00), driver CUDA 99.0"
 
     results = [Result("a-case", "pass", 0.0), Result("b-case", "fail", 0.5, "x | y\nz", 0.25),
                Result("c-case", "xfail", None, "declared gap: slow")]
     when = datetime.datetime(2026, 1, 2, 3, 4, tzinfo=datetime.timezone.utc)
     text = md.markdown(Gpu(), "fake-dist 1.0", results, "3 cases", False, "cmd", now=when)
-    assert "- Device: Fake GPU X1 (sm_00)\n- Date: 2026-01-02 03:04 UTC\n" in text
-    assert "target fakegpu fake-dist 1.0, driver CUDA 99.0" in text
+    assert "- Device: Fake GPU X1 (sm_00), driver CUDA 99.0\n- Date: 2026-01-02 03:04 UTC\n" in text
+    assert "target fakegpu fake-dist 1.0" in text
     assert "- Command: `cmd`\n- Result: 3 cases\n" in text
     assert "| `b-case` | fail | 0.5 | 250.0 | x \\| y z |" in text
     assert "| `c-case` | xfail |  | 0.0 | declared gap: slow |" in text
-    assert md.default_name(Gpu()) == "fakegpu-fake-gpu-x1-sm-00.md"
+    assert md.default_name(Gpu()) == "fakegpu-fake-gpu-x1-sm-00.md"  # the driver is not in the name

@@ -1,8 +1,7 @@
 """The suite's results as a Markdown report: what ran where (device, date, versions) and each case.
 
-A target may describe its device with a ``device_description`` attribute (a string, or a method
-returning one, e.g. ``"NVIDIA H100 80GB HBM3 (sm_90)"``) and its driver with ``driver_version``
-(likewise); without them the report names the host.
+The device is the target's ``device_description()`` (e.g. ``"NVIDIA H100 80GB HBM3 (sm_90a), driver
+CUDA 13.0"``); a target that gives none runs on the host, which the report names.
 """
 
 from __future__ import annotations
@@ -23,9 +22,9 @@ VERSIONED = ("tritium", "tritium-conformance", "llvmlite", "torch-mlir", "numpy"
 
 
 def _ask(target: Any, attribute: str) -> str:
-    value = getattr(target, attribute, None)
+    method = getattr(target, attribute, None)
     try:
-        value = value() if callable(value) else value
+        value = method() if callable(method) else None
     except Exception as exc:  # a device that cannot be asked is reported, not fatal
         return f"unknown ({type(exc).__name__}: {exc})"
     return str(value) if value else ""
@@ -61,9 +60,6 @@ def versions(target: Any, provider: str) -> dict[str, str]:
     if commit and "tritium" in out:
         out["tritium"] += f" (commit {commit})"
     out[f"target {target.name}"] = provider
-    driver = _ask(target, "driver_version")
-    if driver:
-        out["driver"] = driver
     return out
 
 

@@ -49,6 +49,7 @@ def _targets_report() -> dict:
         ok, why = info.availability()
         rows.append({
             "name": info.name, "available": ok, "reason": why, "priority": info.priority,
+            "device": _device_description(info.target) if ok else "",
             "distribution": info.distribution, "version": info.version, "plugin": info.plugin,
             "auto": auto is not None and info is auto, "duplicate": info.name in dups,
         })
@@ -58,6 +59,13 @@ def _targets_report() -> dict:
     return {"targets": rows, "auto": auto.name if auto is not None else None, "env": {TARGET_ENV: env},
             "selected": selected, "selection_error": selection_error, "broken_plugins": broken,
             "duplicates": sorted(dups)}
+
+
+def _device_description(target) -> str:
+    try:
+        return str(target.device_description())
+    except Exception as exc:  # a target's bug must not hide the others
+        return f"device_description() raised {type(exc).__name__}: {exc}"
 
 
 def cmd_targets(args: argparse.Namespace) -> int:
@@ -73,7 +81,7 @@ def cmd_targets(args: argparse.Namespace) -> int:
         rows.append([t["name"] + (" *" if t["auto"] else ""), "yes" if t["available"] else "no",
                      str(t["priority"]), f"{dist} {t['version']}".strip(),
                      "; ".join(filter(None, [
-                         "DUPLICATE NAME" if t["duplicate"] else "", t["reason"],
+                         "DUPLICATE NAME" if t["duplicate"] else "", t["device"], t["reason"],
                          "only when named (negative priority)" if t["priority"] < 0 else ""]))])
     if rows:
         print(_table(rows, ["TARGET", "AVAILABLE", "PRIORITY", "PROVIDED BY", "NOTE"]))

@@ -121,6 +121,12 @@ class Target:
         """Everything of the target's own that changes generated code (goes into cache keys)."""
         return ""
 
+    def device_description(self) -> str:
+        """The device kernels run on, for people (``tritium targets``, conformance reports), e.g.
+        ``NVIDIA H100 80GB HBM3 (sm_90a), driver CUDA 13.0``; asked only when the target is available.
+        Empty when there is nothing to add to the target's name."""
+        return ""
+
     def parse_options(self, options: dict[str, Any]) -> Any:
         """Turn launch/compile keywords (num_warps, ...) into a hashable options object;
         raise ``tritium.errors.TritiumError`` for options the target does not know."""

@@ -81,6 +81,13 @@ def attribute(device: int, name: str) -> int:
     return int(check("cuDeviceGetAttribute", d.cuDeviceGetAttribute(getattr(d.CUdevice_attribute, name), device)))
 
 
+def device_name(device: int) -> str:
+    init()
+    d = api()
+    handle = check("cuDeviceGet", d.cuDeviceGet(device))
+    return check("cuDeviceGetName", d.cuDeviceGetName(64, handle)).split(b"\0", 1)[0].decode()
+
+
 def capability(device: int) -> tuple[int, int]:
     return (attribute(device, "CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR"),
             attribute(device, "CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR"))

@@ -96,6 +96,12 @@ class NvptxTarget(Target):
         return (f"tritium-nvptx-{source_hash('tritium_nvptx')} llvmlite-{llvmlite.__version__} arch-{arch} "
                 f"driver-{self._driver_cuda()} ptxas-{ptxas}")
 
+    def device_description(self) -> str:
+        device = cuda.current_device()
+        cuda_version = self._driver_cuda() or 0
+        return (f"{cuda.device_name(device)} ({self.device_arch(device)}), "
+                f"driver CUDA {cuda_version // 1000}.{cuda_version % 1000 // 10}")
+
     def parse_options(self, options: dict[str, Any]) -> NvptxOptions:
         parsed = NvptxOptions.parse(options, self.name)
         if parsed.arch:
