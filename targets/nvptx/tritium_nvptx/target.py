@@ -34,6 +34,10 @@ class NvptxOptions(LaunchOptions):
     arch: str = ""
 
 
+#: what kernels compile for where there is no GPU to ask (the H100's arch, without its ``a`` features)
+NO_GPU_ARCH = "sm_90"
+
+
 class NvptxTarget(Target):
     name = "nvptx"
     priority = 10  # above cpu: auto-selection picks the GPU when there is one
@@ -57,15 +61,15 @@ class NvptxTarget(Target):
         return archs.arch_of_capability(*cuda.capability(device))
 
     def arch(self, options: NvptxOptions | None = None) -> str:
-        """The arch to compile for: the option, else ``TRITIUM_NVPTX_ARCH``, else the GPU's."""
+        """The arch to compile for: the option, else ``TRITIUM_NVPTX_ARCH``, else the GPU's; without a
+        GPU (compiling only), ``NO_GPU_ARCH``."""
         chosen = (options.arch if options is not None else "") or os.environ.get(ARCH_ENV, "").strip()
         if chosen:
             return archs.check_arch(chosen)
         try:
             return self.device_arch(cuda.current_device())
-        except cuda.CudaError as e:
-            raise TritiumError(f"the nvptx target cannot tell which GPU to compile for ({e}); to compile without a "
-                               f"GPU, set {ARCH_ENV}=sm_90 (or pass arch='sm_90')") from None
+        except cuda.CudaError:
+            return NO_GPU_ARCH
 
     def assembler(self, arch: str) -> str | None:
         """The ptxas that assembles cubins for ``arch``, or None (the driver JIT-compiles the PTX)."""
