@@ -28,6 +28,11 @@ class DeviceHooks(MathHooks):
     #: LLVM address space of shared memory (NVIDIA's shared, AMD's LDS)
     shared_address_space: int = 3
 
+    def pointer_bits(self, address_space: int) -> int:
+        """How wide a pointer in LLVM address space ``address_space`` is in memory (the target's
+        ``Target.pointer_bits``): sizes of pointer elements in loads, stores and scratch."""
+        return 64
+
     def kernel(self, module: ll.Module, name: str, params: list[ll.Type], num_threads: int) -> ll.Function:
         """Declare the kernel entry ``name`` taking ``params``, launched with ``num_threads`` threads
         per program (calling convention, launch-bound attributes)."""

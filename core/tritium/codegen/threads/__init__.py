@@ -1,0 +1,11 @@
+"""Core's per-thread code generator for GPU-like targets (the ``llir`` stage of a GPU target).
+
+``generate`` lowers a module of the ``tile-layout`` stage, where every tensor has a distributed
+layout, to LLVM IR of one kernel run by ``num_warps * warp_size`` threads per program; the target
+supplies its ids, barriers, shuffles, memory accesses and math through ``DeviceHooks``.
+"""
+
+from .reduce import reduce_scratch_bytes
+from .walker import generate
+
+__all__ = ["generate", "reduce_scratch_bytes"]
