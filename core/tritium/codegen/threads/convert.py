@@ -13,9 +13,6 @@ from llvmlite import ir as ll
 
 from ...ir.mlir import ir
 from ..types import memory_type
-from .indexing import I32
-
-I8 = ll.IntType(8)
 
 
 class Conversions:
@@ -30,8 +27,7 @@ class Conversions:
         b = self.b
         elem = self.lltype(res.type)
         mem = memory_type(elem)
-        base = b.gep(self.hooks.shared_memory(self.module), [ll.Constant(I32, self.shared_offset(op))],
-                     source_etype=I8)
+        base = self.scratch(op)
         for r, value in enumerate(self.env[src]):
             b.store(self.to_memory(value), b.gep(base, [self.index.linear_index(b, source, r)], source_etype=mem))
         self.hooks.barrier(b)

@@ -26,8 +26,6 @@ from ...layout.distributed import Distribution, Layout, Slice, distribute, layou
 from ..types import memory_type
 from .indexing import I32, row_major
 
-I8 = ll.IntType(8)
-
 
 def axis_bits(bases: tuple[tuple[int, ...], ...], axis: int) -> list[int]:
     """The bits of ``bases`` whose basis lies along ``axis``."""
@@ -94,8 +92,7 @@ class Reductions:
         b = self.b
         bits = axis_bits(dist.warp_bases, axis)
         mem = memory_type(next(iter(partials.values())).type)
-        base = b.gep(self.hooks.shared_memory(self.module), [ll.Constant(I32, self.shared_offset(op))],
-                     source_etype=I8)
+        base = self.scratch(op)
         block = math.prod(dist.shape[:axis] + dist.shape[axis + 1:])
         warp = self.index.ids["warp"]
         mine: ll.Value = ll.Constant(I32, 0)
@@ -122,12 +119,6 @@ class Reductions:
                 acc = self.combine(op, acc, self.from_memory(v, partials[key].type))
             out[key] = acc
         return out
-
-    def shared_offset(self, op: ir.Operation) -> int:
-        if "tile.shared_offset" not in op.attributes:
-            raise self.error(op, f"{op.name} needs shared memory, but the tile-layout stage gave it no "
-                                 f"tile.shared_offset")
-        return ir.IntegerAttr(op.attributes["tile.shared_offset"]).value
 
     def shuffle_xor(self, value: ll.Value, lane_mask: int) -> ll.Value:
         """``hooks.shuffle_xor`` of any scalar of up to 64 bits, moved as one or two i32s."""

@@ -144,6 +144,17 @@ class Walker(ControlFlow, Memory, Reductions, Conversions):
                                  f"stage inserts tile.convert_layout there")
         return dist
 
+    def scratch(self, op: ir.Operation) -> ll.Value:
+        """The shared memory ``op`` may use: at its ``tile.shared_offset`` (bytes), given by the
+        tile-layout stage, from the base of the program's shared memory."""
+        if "tile.shared_offset" not in op.attributes:
+            raise self.error(op, f"{op.name} needs shared memory, but the tile-layout stage gave it no "
+                                 f"tile.shared_offset")
+        offset = ir.IntegerAttr(op.attributes["tile.shared_offset"]).value
+        base = self.b.gep(self.hooks.shared_memory(self.module), [ll.Constant(I32, offset)], source_etype=ll.IntType(8))
+        base.type = ll.PointerType(addrspace=self.hooks.shared_address_space)  # opaque, as LLVM's IR has it
+        return base
+
     def registers(self, t: ir.Type) -> int:
         """How many LLVM values a value of type ``t`` is in one thread."""
         return self.distribution(t).registers if is_tensor(t) else 1

@@ -1,0 +1,373 @@
+"""Core's per-thread code generator (``tritium.codegen.threads``) on real kernels.
+
+Kernels are compiled to ``tile-opt``, given layouts here (one blocked layout per rank and its
+slices, chosen by shape; the GPU layout stage is tested on its own), then
+
+- run on the host by ``threads_emulator`` (one OS thread per GPU thread, barriers and shuffles
+  through Python) and compared with numpy: what the generated code computes;
+- compiled to PTX with llvmlite's NVPTX back end through minimal NVPTX hooks: what it becomes
+  on the GPU (16-byte vectors, shuffles, barriers), assembled with ``ptxas`` where installed.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import tritium
+import tritium.language as tl
+from tritium.codegen.threads import generate
+from tritium.codegen.threads.indexing import evaluate
+from tritium.codegen.threads.memory import vector_width
+from tritium.errors import NotImplementedYet, TritiumError
+from tritium.ir import tile
+from tritium.ir.mlir import ir
+from tritium.layout import assign_encodings
+from tritium.layout.distributed import Blocked, Slice, default_blocked, distribute
+from tritium.runtime.compiler import compile_specialized
+
+from .kernels.basic import add_kernel, loops_kernel
+from .kernels.frontend_only import FrontendOnly
+from .nvptx_test_hooks import TRIPLE, NvptxTestHooks, target_machine, to_ptx
+from . import threads_emulator
+from .threads_emulator import run
+
+
+@tritium.jit
+def softmax_kernel(x_ptr, out_ptr, stride, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n
+    x = tl.load(x_ptr + row * stride + cols, mask=mask, other=-float("inf"))
+    e = tl.exp(x - tl.max(x, axis=0))
+    tl.store(out_ptr + row * stride + cols, e / tl.sum(e, axis=0), mask=mask)
+
+
+@tritium.jit
+def softmax_rows_kernel(x_ptr, out_ptr, R: tl.constexpr, C: tl.constexpr):
+    rows = tl.program_id(0) * R + tl.arange(0, R)
+    offs = rows[:, None] * C + tl.arange(0, C)[None, :]
+    x = tl.load(x_ptr + offs)
+    e = tl.exp(x - tl.max(x, axis=1)[:, None])
+    tl.store(out_ptr + offs, e / tl.sum(e, axis=1)[:, None])
+
+
+@tritium.jit
+def reduce_kernel(x_ptr, out_ptr, R: tl.constexpr, C: tl.constexpr, AXIS: tl.constexpr, OP: tl.constexpr):
+    r = tl.arange(0, R)
+    c = tl.arange(0, C)
+    x = tl.load(x_ptr + r[:, None] * C + c[None, :])
+    if OP == "sum":
+        y = tl.sum(x, axis=AXIS)
+    elif OP == "max":
+        y = tl.max(x, axis=AXIS)
+    else:
+        y = tl.min(x, axis=AXIS)
+    if AXIS == 0:
+        tl.store(out_ptr + c, y)
+    elif AXIS == 1:
+        tl.store(out_ptr + r, y)
+    else:
+        tl.store(out_ptr, y)
+
+
+@tritium.jit
+def print_kernel(x_ptr):
+    tl.device_print("x", tl.load(x_ptr))
+
+
+def tile_opt(kernel, signature: dict[str, str], constants: dict, divisible: tuple[str, ...] = ()) -> str:
+    """The kernel at ``tile-opt``, with ``divisible`` arguments specialised as multiples of 16."""
+    specs = {name: "D" for name in divisible}
+    return compile_specialized(kernel, FrontendOnly(), signature, constants, specs, {}).asm["tile-opt"]
+
+
+def with_layouts(text: str, num_warps: int, warp_size: int, vector: int = 4,
+                 slices: dict[int, int] | None = None) -> ir.Module:
+    """Parse ``text`` and give every tensor ``default_blocked`` of the largest shape of its rank;
+    rank-1 tensors of a length in ``slices`` get that dimension's slice of the rank-2 layout.
+    Reductions and conversions get distinct ``tile.shared_offset`` (no reuse, so no barriers)."""
+    module = ir.Module.parse(text)
+    shapes: dict[int, tuple[int, ...]] = {}
+
+    def walk(op):
+        for region in op.regions:
+            for block in region.blocks:
+                for inner in block.operations:
+                    yield inner.operation
+                    yield from walk(inner.operation)
+
+    for op in walk(module.operation):
+        for res in op.results:
+            if isinstance(res.type, ir.RankedTensorType):
+                shape = tuple(res.type.shape)
+                if shapes.get(len(shape), ()) < shape:
+                    shapes[len(shape)] = shape
+    blocked = {rank: default_blocked(shape, num_warps, warp_size, vector) for rank, shape in shapes.items()}
+
+    def encode(t: ir.RankedTensorType) -> ir.Attribute:
+        if t.rank == 1 and slices and t.shape[0] in slices:
+            return Slice(slices[t.shape[0]], blocked[2]).attr()
+        return blocked[t.rank].attr()
+
+    assign_encodings(module, encode)
+    offset = 0
+    for op in walk(module.operation):
+        if op.name in ("tile.reduce", "tile.convert_layout"):
+            op.attributes["tile.shared_offset"] = tile.i32_attr(offset)
+            offset += 4096
+    return module
+
+
+def nvptx(module: ir.Module, num_warps: int) -> tuple[str, str]:
+    """(LLVM IR, PTX) of ``module`` through the NVPTX test hooks."""
+    text = generate(module, NvptxTestHooks(), TRIPLE, str(target_machine().target_data), num_warps)
+    return text, to_ptx(text)
+
+
+# -- indexing --------------------------------------------------------------------------------------
+
+DISTRIBUTIONS = [
+    (Blocked((4,), (32,), (4,), (0,)), (1024,)),
+    (Blocked((4,), (32,), (4,), (0,)), (64,)),      # fewer elements than threads: copies
+    (Blocked((1,), (8,), (2,), (0,)), (4,)),
+    (Blocked((2, 4), (4, 8), (2, 2), (1, 0)), (32, 64)),
+    (Blocked((1, 4), (8, 4), (1, 4), (1, 0)), (8, 8)),
+    (Blocked((4, 1), (8, 4), (4, 1), (0, 1)), (16, 64)),
+    (Slice(1, Blocked((2, 4), (4, 8), (2, 2), (1, 0))), (32,)),
+    (Slice(0, Blocked((2, 4), (4, 8), (2, 2), (1, 0))), (64,)),
+    (Slice(0, Blocked((1, 4), (8, 4), (1, 4), (1, 0))), (8,)),
+]
+
+
+@pytest.mark.parametrize("layout,shape", DISTRIBUTIONS, ids=[f"{l}-{s}" for l, s in DISTRIBUTIONS])
+def test_thread_plan_gives_each_registers_coordinates(layout, shape):
+    dist = distribute(layout, shape)
+    lanes = 1 << len(dist.lane_bases)
+    warps = 1 << len(dist.warp_bases)
+    for lane, warp in itertools.product(range(lanes), range(warps)):
+        assert evaluate(dist, lane, warp) == dist.coordinates(lane, warp)
+
+
+def test_vector_width_follows_the_registers_a_thread_holds_in_a_row():
+    assert vector_width(distribute(Blocked((4,), (32,), (4,), (0,)), (1024,)), 4) == 4
+    assert vector_width(distribute(Blocked((4,), (32,), (4,), (0,)), (1024,)), 2) == 2
+    assert vector_width(distribute(Blocked((8,), (32,), (4,), (0,)), (2048,)), 16) == 8
+    assert vector_width(distribute(Blocked((1,), (32,), (4,), (0,)), (1024,)), 4) == 1
+    # along dim 0 the registers (order [1, 0]) are not consecutive elements in memory order
+    assert vector_width(distribute(Blocked((4, 1), (8, 4), (4, 1), (1, 0)), (32, 4)), 4) == 1
+    assert vector_width(distribute(Slice(1, Blocked((1, 4), (8, 4), (4, 1), (1, 0))), (32,)), 4) == 1
+
+
+# -- what the code computes (host emulation) --------------------------------------------------------
+
+def test_vector_add_runs_masked():
+    text = tile_opt(add_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"},
+                    {"BLOCK": 128}, divisible=("x_ptr", "y_ptr", "out_ptr", "n"))
+    n = 304  # a multiple of 16, as specialised: the mask is constant over 4 elements
+    x = np.random.default_rng(0).standard_normal(384).astype(np.float32)
+    y = np.random.default_rng(1).standard_normal(384).astype(np.float32)
+    out = np.full(384, -7.0, np.float32)
+    with tile.context():
+        llvm_ir = run(with_layouts(text, 2, 8), (3,), [x, y, out, n])
+    assert "load <4 x float>" in llvm_ir and "store <4 x float>" in llvm_ir
+    np.testing.assert_array_equal(out[:n], x[:n] + y[:n])
+    assert (out[n:] == -7.0).all()
+
+
+def test_elements_held_by_several_threads_are_stored_once():
+    text = tile_opt(add_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"},
+                    {"BLOCK": 16}, divisible=("x_ptr", "y_ptr", "out_ptr", "n"))
+    x = np.arange(16, dtype=np.float32)
+    out = np.zeros(16, np.float32)
+    before = threads_emulator.stored_elements
+    with tile.context():
+        module = with_layouts(text, 2, 8)  # 16 threads x 4 elements: each element held by 4 threads
+        run(module, (1,), [x, x, out, 16])
+    assert threads_emulator.stored_elements - before == 16
+    np.testing.assert_array_equal(out, 2 * x)
+
+
+def test_softmax_row_reduces_across_warps_with_other():
+    text = tile_opt(softmax_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32", "stride": "i32", "n": "i32"},
+                    {"BLOCK": 256})
+    x = np.random.default_rng(2).standard_normal((3, 256)).astype(np.float32)
+    out = np.zeros_like(x)
+    n = 200
+    with tile.context():
+        run(with_layouts(text, 2, 8), (3,), [x, out, 256, n])
+    ref = np.exp(x[:, :n].astype(np.float64) - x[:, :n].max(axis=1, keepdims=True))
+    ref /= ref.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(out[:, :n], ref, rtol=1e-5)
+    assert (out[:, n:] == 0).all()
+
+
+def test_softmax_over_rows_of_a_2d_tile():
+    text = tile_opt(softmax_rows_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32"}, {"R": 16, "C": 32},
+                    divisible=("x_ptr", "out_ptr"))
+    x = np.random.default_rng(3).standard_normal((32, 32)).astype(np.float32)
+    out = np.zeros_like(x)
+    with tile.context():
+        run(with_layouts(text, 2, 8, slices={16: 1, 32: 0}), (2,), [x, out])
+    ref = np.exp(x.astype(np.float64) - x.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(out, ref / ref.sum(axis=1, keepdims=True), rtol=1e-5)
+
+
+@pytest.mark.parametrize("op", ["sum", "max", "min"])
+@pytest.mark.parametrize("axis", [0, 1, None])
+@pytest.mark.parametrize("num_warps,warp_size", [(2, 8), (4, 4)])
+def test_reductions(op, axis, num_warps, warp_size):
+    rows, cols = 16, 32
+    text = tile_opt(reduce_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32"},
+                    {"R": rows, "C": cols, "AXIS": axis, "OP": op}, divisible=("x_ptr", "out_ptr"))
+    x = np.random.default_rng(4).standard_normal((rows, cols)).astype(np.float32)
+    out = np.zeros(max(rows, cols), np.float32)
+    with tile.context():
+        run(with_layouts(text, num_warps, warp_size, slices={rows: 1, cols: 0}), (1,), [x, out],
+            num_warps=num_warps, warp_size=warp_size)
+    ref = getattr(x.astype(np.float64), op)(axis=axis)
+    got = out[:np.size(ref)]
+    np.testing.assert_allclose(got, np.ravel(ref), rtol=1e-5)
+
+
+def test_loops_carry_tensors_and_branch_on_scalars():
+    text = tile_opt(loops_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}, {"BLOCK": 32})
+    n = 100
+    x = np.random.default_rng(5).standard_normal(n).astype(np.float32)
+    out = np.zeros(2, np.float32)
+    with tile.context():
+        run(with_layouts(text, 2, 8, vector=1), (1,), [x, out, n])
+    total = x.astype(np.float64).sum()
+    np.testing.assert_allclose(out[0], 2 * total if total > 0 else -total, rtol=1e-5)
+    assert out[1] == 6  # 100 halves to 1 in 6 steps
+
+
+CONVERT = """
+#a = #tile.blocked<[1 : i32], [8 : i32], [2 : i32], [0 : i32]>
+#b = #tile.blocked<[4 : i32], [8 : i32], [2 : i32], [0 : i32]>
+func.func public @convert(%out: !tile.ptr<i32, 1 : i32>) {
+  %r = "tile.make_range"() {start = 0 : i32, end = 64 : i32} : () -> tensor<64xi32, #a>
+  %c = arith.constant dense<[%VALUES%]> : tensor<64xi32, #a>
+  %v = arith.muli %r, %c : tensor<64xi32, #a>
+  %w = "tile.convert_layout"(%v) {tile.shared_offset = 0 : i32} : (tensor<64xi32, #a>) -> tensor<64xi32, #b>
+  %p = "tile.splat"(%out) : (!tile.ptr<i32, 1 : i32>) -> tensor<64x!tile.ptr<i32, 1 : i32>, #b>
+  %r2 = "tile.make_range"() {start = 0 : i32, end = 64 : i32} : () -> tensor<64xi32, #b>
+  %q = "tile.addptr"(%p, %r2) : (tensor<64x!tile.ptr<i32, 1 : i32>, #b>, tensor<64xi32, #b>) -> tensor<64x!tile.ptr<i32, 1 : i32>, #b>
+  "tile.store"(%q, %w) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<64x!tile.ptr<i32, 1 : i32>, #b>, tensor<64xi32, #b>) -> ()
+  return
+}
+"""
+
+
+def test_convert_layout_moves_elements_through_shared_memory():
+    values = np.arange(64, dtype=np.int32) % 7 - 3
+    out = np.zeros(64, np.int32)
+    with tile.context():
+        module = ir.Module.parse(CONVERT.replace("%VALUES%", ", ".join(map(str, values))))
+        llvm_ir = run(module, (1,), [out])
+    assert "emulator_barrier" in llvm_ir
+    np.testing.assert_array_equal(out, np.arange(64) * values)
+
+
+EXPAND_SLICE = """
+#p = #tile.blocked<[1 : i32, 2 : i32], [4 : i32, 2 : i32], [1 : i32, 2 : i32], [1 : i32, 0 : i32]>
+#s = #tile.slice<1 : i32, #p>
+func.func public @outer(%out: !tile.ptr<i32, 1 : i32>) {
+  %r = "tile.make_range"() {start = 0 : i32, end = 4 : i32} : () -> tensor<4xi32, #s>
+  %e = "tile.expand_dims"(%r) {axis = 1 : i32} : (tensor<4xi32, #s>) -> tensor<4x1xi32, #p>
+  %b = "tile.broadcast"(%e) : (tensor<4x1xi32, #p>) -> tensor<4x8xi32, #p>
+  %c8 = arith.constant dense<8> : tensor<4x8xi32, #p>
+  %row = arith.muli %b, %c8 : tensor<4x8xi32, #p>
+  %col = "tile.make_range"() {start = 0 : i32, end = 8 : i32} : () -> tensor<8xi32, #tile.slice<0 : i32, #p>>
+  %ce = "tile.expand_dims"(%col) {axis = 0 : i32} : (tensor<8xi32, #tile.slice<0 : i32, #p>>) -> tensor<1x8xi32, #p>
+  %cb = "tile.broadcast"(%ce) : (tensor<1x8xi32, #p>) -> tensor<4x8xi32, #p>
+  %offs = arith.addi %row, %cb : tensor<4x8xi32, #p>
+  %val = arith.muli %b, %cb : tensor<4x8xi32, #p>
+  %ps = "tile.splat"(%out) : (!tile.ptr<i32, 1 : i32>) -> tensor<4x8x!tile.ptr<i32, 1 : i32>, #p>
+  %q = "tile.addptr"(%ps, %offs) : (tensor<4x8x!tile.ptr<i32, 1 : i32>, #p>, tensor<4x8xi32, #p>) -> tensor<4x8x!tile.ptr<i32, 1 : i32>, #p>
+  "tile.store"(%q, %val) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<4x8x!tile.ptr<i32, 1 : i32>, #p>, tensor<4x8xi32, #p>) -> ()
+  return
+}
+"""
+
+
+def test_expand_dims_of_slices_and_broadcast():
+    out = np.zeros(32, np.int32)
+    with tile.context():
+        run(ir.Module.parse(EXPAND_SLICE), (1,), [out], num_warps=2, warp_size=8)
+    np.testing.assert_array_equal(out.reshape(4, 8), np.outer(np.arange(4), np.arange(8)))
+
+
+# -- what it becomes on NVIDIA GPUs -------------------------------------------------------------------
+
+def test_vector_add_uses_16_byte_global_accesses():
+    text = tile_opt(add_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"},
+                    {"BLOCK": 1024}, divisible=("x_ptr", "y_ptr", "out_ptr", "n"))
+    with tile.context():
+        llvm_ir, ptx = nvptx(with_layouts(text, 4, 32), 4)
+    assert 'define ptx_kernel void @"add_kernel"(ptr addrspace(1)' in llvm_ir
+    assert ".visible .entry add_kernel(" in ptx
+    assert len(re.findall(r"ld\.global\.v4\.[bf]32", ptx)) == 4
+    assert len(re.findall(r"st\.global\.v4\.[bf]32", ptx)) == 2
+
+
+def test_vector_add_without_alignment_stays_scalar():
+    text = tile_opt(add_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"},
+                    {"BLOCK": 1024})
+    with tile.context():
+        _, ptx = nvptx(with_layouts(text, 4, 32), 4)
+    assert not re.search(r"\.v[24]\.", ptx)
+    assert re.search(r"ld\.global\.[bf]32", ptx)
+
+
+def test_softmax_shuffles_within_warps_and_meets_at_barriers():
+    text = tile_opt(softmax_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32", "stride": "i32", "n": "i32"},
+                    {"BLOCK": 1024})
+    with tile.context():
+        _, ptx = nvptx(with_layouts(text, 4, 32), 4)
+    assert len(re.findall(r"shfl\.sync\.bfly\.b32", ptx)) == 2 * 5  # two reductions over 32 lanes
+    assert "bar.sync" in ptx or "barrier.sync" in ptx
+    assert ".extern .shared .align 16 .b8 tritium_shared[]" in ptx
+    assert "ex2.approx" in ptx
+
+
+def test_loops_compile_to_ptx():
+    text = tile_opt(loops_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}, {"BLOCK": 256})
+    with tile.context():
+        _, ptx = nvptx(with_layouts(text, 4, 32), 4)
+    assert "shfl.sync.bfly" in ptx
+    tid = re.search(r"mov\.u32\s+(%r\d+), %tid\.x;", ptx).group(1)
+    assert re.search(rf"setp\.(eq|ne)\.[bsu]32\s+%p\d+, {tid}, 0;", ptx)  # scalar stores by thread 0 only
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not installed")
+def test_ptx_assembles_with_ptxas(tmp_path):
+    text = tile_opt(softmax_rows_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32"}, {"R": 8, "C": 256},
+                    divisible=("x_ptr", "out_ptr"))
+    with tile.context():
+        _, ptx = nvptx(with_layouts(text, 4, 32, slices={8: 1, 256: 0}), 4)
+    (tmp_path / "k.ptx").write_text(ptx)
+    done = subprocess.run(["ptxas", "-arch=sm_90", str(tmp_path / "k.ptx"), "-o", str(tmp_path / "k.cubin")],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "k.cubin").stat().st_size > 0
+
+
+# -- errors --------------------------------------------------------------------------------------------
+
+def test_device_print_is_not_implemented_yet():
+    text = tile_opt(print_kernel, {"x_ptr": "*fp32"}, {})
+    with tile.context(), pytest.raises(NotImplementedYet, match="device_print is not implemented on this target"):
+        nvptx(with_layouts(text, 4, 32), 4)
+
+
+def test_tensors_without_layouts_are_refused():
+    text = tile_opt(add_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"},
+                    {"BLOCK": 64})
+    with tile.context(), pytest.raises(TritiumError, match="has no layout"):
+        nvptx(ir.Module.parse(text), 4)
