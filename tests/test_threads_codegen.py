@@ -235,6 +235,52 @@ def test_reductions(op, axis, num_warps, warp_size):
     np.testing.assert_allclose(got, np.ravel(ref), rtol=1e-5)
 
 
+@pytest.mark.parametrize("dtype,op", [("float64", "sum"), ("int64", "max")])
+def test_reductions_shuffle_64_bit_values_as_two_words(dtype, op):
+    rows, cols = 8, 16
+    short = {"float64": "fp64", "int64": "i64"}[dtype]
+    text = tile_opt(reduce_kernel, {"x_ptr": "*" + short, "out_ptr": "*" + short},
+                    {"R": rows, "C": cols, "AXIS": 1, "OP": op})
+    rng = np.random.default_rng(6)
+    x = (rng.standard_normal((rows, cols)) * 20).astype(dtype)
+    if dtype == "int64":
+        x = x * (1 << 40) - (1 << 35)  # values that need the high word
+    out = np.zeros(rows, dtype)
+    with tile.context():
+        run(with_layouts(text, 2, 8, vector=2, slices={rows: 1, cols: 0}), (1,), [x, out])
+    ref = getattr(x.astype(np.float64 if dtype.startswith("float") else np.int64), op)(axis=1)
+    np.testing.assert_allclose(out, ref.astype(dtype), rtol=1e-12)
+
+
+NARROW_REDUCE = """
+#a = #tile.blocked<[2 : i32], [8 : i32], [2 : i32], [0 : i32]>
+func.func public @narrow(%x: !tile.ptr<T, 1 : i32>, %out: !tile.ptr<T, 1 : i32>) {
+  %r = "tile.make_range"() {start = 0 : i32, end = 64 : i32} : () -> tensor<64xi32, #a>
+  %xs = "tile.splat"(%x) : (!tile.ptr<T, 1 : i32>) -> tensor<64x!tile.ptr<T, 1 : i32>, #a>
+  %p = "tile.addptr"(%xs, %r) : (tensor<64x!tile.ptr<T, 1 : i32>, #a>, tensor<64xi32, #a>) -> tensor<64x!tile.ptr<T, 1 : i32>, #a>
+  %v = "tile.load"(%p) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<64x!tile.ptr<T, 1 : i32>, #a>) -> tensor<64xT, #a>
+  %m = "tile.reduce"(%v) ({
+  ^bb0(%a: T, %b: T):
+    %c = arith.maxsi %a, %b : T
+    "tile.reduce_return"(%c) : (T) -> ()
+  }) {axis = 0 : i32, tile.shared_offset = 0 : i32} : (tensor<64xT, #a>) -> T
+  "tile.store"(%out, %m) {operandSegmentSizes = array<i32: 1, 1, 0>} : (!tile.ptr<T, 1 : i32>, T) -> ()
+  return
+}
+"""
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16"])
+def test_reductions_shuffle_narrow_values_widened_to_32_bits(dtype):
+    """(The frontend widens its reductions to 32 bits; a layout-stage module need not.)"""
+    x = np.random.default_rng(7).integers(-100, 100, 64).astype(dtype)
+    out = np.zeros(1, dtype)
+    with tile.context():
+        llvm_ir = run(ir.Module.parse(NARROW_REDUCE.replace("T", "i" + dtype[3:])), (1,), [x, out])
+    assert "emulator_shuffle" in llvm_ir
+    assert out[0] == x.max()
+
+
 def test_loops_carry_tensors_and_branch_on_scalars():
     text = tile_opt(loops_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}, {"BLOCK": 32})
     n = 100
@@ -334,6 +380,16 @@ def test_softmax_shuffles_within_warps_and_meets_at_barriers():
     assert "bar.sync" in ptx or "barrier.sync" in ptx
     assert ".extern .shared .align 16 .b8 tritium_shared[]" in ptx
     assert "ex2.approx" in ptx
+
+
+def test_half_precision_loads_8_elements_per_vector_and_reduces_in_f32():
+    text = tile_opt(reduce_kernel, {"x_ptr": "*fp16", "out_ptr": "*fp16"},
+                    {"R": 32, "C": 64, "AXIS": 1, "OP": "max"}, divisible=("x_ptr", "out_ptr"))
+    with tile.context():
+        llvm_ir, ptx = nvptx(with_layouts(text, 4, 32, vector=8, slices={32: 1, 64: 0}), 4)
+    assert "load <8 x half>" in llvm_ir
+    assert "shfl.sync.bfly.b32" in ptx and "max.f32" in ptx
+    assert re.search(r"ld\.global\.v4\.b32", ptx)  # 8 halves in 16 bytes
 
 
 def test_loops_compile_to_ptx():

@@ -2,10 +2,10 @@
 
 There is no GPU here, so the generated LLVM IR is checked for what it computes by compiling it for
 the host with ``HostThreadHooks``: the thread and program ids are extra kernel parameters, shared
-memory is one module global, stores count the elements they write, and barriers and warp shuffles call back into Python, where every
-thread of the program meets at a ``threading.Barrier`` (ctypes releases the GIL while the
-compiled code runs). A small warp size keeps the thread count low while lane and warp bits are
-both exercised.
+memory is one module global, stores count the elements they write, and barriers and warp
+shuffles call back into Python, where every thread of the program meets at a
+``threading.Barrier`` (ctypes releases the GIL while the compiled code runs). A small warp size
+keeps the thread count low while lane and warp bits are both exercised.
 """
 
 from __future__ import annotations
@@ -66,7 +66,8 @@ class HostThreadHooks(DeviceHooks):
         """Store, and count the elements stored (``stored_elements``)."""
         super().store(b, ptr, value, mask, align)
         width = ll.Constant(I32, value.type.count if isinstance(value.type, ll.VectorType) else 1)
-        self._callback(b, "emulator_stored", ll.VoidType(), [width if mask is None else b.mul(b.zext(mask, I32), width)])
+        count = width if mask is None else b.mul(b.zext(mask, I32), width)
+        self._callback(b, "emulator_stored", ll.VoidType(), [count])
 
     def shared_memory(self, module: ll.Module) -> ll.Value:
         g = module.globals.get("tritium_shared")

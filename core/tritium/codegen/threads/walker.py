@@ -223,8 +223,6 @@ class Walker(ControlFlow, Memory, Reductions, Conversions):
         """Each result register reads the source register at its coordinates with the broadcast
         dimensions at 0 (the source has the result's layout, so it is in the same thread)."""
         src, res = op.operands[0], op.results[0]
-        if not is_tensor(src.type):
-            return self.emit_splat(op)
         dist = self.distribution(res.type)
         src_dist = self.distribution(src.type)
         if src.type.encoding != res.type.encoding:
