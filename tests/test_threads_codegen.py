@@ -77,6 +77,21 @@ def reduce_kernel(x_ptr, out_ptr, R: tl.constexpr, C: tl.constexpr, AXIS: tl.con
 
 
 @tritium.jit
+def branches_kernel(x_ptr, out_ptr, flag, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    if flag > 0:
+        y = x * 2.0
+    else:
+        y = x - 1.0
+    i = 0
+    while i < n:
+        y = y + i
+        i += 1
+    tl.store(out_ptr + offs, y + tl.num_programs(0))
+
+
+@tritium.jit
 def print_kernel(x_ptr):
     tl.device_print("x", tl.load(x_ptr))
 
@@ -293,6 +308,19 @@ def test_loops_carry_tensors_and_branch_on_scalars():
     assert out[1] == 6  # 100 halves to 1 in 6 steps
 
 
+@pytest.mark.parametrize("flag", [1, 0])
+def test_if_and_while_carry_tensors(flag):
+    text = tile_opt(branches_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32", "flag": "i32", "n": "i32"},
+                    {"BLOCK": 64})
+    assert "scf.if" in text and "scf.while" in text
+    x = np.random.default_rng(8).standard_normal(128).astype(np.float32)
+    out = np.zeros_like(x)
+    with tile.context():
+        run(with_layouts(text, 2, 8), (2,), [x, out, flag, 5])
+    y = x.astype(np.float64) * 2 if flag else x.astype(np.float64) - 1
+    np.testing.assert_allclose(out, y + sum(range(5)) + 2, rtol=1e-6)
+
+
 CONVERT = """
 #a = #tile.blocked<[1 : i32], [8 : i32], [2 : i32], [0 : i32]>
 #b = #tile.blocked<[4 : i32], [8 : i32], [2 : i32], [0 : i32]>
@@ -418,8 +446,15 @@ def test_ptx_assembles_with_ptxas(tmp_path):
 
 def test_device_print_is_not_implemented_yet():
     text = tile_opt(print_kernel, {"x_ptr": "*fp32"}, {})
-    with tile.context(), pytest.raises(NotImplementedYet, match="device_print is not implemented on this target"):
+    with tile.context(), pytest.raises(NotImplementedYet, match=r"in kernel 'print_kernel' at .*: tl.device_print is not implemented on this target"):
         nvptx(with_layouts(text, 4, 32), 4)
+
+
+def test_layouts_for_another_thread_count_are_refused():
+    text = tile_opt(add_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"},
+                    {"BLOCK": 64})
+    with tile.context(), pytest.raises(TritiumError, match=r"the kernel runs 32 x 8"):
+        generate(with_layouts(text, 4, 32), NvptxTestHooks(), TRIPLE, "", 8)
 
 
 def test_tensors_without_layouts_are_refused():

@@ -95,16 +95,11 @@ class Walker(ControlFlow, Memory, Reductions, Conversions):
             self.emit_elementwise(op)
         elif name in ("tile.print", "tile.assert"):
             what = "tl.device_print" if name == "tile.print" else "tl.device_assert"
-            raise NotImplementedYet(self.where(op) + f"{what} is not implemented on this target yet")
+            raise NotImplementedYet(str(self.error(op, f"{what} is not implemented on this target yet")))
         else:
             raise self.error(op, f"op {name} is not supported on this target yet")
 
     # -- errors ----------------------------------------------------------------------------------
-    def where(self, op: ir.Operation) -> str:
-        found = file_line_col(op.location)
-        at = f" at {found[0]}:{found[1]}" if found else ""
-        return f"in kernel '{self.name}'{at}: "
-
     def error(self, op: ir.Operation, message: str) -> CompilationError:
         """``message`` about ``op``, located at its source line when it has one."""
         found = file_line_col(op.location)
