@@ -21,7 +21,7 @@ import pytest
 
 import tritium
 import tritium.language as tl
-from tritium.codegen.threads import generate
+from tritium.codegen.threads import generate, scratch_bytes
 from tritium.codegen.threads.indexing import evaluate
 from tritium.codegen.threads.memory import vector_width
 from tritium.errors import NotImplementedYet, TritiumError
@@ -328,7 +328,7 @@ func.func public @convert(%out: !tile.ptr<i32, 1 : i32>) {
   %r = "tile.make_range"() {start = 0 : i32, end = 64 : i32} : () -> tensor<64xi32, #a>
   %c = arith.constant dense<[%VALUES%]> : tensor<64xi32, #a>
   %v = arith.muli %r, %c : tensor<64xi32, #a>
-  %w = "tile.convert_layout"(%v) {tile.shared_offset = 0 : i32} : (tensor<64xi32, #a>) -> tensor<64xi32, #b>
+  %w = "tile.convert_layout"(%v) {tile.shared_offset = %OFFSET% : i32} : (tensor<64xi32, #a>) -> tensor<64xi32, #b>
   %p = "tile.splat"(%out) : (!tile.ptr<i32, 1 : i32>) -> tensor<64x!tile.ptr<i32, 1 : i32>, #b>
   %r2 = "tile.make_range"() {start = 0 : i32, end = 64 : i32} : () -> tensor<64xi32, #b>
   %q = "tile.addptr"(%p, %r2) : (tensor<64x!tile.ptr<i32, 1 : i32>, #b>, tensor<64xi32, #b>) -> tensor<64x!tile.ptr<i32, 1 : i32>, #b>
@@ -338,14 +338,37 @@ func.func public @convert(%out: !tile.ptr<i32, 1 : i32>) {
 """
 
 
-def test_convert_layout_moves_elements_through_shared_memory():
+@pytest.mark.parametrize("offset", [0, 4])
+def test_convert_layout_moves_elements_through_shared_memory(offset):
     values = np.arange(64, dtype=np.int32) % 7 - 3
     out = np.zeros(64, np.int32)
     with tile.context():
-        module = ir.Module.parse(CONVERT.replace("%VALUES%", ", ".join(map(str, values))))
+        module = ir.Module.parse(CONVERT.replace("%VALUES%", ", ".join(map(str, values)))
+                                 .replace("%OFFSET%", str(offset)))
+        assert [scratch_bytes(op.operation) for op in module.body.operations[0].regions[0].blocks[0].operations
+                if op.operation.name == "tile.convert_layout"] == [64 * 4]
         llvm_ir = run(module, (1,), [out])
     assert "emulator_barrier" in llvm_ir
+    # the destination holds 4 consecutive elements per thread: one 16-byte read where aligned
+    assert ("load <4 x i32>" in llvm_ir) == (offset == 0)
     np.testing.assert_array_equal(out, np.arange(64) * values)
+
+
+def test_scratch_bytes_of_reductions_count_partials_of_warps_along_the_axis():
+    def scratch(kernel, signature, constants, num_warps, warp_size, slices=None):
+        with tile.context():
+            module = with_layouts(tile_opt(kernel, signature, constants), num_warps, warp_size, slices=slices)
+            ops = [op.operation for op in module.body.operations[0].regions[0].blocks[0].operations]
+            return [scratch_bytes(op) for op in ops if op.name == "tile.reduce"]
+
+    one_row = {"x_ptr": "*fp32", "out_ptr": "*fp32", "stride": "i32", "n": "i32"}
+    assert scratch(softmax_kernel, one_row, {"BLOCK": 1024}, 4, 32) == [4 * 4, 4 * 4]
+    assert scratch(softmax_kernel, one_row, {"BLOCK": 32}, 1, 32) == [0, 0]
+    rows = {"x_ptr": "*fp32", "out_ptr": "*fp32"}
+    # 16x32 over 2 warps of 8 lanes: lanes along the rows' 32 columns, warps along the 16 rows
+    assert scratch(softmax_rows_kernel, rows, {"R": 16, "C": 32}, 2, 8, {16: 1, 32: 0}) == [0, 0]
+    by_column = {"R": 16, "C": 32, "AXIS": 0, "OP": "sum"}
+    assert scratch(reduce_kernel, rows, by_column, 2, 8, {16: 1, 32: 0}) == [2 * 32 * 4]
 
 
 EXPAND_SLICE = """

@@ -10,8 +10,7 @@
 
 The result (``#tile.slice<axis, source layout>``, or a scalar for a rank-1 source) is then held by
 every thread that holds its elements, the threads spread along the axis included. The scratch a
-cross-warp reduction needs is ``reduce_scratch_bytes``: one partial per warp along the axis and
-per element of the result, row-major within a warp's block.
+cross-warp reduction uses is in ``scratch``.
 """
 
 from __future__ import annotations
@@ -22,24 +21,10 @@ from llvmlite import ir as ll
 
 from ...errors import TritiumError
 from ...ir.mlir import ir
-from ...layout.distributed import Distribution, Layout, Slice, distribute, layout_of_type
+from ...layout.distributed import Distribution, Slice, layout_of_type
 from ..types import memory_type
 from .indexing import I32, row_major
-
-
-def axis_bits(bases: tuple[tuple[int, ...], ...], axis: int) -> list[int]:
-    """The bits of ``bases`` whose basis lies along ``axis``."""
-    return [bit for bit, basis in enumerate(bases) if basis[axis]]
-
-
-def reduce_scratch_bytes(layout: Layout, shape: tuple[int, ...], axis: int, element_bytes: int) -> int:
-    """Shared memory a ``tile.reduce`` of a ``shape`` tensor with ``layout`` along ``axis`` uses
-    (0 when it stays within warps)."""
-    dist = distribute(layout, shape)
-    warps = 1 << len(axis_bits(dist.warp_bases, axis))
-    if warps == 1:
-        return 0
-    return warps * math.prod(shape[:axis] + shape[axis + 1:]) * element_bytes
+from .scratch import axis_bits
 
 
 class Reductions:

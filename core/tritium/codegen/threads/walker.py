@@ -139,14 +139,18 @@ class Walker(ControlFlow, Memory, Reductions, Conversions):
                                  f"stage inserts tile.convert_layout there")
         return dist
 
-    def scratch(self, op: ir.Operation) -> ll.Value:
-        """The shared memory ``op`` may use: at its ``tile.shared_offset`` (bytes), given by the
-        tile-layout stage, from the base of the program's shared memory."""
+    def shared_offset(self, op: ir.Operation) -> int:
+        """Where ``op``'s scratch starts in the program's shared memory (bytes; the tile-layout stage
+        allocates it, ``scratch.scratch_bytes`` says how much)."""
         if "tile.shared_offset" not in op.attributes:
             raise self.error(op, f"{op.name} needs shared memory, but the tile-layout stage gave it no "
                                  f"tile.shared_offset")
-        offset = ir.IntegerAttr(op.attributes["tile.shared_offset"]).value
-        base = self.b.gep(self.hooks.shared_memory(self.module), [ll.Constant(I32, offset)], source_etype=ll.IntType(8))
+        return ir.IntegerAttr(op.attributes["tile.shared_offset"]).value
+
+    def scratch(self, op: ir.Operation) -> ll.Value:
+        """A pointer to ``op``'s scratch in shared memory."""
+        base = self.b.gep(self.hooks.shared_memory(self.module), [ll.Constant(I32, self.shared_offset(op))],
+                          source_etype=ll.IntType(8))
         base.type = ll.PointerType(addrspace=self.hooks.shared_address_space)  # opaque, as LLVM's IR has it
         return base
 
