@@ -400,6 +400,95 @@ def test_expand_dims_of_slices_and_broadcast():
     np.testing.assert_array_equal(out.reshape(4, 8), np.outer(np.arange(4), np.arange(8)))
 
 
+def two_d_kernel(layout: Blocked, shape: tuple[int, int], tail: str, out_layout: str = "#p") -> str:
+    """A kernel that loads ``x`` (row-major, ``shape``) in ``layout`` (``#p``, with its slices
+    ``#s0`` and ``#s1``) as ``%v``, then runs ``tail``, which may use ``%offs`` (the row-major
+    offsets in ``#p``) and, when ``out_layout`` is another encoding, ``%offs_out`` (in that one)."""
+    rows, cols = shape
+
+    def offsets(enc: str, suffix: str) -> str:
+        s0, s1 = f"#tile.slice<0 : i32, {enc}>", f"#tile.slice<1 : i32, {enc}>"
+        t = f"tensor<{rows}x{cols}xi32, {enc}>"
+        return f"""
+  %r{suffix} = "tile.make_range"() {{start = 0 : i32, end = {rows} : i32}} : () -> tensor<{rows}xi32, {s1}>
+  %re{suffix} = "tile.expand_dims"(%r{suffix}) {{axis = 1 : i32}} : (tensor<{rows}xi32, {s1}>) -> tensor<{rows}x1xi32, {enc}>
+  %rb{suffix} = "tile.broadcast"(%re{suffix}) : (tensor<{rows}x1xi32, {enc}>) -> {t}
+  %cc{suffix} = arith.constant dense<{cols}> : {t}
+  %ro{suffix} = arith.muli %rb{suffix}, %cc{suffix} : {t}
+  %c{suffix} = "tile.make_range"() {{start = 0 : i32, end = {cols} : i32}} : () -> tensor<{cols}xi32, {s0}>
+  %ce{suffix} = "tile.expand_dims"(%c{suffix}) {{axis = 0 : i32}} : (tensor<{cols}xi32, {s0}>) -> tensor<1x{cols}xi32, {enc}>
+  %cb{suffix} = "tile.broadcast"(%ce{suffix}) : (tensor<1x{cols}xi32, {enc}>) -> {t}
+  %offs{suffix} = arith.addi %ro{suffix}, %cb{suffix} : {t}"""
+
+    ptrs = f"tensor<{rows}x{cols}x!tile.ptr<f32, 1 : i32>, #p>"
+    return f"""
+#p = {layout.attr()}
+#s0 = #tile.slice<0 : i32, #p>
+#s1 = #tile.slice<1 : i32, #p>
+func.func public @k(%x: !tile.ptr<f32, 1 : i32>, %out: !tile.ptr<f32, 1 : i32>) {{{offsets("#p", "")}
+  %xs = "tile.splat"(%x) : (!tile.ptr<f32, 1 : i32>) -> {ptrs}
+  %xp = "tile.addptr"(%xs, %offs) : ({ptrs}, tensor<{rows}x{cols}xi32, #p>) -> {ptrs}
+  %v = "tile.load"(%xp) {{operandSegmentSizes = array<i32: 1, 0, 0>}} : ({ptrs}) -> tensor<{rows}x{cols}xf32, #p>
+  {offsets(out_layout, "_out") if out_layout != "#p" else ""}
+  {tail}
+  return
+}}
+"""
+
+
+LAYOUTS_2D = [  # 2 warps of 8 lanes
+    Blocked((1, 4), (2, 4), (2, 1), (1, 0)),
+    Blocked((2, 2), (4, 2), (1, 2), (0, 1)),
+    Blocked((4, 1), (8, 1), (1, 2), (0, 1)),
+    Blocked((1, 1), (1, 8), (2, 1), (1, 0)),
+    Blocked((2, 8), (2, 4), (2, 1), (1, 0)),
+]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS_2D, ids=str)
+@pytest.mark.parametrize("shape", [(16, 32), (4, 8)])
+@pytest.mark.parametrize("axis", [0, 1])
+def test_reductions_in_any_blocked_layout(layout, shape, axis):
+    n = shape[1 - axis]
+    result = f"tensor<{n}xf32, #s{axis}>"
+    ptrs = f"tensor<{n}x!tile.ptr<f32, 1 : i32>, #s{axis}>"
+    tail = f"""
+  %m = "tile.reduce"(%v) ({{
+  ^bb0(%a: f32, %b: f32):
+    %sum = arith.addf %a, %b : f32
+    "tile.reduce_return"(%sum) : (f32) -> ()
+  }}) {{axis = {axis} : i32, tile.shared_offset = 0 : i32}} : (tensor<{shape[0]}x{shape[1]}xf32, #p>) -> {result}
+  %i = "tile.make_range"() {{start = 0 : i32, end = {n} : i32}} : () -> tensor<{n}xi32, #s{axis}>
+  %os = "tile.splat"(%out) : (!tile.ptr<f32, 1 : i32>) -> {ptrs}
+  %op = "tile.addptr"(%os, %i) : ({ptrs}, tensor<{n}xi32, #s{axis}>) -> {ptrs}
+  "tile.store"(%op, %m) {{operandSegmentSizes = array<i32: 1, 1, 0>}} : ({ptrs}, {result}) -> ()"""
+    x = np.random.default_rng(9).integers(-50, 50, shape).astype(np.float32)
+    out = np.zeros(n, np.float32)
+    before = threads_emulator.stored_elements
+    with tile.context():
+        run(ir.Module.parse(two_d_kernel(layout, shape, tail)), (1,), [x, out])
+    np.testing.assert_array_equal(out, x.sum(axis=axis))
+    assert threads_emulator.stored_elements - before == n
+
+
+@pytest.mark.parametrize("source,dest", list(itertools.permutations(LAYOUTS_2D[:4], 2)), ids=str)
+def test_convert_layout_between_blocked_layouts(source, dest):
+    shape = (16, 32)
+    x = np.random.default_rng(10).standard_normal(shape).astype(np.float32)
+    out = np.zeros(shape, np.float32)
+    with tile.context():
+        enc = str(dest.attr())
+        t = f"tensor<16x32xf32, {enc}>"
+        ptrs = f"tensor<16x32x!tile.ptr<f32, 1 : i32>, {enc}>"
+        tail = f"""
+  %w = "tile.convert_layout"(%v) {{tile.shared_offset = 0 : i32}} : (tensor<16x32xf32, #p>) -> {t}
+  %os = "tile.splat"(%out) : (!tile.ptr<f32, 1 : i32>) -> {ptrs}
+  %op = "tile.addptr"(%os, %offs_out) : ({ptrs}, tensor<16x32xi32, {enc}>) -> {ptrs}
+  "tile.store"(%op, %w) {{operandSegmentSizes = array<i32: 1, 1, 0>}} : ({ptrs}, {t}) -> ()"""
+        run(ir.Module.parse(two_d_kernel(source, shape, tail, enc)), (1,), [x, out])
+    np.testing.assert_array_equal(out, x)
+
+
 # -- what it becomes on NVIDIA GPUs -------------------------------------------------------------------
 
 def test_vector_add_uses_16_byte_global_accesses():
