@@ -569,6 +569,23 @@ def test_layouts_for_another_thread_count_are_refused():
         generate(with_layouts(text, 4, 32), NvptxTestHooks(), TRIPLE, "", 8)
 
 
+MIXED_LAYOUTS = """
+#a = #tile.blocked<[1 : i32], [32 : i32], [2 : i32], [0 : i32]>
+#b = #tile.blocked<[4 : i32], [32 : i32], [2 : i32], [0 : i32]>
+func.func public @mixed(%out: !tile.ptr<i32, 1 : i32>) {
+  %v = "tile.make_range"() {start = 0 : i32, end = 64 : i32} : () -> tensor<64xi32, #a>
+  %p = "tile.splat"(%out) : (!tile.ptr<i32, 1 : i32>) -> tensor<64x!tile.ptr<i32, 1 : i32>, #b>
+  "tile.store"(%p, %v) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<64x!tile.ptr<i32, 1 : i32>, #b>, tensor<64xi32, #a>) -> ()
+  return
+}
+"""
+
+
+def test_operands_in_another_layout_than_their_op_are_refused():
+    with tile.context(), pytest.raises(TritiumError, match="tile.store on tensors of different layouts.*convert_layout"):
+        nvptx(ir.Module.parse(MIXED_LAYOUTS), 2)
+
+
 def test_tensors_without_layouts_are_refused():
     text = tile_opt(add_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"},
                     {"BLOCK": 64})

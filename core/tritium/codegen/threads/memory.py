@@ -110,7 +110,7 @@ class Memory:
                                     self.element_bytes(mem))
             self.env[res] = self.from_memory(value, elem)
             return
-        dist = self.distribution(res.type)
+        dist = self.operands_distribution(op, res.type, view.ptr, view.mask, view.other)
         w = self.access_width(view.ptr, view.mask, dist, elem)
         values = []
         for r0 in range(0, dist.registers, w):
@@ -129,7 +129,7 @@ class Memory:
             self.hooks.store(self.b, ptrs, self.to_memory(values), only if mask is None else self.b.and_(mask, only),
                              self.element_bytes(memory_type(elem)))
             return
-        dist = self.distribution(view.value.type)
+        dist = self.operands_distribution(op, view.value.type, view.ptr, view.mask)
         first = self.index.first_copy(dist)
         w = self.access_width(view.ptr, view.mask, dist, elem)
         for r0 in range(0, dist.registers, w):
@@ -138,6 +138,13 @@ class Memory:
                 m = first if m is None else self.b.and_(m, first)
             self.hooks.store(self.b, ptrs[r0], self.to_memory(self.pack(values[r0:r0 + w])), m,
                              w * self.element_bytes(memory_type(elem)))
+
+    def operands_distribution(self, op: ir.Operation, t: ir.Type, *operands: ir.Value | None) -> Distribution:
+        """The distribution of ``t``, which the (present) ``operands`` must share."""
+        for o in operands:
+            if o is not None:
+                self.same_distribution(op, o.type, t)
+        return self.distribution(t)
 
     def optional(self, value: ir.Value | None):
         """The lowering of an optional operand (None when absent)."""

@@ -250,7 +250,8 @@ class Walker(ControlFlow, Memory, Reductions, Conversions):
         if not is_tensor(res.type):
             self.env[res] = self.b.gep(ptr, [off], source_etype=pointee)
             return
-        self.same_distribution(op, op.operands[1].type, res.type)
+        for o in op.operands:
+            self.same_distribution(op, o.type, res.type)
         self.env[res] = [self.b.gep(p, [o], source_etype=pointee) for p, o in zip(ptr, off)]
 
     def emit_barrier(self, op: ir.Operation) -> None:
