@@ -20,26 +20,23 @@ def flat(value) -> list[ll.Value]:
 class ControlFlow:
     """Structured control flow; mixed into the walker."""
 
-    def phis(self, t: ir.Type, incoming: list[ll.Value], block: ll.Block):
-        """Phis (one per register) for a value of type ``t``, entered from ``block`` with ``incoming``;
-        call at the start of the block that joins."""
-        phis = []
-        for value in incoming:
-            phi = self.b.phi(value.type)
-            phi.add_incoming(value, block)
-            phis.append(phi)
-        return phis if isinstance(t, ir.RankedTensorType) else phis[0]
-
     def join(self, types: list[ir.Type], arms: list[tuple[list, ll.Block]]) -> list:
-        """Values of ``types`` joined from each ``(values, block)`` arm, at the current block's start."""
-        out = []
-        for i, t in enumerate(types):
-            phis = self.phis(t, flat(arms[0][0][i]), arms[0][1])
-            for values, block in arms[1:]:
-                for phi, value in zip(flat(phis), flat(values[i])):
-                    phi.add_incoming(value, block)
-            out.append(phis)
-        return out
+        """Values of ``types`` joined by phis (one per register) at the start of the current block,
+        from each ``(values, predecessor)`` arm known so far; loops add their back edge later."""
+        joined = []
+        for t, value in zip(types, arms[0][0]):
+            phis = [self.b.phi(v.type) for v in flat(value)]
+            joined.append(phis if isinstance(t, ir.RankedTensorType) else phis[0])
+        for values, block in arms:
+            self.add_incoming(joined, values, block)
+        return joined
+
+    @staticmethod
+    def add_incoming(joined: list, values: list, block: ll.Block) -> None:
+        """``values`` reach the phis of ``joined`` from ``block``."""
+        for phis, value in zip(joined, values):
+            for phi, v in zip(flat(phis), flat(value)):
+                phi.add_incoming(v, block)
 
     def emit_for(self, op: ir.Operation) -> None:
         b = self.b
@@ -57,10 +54,7 @@ class ControlFlow:
         b.cbranch(compare("<", iv, ub), body, exit_block)
         b.position_at_end(body)
         term = self.emit_region(body_block, [iv, *carried])
-        latch_values = [b.add(iv, step), *(self.env[o] for o in term.operands)]
-        for phis, value in zip([iv, *carried], latch_values):
-            for phi, v in zip(flat(phis), flat(value)):
-                phi.add_incoming(v, b.block)
+        self.add_incoming([iv, *carried], [b.add(iv, step), *(self.env[o] for o in term.operands)], b.block)
         b.branch(header)
         b.position_at_end(exit_block)
         self.env.update(zip(op.results, carried))
@@ -98,9 +92,7 @@ class ControlFlow:
         b.cbranch(self.env[cond.operands[0]], body, exit_block)
         b.position_at_end(body)
         term = self.emit_region(after_block, forwarded)
-        for phis, o in zip(state, term.operands):
-            for phi, v in zip(flat(phis), flat(self.env[o])):
-                phi.add_incoming(v, b.block)
+        self.add_incoming(state, [self.env[o] for o in term.operands], b.block)
         b.branch(header)
         b.position_at_end(exit_block)
         self.env.update(zip(op.results, forwarded))

@@ -36,6 +36,13 @@ class Reductions:
         term = self.emit_region(block, [x, y])
         return self.env[term.operands[0]]
 
+    def fold(self, op: ir.Operation, values: list[ll.Value]) -> ll.Value:
+        """``values`` combined left to right (the same order in every thread, so copies agree)."""
+        acc = values[0]
+        for value in values[1:]:
+            acc = self.combine(op, acc, value)
+        return acc
+
     def emit_reduce(self, op: ir.Operation) -> None:
         src, res = op.operands[0], op.results[0]
         axis = ir.IntegerAttr(op.attributes["axis"]).value
@@ -62,14 +69,8 @@ class Reductions:
         groups: dict[tuple, list[tuple[int, ll.Value]]] = {}
         for offsets, value in zip(dist.register_offsets, self.env[op.operands[0]]):
             groups.setdefault(offsets[:axis] + offsets[axis + 1:], []).append((offsets[axis], value))
-        partials = {}
-        for key, items in groups.items():
-            items.sort(key=lambda item: item[0])
-            acc = items[0][1]
-            for _, value in items[1:]:
-                acc = self.combine(op, acc, value)
-            partials[key] = acc
-        return partials
+        return {key: self.fold(op, [value for _, value in sorted(items, key=lambda item: item[0])])
+                for key, items in groups.items()}
 
     def across_warps(self, op: ir.Operation, dist: Distribution, axis: int,
                      partials: dict[tuple, ll.Value]) -> dict[tuple, ll.Value]:
@@ -90,19 +91,15 @@ class Reductions:
         positions = {}
         for key, value in partials.items():
             coords = self.index.coordinates(b, dist, first_register[key])
-            positions[key] = row_major(b, coords[:axis] + coords[axis + 1:],
-                                            dist.shape[:axis] + dist.shape[axis + 1:])
+            positions[key] = row_major(b, coords[:axis] + coords[axis + 1:], dist.shape[:axis] + dist.shape[axis + 1:])
             slot = b.add(b.mul(mine, ll.Constant(I32, block)), positions[key])
             b.store(self.to_memory(value), b.gep(base, [slot], source_etype=mem))
         self.hooks.barrier(b)
         out = {}
         for key, position in positions.items():
-            values = [b.load(b.gep(base, [b.add(position, ll.Constant(I32, k * block))], source_etype=mem), typ=mem)
-                      for k in range(1 << len(bits))]
-            acc = self.from_memory(values[0], partials[key].type)
-            for v in values[1:]:
-                acc = self.combine(op, acc, self.from_memory(v, partials[key].type))
-            out[key] = acc
+            addresses = [b.gep(base, [b.add(position, ll.Constant(I32, k * block))], source_etype=mem)
+                         for k in range(1 << len(bits))]
+            out[key] = self.fold(op, [self.from_memory(b.load(a, typ=mem), partials[key].type) for a in addresses])
         return out
 
     def shuffle_xor(self, value: ll.Value, lane_mask: int) -> ll.Value:
