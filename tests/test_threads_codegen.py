@@ -26,6 +26,7 @@ from tritium.codegen.threads.indexing import evaluate
 from tritium.codegen.threads.memory import vector_width
 from tritium.errors import NotImplementedYet, TritiumError
 from tritium.ir import tile
+from tritium.runtime import debug_output
 from tritium.ir.mlir import ir
 from tritium.layout import assign_encodings
 from tritium.layout.distributed import Blocked, Slice, default_blocked, distribute
@@ -96,10 +97,20 @@ def print_kernel(x_ptr):
     tl.device_print("x", tl.load(x_ptr))
 
 
-def tile_opt(kernel, signature: dict[str, str], constants: dict, divisible: tuple[str, ...] = ()) -> str:
+@tritium.jit
+def prints_kernel(x_ptr, n_ptr):
+    x = tl.load(x_ptr + tl.arange(0, 16))
+    tl.device_print("x", x)
+    tl.device_print("bits", x, hex=True)
+    tl.device_print("n 100%", tl.load(n_ptr), tl.load(n_ptr) * 2)
+    tl.device_print("done")
+    tl.device_assert(x > -2.5, "not below -2.5")
+
+
+def tile_opt(kernel, signature: dict[str, str], constants: dict, divisible: tuple[str, ...] = (), **options) -> str:
     """The kernel at ``tile-opt``, with ``divisible`` arguments specialised as multiples of 16."""
     specs = {name: "D" for name in divisible}
-    return compile_specialized(kernel, FrontendOnly(), signature, constants, specs, {}).asm["tile-opt"]
+    return compile_specialized(kernel, FrontendOnly(), signature, constants, specs, options).asm["tile-opt"]
 
 
 def with_layouts(text: str, num_warps: int, warp_size: int, vector: int = 4,
@@ -487,6 +498,26 @@ def test_convert_layout_between_blocked_layouts(source, dest):
   "tile.store"(%op, %w) {{operandSegmentSizes = array<i32: 1, 1, 0>}} : ({ptrs}, {t}) -> ()"""
         run(ir.Module.parse(two_d_kernel(source, shape, tail, enc)), (1,), [x, out])
     np.testing.assert_array_equal(out, x)
+
+
+def test_device_print_and_assert(capfd):
+    text = tile_opt(prints_kernel, {"x_ptr": "*fp32", "n_ptr": "*i32"}, {}, debug=True)
+    x = np.linspace(-4, 3.5, 16, dtype=np.float32)
+    n = np.array([-7], np.int32)
+    capfd.readouterr()
+    before = len(threads_emulator.failed_assertions)
+    with tile.context():
+        run(with_layouts(text, 2, 8), (2,), [x, n])  # 16 threads x 4: each element held by 4 threads
+    printed = capfd.readouterr().out.splitlines()
+    expected = []
+    for pid in ((0, 0, 0), (1, 0, 0)):
+        expected += debug_output.print_lines(" x: ", pid, [(x, tl.float32)], False)
+        expected += debug_output.print_lines(" bits: ", pid, [(x, tl.float32)], True)
+        expected += debug_output.print_lines(" n 100%: ", pid, [(n[0], tl.int32), (n[0] * 2, tl.int32)], False)
+        expected += debug_output.print_lines(" done", pid, [], False)
+    assert len(printed) == 2 * (16 + 16 + 2 + 1) and sorted(printed) == sorted(expected)
+    failed = threads_emulator.failed_assertions[before:]
+    assert len(failed) == 2 * 4 and len({line for line, _ in failed}) == 1  # 4 holders of -4.0 and -3.5
 
 
 # -- what it becomes on NVIDIA GPUs -------------------------------------------------------------------

@@ -2,10 +2,11 @@
 
 There is no GPU here, so the generated LLVM IR is checked for what it computes by compiling it for
 the host with ``HostThreadHooks``: the thread and program ids are extra kernel parameters, shared
-memory is one module global, stores count the elements they write, and barriers and warp
-shuffles call back into Python, where every thread of the program meets at a
-``threading.Barrier`` (ctypes releases the GIL while the compiled code runs). A small warp size
-keeps the thread count low while lane and warp bits are both exercised.
+memory is one module global, stores count the elements they write, prints go to C's printf,
+failed assertions are recorded, and barriers and warp shuffles call back into Python, where every
+thread of the program meets at a ``threading.Barrier`` (ctypes releases the GIL while the
+compiled code runs). A small warp size keeps the thread count low while lane and warp bits are
+both exercised.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ SHARED_BYTES = 1 << 16
 
 _BARRIER = ctypes.CFUNCTYPE(None)
 _STORED = ctypes.CFUNCTYPE(None, ctypes.c_int32)
+_ASSERT = ctypes.CFUNCTYPE(None, ctypes.c_int32, ctypes.c_int32)
 _SHUFFLE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32)
 
 
@@ -69,6 +71,19 @@ class HostThreadHooks(DeviceHooks):
         count = width if mask is None else b.mul(b.zext(mask, I32), width)
         self._callback(b, "emulator_stored", ll.VoidType(), [count])
 
+    def printf(self, b: ll.IRBuilder, fmt: str, args: list[ll.Value]) -> None:
+        """C's printf of the host (its output is flushed by ``run``)."""
+        printf = b.module.globals.get("printf") or ll.Function(
+            b.module, ll.FunctionType(I32, [ll.PointerType()], var_arg=True), "printf")
+        data = bytearray(fmt.encode() + b"\0")
+        text = ll.GlobalVariable(b.module, ll.ArrayType(ll.IntType(8), len(data)), b.module.get_unique_name("fmt"))
+        text.initializer, text.global_constant = ll.Constant(text.value_type, data), True
+        b.call(printf, [text, *args])
+
+    def assert_fail(self, b: ll.IRBuilder, message: str, file: str, line: int) -> None:
+        """Records ``(line, thread id)`` in ``failed_assertions``."""
+        self._callback(b, "emulator_assert", ll.VoidType(), [ll.Constant(I32, line), self.thread_id(b)])
+
     def shared_memory(self, module: ll.Module) -> ll.Value:
         g = module.globals.get("tritium_shared")
         if g is None:
@@ -90,6 +105,8 @@ _current: Program | None = None
 _stored_lock = threading.Lock()
 #: elements stored by the kernels run so far
 stored_elements = 0
+#: (line, thread id) of every failed device assertion so far
+failed_assertions: list[tuple[int, int]] = []
 
 
 @_BARRIER
@@ -102,6 +119,12 @@ def _stored(count: int) -> None:
     global stored_elements
     with _stored_lock:
         stored_elements += count
+
+
+@_ASSERT
+def _assert(line: int, tid: int) -> None:
+    with _stored_lock:
+        failed_assertions.append((line, tid))
 
 
 @_SHUFFLE
@@ -131,6 +154,7 @@ def run(module, grid: tuple[int, ...], args: list, num_warps: int = 2, warp_size
     parsed.verify()
     llvm.add_symbol("emulator_barrier", ctypes.cast(_barrier, ctypes.c_void_p).value)
     llvm.add_symbol("emulator_stored", ctypes.cast(_stored, ctypes.c_void_p).value)
+    llvm.add_symbol("emulator_assert", ctypes.cast(_assert, ctypes.c_void_p).value)
     llvm.add_symbol("emulator_shuffle", ctypes.cast(_shuffle, ctypes.c_void_p).value)
     engine = llvm.create_mcjit_compiler(parsed, tm)
     engine.finalize_object()
@@ -148,4 +172,5 @@ def run(module, grid: tuple[int, ...], args: list, num_warps: int = 2, warp_size
         for w in workers:
             w.join()
     _current = None
+    ctypes.CDLL(None).fflush(None)
     return text
