@@ -219,18 +219,42 @@ def test_elements_held_by_several_threads_are_stored_once():
     np.testing.assert_array_equal(out, 2 * x)
 
 
-def test_softmax_row_reduces_across_warps_with_other():
+@pytest.mark.parametrize("n,divisible", [(200, ()), (192, ("x_ptr", "out_ptr", "stride", "n"))])
+def test_softmax_row_reduces_across_warps_with_other(n, divisible):
+    """Unaligned, the masked loads are scalar; aligned, they are vectors whose ``other`` is one too."""
     text = tile_opt(softmax_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32", "stride": "i32", "n": "i32"},
-                    {"BLOCK": 256})
+                    {"BLOCK": 256}, divisible=divisible)
     x = np.random.default_rng(2).standard_normal((3, 256)).astype(np.float32)
     out = np.zeros_like(x)
-    n = 200
     with tile.context():
-        run(with_layouts(text, 2, 8), (3,), [x, out, 256, n])
+        llvm_ir = run(with_layouts(text, 2, 8), (3,), [x, out, 256, n])
+    assert ("load <4 x float>" in llvm_ir) == bool(divisible)
     ref = np.exp(x[:, :n].astype(np.float64) - x[:, :n].max(axis=1, keepdims=True))
     ref /= ref.sum(axis=1, keepdims=True)
     np.testing.assert_allclose(out[:, :n], ref, rtol=1e-5)
     assert (out[:, n:] == 0).all()
+
+
+@tritium.jit
+def bool_kernel(x_ptr, flags_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(flags_ptr + offs, x > 0)
+    flags = tl.load(flags_ptr + offs)
+    tl.store(out_ptr + offs, tl.where(flags, x, -x))
+
+
+def test_booleans_are_bytes_in_memory():
+    text = tile_opt(bool_kernel, {"x_ptr": "*fp32", "flags_ptr": "*i1", "out_ptr": "*fp32"}, {"BLOCK": 64},
+                    divisible=("x_ptr", "flags_ptr", "out_ptr"))
+    x = np.random.default_rng(11).standard_normal(64).astype(np.float32)
+    flags = np.full(64, 7, np.uint8)
+    out = np.zeros_like(x)
+    with tile.context():
+        llvm_ir = run(with_layouts(text, 2, 8), (1,), [x, flags, out])
+    assert "store <4 x i8>" in llvm_ir
+    np.testing.assert_array_equal(flags, (x > 0).astype(np.uint8))
+    np.testing.assert_array_equal(out, np.abs(x))
 
 
 def test_softmax_over_rows_of_a_2d_tile():
