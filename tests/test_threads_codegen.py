@@ -557,6 +557,16 @@ def test_vector_add_uses_16_byte_global_accesses():
     assert len(re.findall(r"st\.global\.v4\.[bf]32", ptx)) == 2
 
 
+@pytest.mark.parametrize("dtype,per_thread,access", [("i8", 16, "v4.b32"), ("fp16", 8, "v4.b32"),
+                                                     ("fp64", 2, "v2.b64"), ("i1", 16, "v4.b32")])
+def test_every_element_type_moves_in_16_byte_accesses(dtype, per_thread, access):
+    text = tile_opt(add_kernel, {"x_ptr": "*" + dtype, "y_ptr": "*" + dtype, "out_ptr": "*" + dtype, "n": "i32"},
+                    {"BLOCK": 2048}, divisible=("x_ptr", "y_ptr", "out_ptr", "n"))
+    with tile.context():
+        _, ptx = nvptx(with_layouts(text, 4, 32, vector=per_thread), 4)
+    assert set(re.findall(r"(?:ld|st)\.global\.(\S+)", ptx)) == {access}
+
+
 def test_vector_add_without_alignment_stays_scalar():
     text = tile_opt(add_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"},
                     {"BLOCK": 1024})
