@@ -3,15 +3,17 @@
 Core lowers a kernel whose tensors have distributed layouts (``tritium.layout.distributed``) to
 one LLVM function run by ``num_warps * warp_size`` threads per program. Everything that differs
 between GPUs goes through a ``DeviceHooks`` object: the NVPTX and AMDGPU targets subclass it and
-override the indexing registers, the barrier, warp shuffles, the kernel's calling convention and
-the math library (``MathHooks``). The defaults use only target-independent LLVM IR, so a vendor
-overrides what its back end needs and nothing else.
+override the indexing registers, the barrier, warp shuffles, the kernel's calling convention,
+device printing and assertions, and the math library (``MathHooks``). The defaults use only
+target-independent LLVM IR (printing and assertions have none: they say they are not there), so a
+vendor overrides what its back end needs and nothing else.
 """
 
 from __future__ import annotations
 
 from llvmlite import ir as ll
 
+from ..errors import NotImplementedYet
 from .math import MathHooks
 
 I32 = ll.IntType(32)
@@ -27,6 +29,11 @@ class DeviceHooks(MathHooks):
     global_address_space: int = 1
     #: LLVM address space of shared memory (NVIDIA's shared, AMD's LDS)
     shared_address_space: int = 3
+
+    def pointer_bits(self, address_space: int) -> int:
+        """How wide a pointer in LLVM address space ``address_space`` is in memory (the target's
+        ``Target.pointer_bits``): sizes of pointer elements in loads, stores and scratch."""
+        return 64
 
     def kernel(self, module: ll.Module, name: str, params: list[ll.Type], num_threads: int) -> ll.Function:
         """Declare the kernel entry ``name`` taking ``params``, launched with ``num_threads`` threads
@@ -52,6 +59,16 @@ class DeviceHooks(MathHooks):
     def shuffle_xor(self, b: ll.IRBuilder, value: ll.Value, lane_mask: int) -> ll.Value:
         """The i32 ``value`` of the lane ``lane ^ lane_mask`` of this warp (every lane takes part)."""
         raise NotImplementedError
+
+    def printf(self, b: ll.IRBuilder, fmt: str, args: list[ll.Value]) -> None:
+        """Print C's ``printf(fmt, *args)`` from this thread (``tl.device_print``); the arguments are
+        i32, i64 or double, as C passes them."""
+        raise NotImplementedYet("tl.device_print is not implemented on this target yet")
+
+    def assert_fail(self, b: ll.IRBuilder, message: str, file: str, line: int) -> None:
+        """A ``tl.device_assert`` with ``message`` at ``file``:``line`` failed in this thread: report
+        it and end the launch with an error."""
+        raise NotImplementedYet("tl.device_assert is not implemented on this target yet")
 
     def shared_memory(self, module: ll.Module) -> ll.Value:
         """The base of the program's shared memory (its size is given at launch from the compile

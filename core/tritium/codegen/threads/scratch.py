@@ -1,0 +1,46 @@
+"""How much shared memory an op of the ``tile-layout`` stage uses: the contract between the
+layout stage, which allocates it (``tile.shared_offset``), and this code generator, which uses it.
+
+- ``tile.convert_layout`` between different distributions: the whole tensor, row-major.
+- ``tile.reduce`` whose axis crosses warps: one partial per warp along the axis and per element of
+  the result, row-major within each warp's block (``reduce``).
+
+Every other op, and these where the data stays in the threads, uses none.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ...ir.mlir import ir
+from ...layout.distributed import Distribution, distribute, layout_of_type
+from ..types import PointerBits, llvm_type, pointers_of_64_bits, size_in_bytes
+
+
+def axis_bits(bases: tuple[tuple[int, ...], ...], axis: int) -> list[int]:
+    """The bits of ``bases`` whose basis lies along ``axis``."""
+    return [bit for bit, basis in enumerate(bases) if basis[axis]]
+
+
+def reduce_scratch_bytes(dist: Distribution, axis: int, element_bytes: int) -> int:
+    """Shared memory a reduction of a tensor distributed as ``dist`` along ``axis`` uses."""
+    warps = 1 << len(axis_bits(dist.warp_bases, axis))
+    if warps == 1:
+        return 0
+    return warps * math.prod(dist.shape[:axis] + dist.shape[axis + 1:]) * element_bytes
+
+
+def scratch_bytes(op: ir.Operation, pointer_bits: PointerBits = pointers_of_64_bits) -> int:
+    """Bytes of shared memory ``op`` uses from its ``tile.shared_offset`` (0: it needs none);
+    ``pointer_bits`` sizes pointer elements (``Target.pointer_bits``)."""
+    if op.name not in ("tile.convert_layout", "tile.reduce"):
+        return 0
+    src = ir.RankedTensorType(op.operands[0].type)
+    element_bytes = size_in_bytes(llvm_type(src.element_type), pointer_bits)
+    dist = distribute(layout_of_type(src), tuple(src.shape))
+    if op.name == "tile.reduce":
+        return reduce_scratch_bytes(dist, ir.IntegerAttr(op.attributes["axis"]).value, element_bytes)
+    res = ir.RankedTensorType(op.results[0].type)
+    if distribute(layout_of_type(res), tuple(res.shape)) == dist:
+        return 0
+    return math.prod(src.shape) * element_bytes
