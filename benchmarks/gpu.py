@@ -367,6 +367,7 @@ def first_call(framework: str) -> dict:
 def _run_first_call(framework: str, cache_dir: str, target: str) -> dict:
     env = dict(os.environ, TRITIUM_CACHE_DIR=cache_dir, TRITON_CACHE_DIR=cache_dir, TRITIUM_TARGET=target)
     env.pop("TRITIUM_CACHE_DISABLE", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed for users: modules load from bytecode
     proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--first-call", framework], env=env,
                           capture_output=True, text=True, timeout=600)
     if proc.returncode:

@@ -16,7 +16,10 @@ def _np_generic():
     return np.generic
 
 
-_BY_CLASS_AND_DTYPE: dict[tuple[type, Any], str] = {}  # the launch path's fast lookup
+#: (array class, its dtype) -> signature type: the launch path's fast lookup, filled by ``arg_type``
+ARRAY_TYPES: dict[tuple[type, Any], str] = {}
+#: integer signature types that specialise on == 1 and divisibility by 16 (``specialization``)
+SPECIALIZED_INTS = frozenset(f"{s}{bits}" for s in "iu" for bits in (8, 16, 32, 64))
 
 
 def arg_type(value: Any, name: str, kernel: str) -> str:
@@ -34,9 +37,9 @@ def arg_type(value: Any, name: str, kernel: str) -> str:
     dt = getattr(value, "dtype", None)
     if dt is not None:
         key = (cls, dt)
-        found = _BY_CLASS_AND_DTYPE.get(key)
+        found = ARRAY_TYPES.get(key)
         if found is None:
-            found = _BY_CLASS_AND_DTYPE[key] = _arg_type(value, name, kernel)
+            found = ARRAY_TYPES[key] = _arg_type(value, name, kernel)
         return found
     return _arg_type(value, name, kernel)
 
@@ -101,7 +104,7 @@ def specialization(arg_type: str, bound: Any) -> str:
     divisible by 16 (pointers by address in bytes), ``''`` otherwise."""
     if arg_type.startswith("*"):
         return "D" if isinstance(bound, int) and bound % 16 == 0 else ""
-    if arg_type[0] in "iu" and arg_type != "i1" and isinstance(bound, int):
+    if arg_type in SPECIALIZED_INTS and isinstance(bound, int):
         if bound == 1:
             return "1"
         if bound % 16 == 0:
@@ -118,6 +121,9 @@ def bind_scalar(value: Any, arg_type: str, arg_name: str, target: str) -> int | 
     """A scalar argument as the Python number a launcher packs (``i1`` as 0/1), after checking that
     it has the signature type's kind and fits its range; shared by every compiling target's
     ``bind_arg``. Raises ``ArgumentError`` naming the argument."""
+    cls = type(value)
+    if (cls is int and arg_type == "i32" and -2**31 <= value < 2**31) or (cls is float and arg_type == "fp32"):
+        return value  # the common cases, checked without the numbers ABCs
     if arg_type == "i1":
         if not isinstance(value, (bool, numbers.Integral)):
             raise ArgumentError(f"argument '{arg_name}' must be a bool for type i1, not {type(value).__name__}")

@@ -6,7 +6,8 @@ than that, so, as Triton does, each kernel gets a binder generated from its para
 itself binds positional and keyword arguments, and the body types, binds and specialises each
 runtime argument inline and returns the specialisation key. Anything unusual (an error, a ``None``
 argument, a parameter that is not plain) makes the binder give up, and the general path in
-``launch`` runs instead: it words the errors and compiles. Nothing here is compiled to C.
+``launch`` runs instead: it words the errors and compiles. Nothing here is compiled to C. The key
+holds the same facts as the general path's (``args.specialization``), spelled differently.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import keyword
 from typing import Any, Callable
 
 from ..environment import raw_reader
-from .args import arg_type, specialization
+from .args import ARRAY_TYPES, SPECIALIZED_INTS, arg_type
 
 #: environment variables that change what compiles
 COMPILE_ENVIRONMENT = ("TRITIUM_DEBUG", "TRITIUM_OVERRIDE_DIR")
@@ -41,7 +42,8 @@ class Binder:
         from ..language.core import constexpr
 
         scope: dict[str, Any] = {
-            "_tritium_type": arg_type, "_tritium_spec": specialization, "_tritium_bind": target.bind_arg,
+            "_tritium_type": arg_type, "_tritium_dtypes": ARRAY_TYPES, "_tritium_ints": SPECIALIZED_INTS,
+            "_tritium_bind": target.bind_arg,
             "_tritium_constexpr": constexpr, "_tritium_defaults": jitfn.defaults, "_tritium_debug": jitfn.debug,
             "_tritium_kernel": jitfn.__name__, **{f"_tritium_env{i}": read for i, read in enumerate(_READERS)},
         }
@@ -53,9 +55,18 @@ class Binder:
                 lines.append(f"hash(c{i})")
                 key.append(f"c{i}")
                 continue
-            lines.append(f"t{i} = _tritium_type({n}, {n!r}, _tritium_kernel)")
-            lines.append(f"b{i} = _tritium_bind({n}, t{i}, {n!r})")
-            key += [f"t{i}", '""' if n in jitfn.do_not_specialize else f"_tritium_spec(t{i}, b{i})"]
+            lines += [  # arg_type, target.bind_arg and specialization, with their common cases inline
+                f"k{i} = type({n})",
+                f"t{i} = ('i32' if -2147483648 <= {n} <= 2147483647 else _tritium_type({n}, {n!r}, _tritium_kernel)) "
+                f"if k{i} is int else 'fp32' if k{i} is float else "
+                f"_tritium_dtypes.get((k{i}, getattr({n}, 'dtype', None))) or _tritium_type({n}, {n!r}, _tritium_kernel)",
+                f"b{i} = _tritium_bind({n}, t{i}, {n!r})"]
+            if n in jitfn.do_not_specialize:
+                key.append(f"t{i}")
+            else:
+                lines.append(f"s{i} = ((b{i} % 16 == 0) if isinstance(b{i}, int) else None) if t{i}[0] == '*' else "
+                             f"(b{i} == 1, b{i} % 16 == 0) if t{i} in _tritium_ints else None")
+                key += [f"t{i}", f"s{i}"]
             values.append(f"b{i}")
         if jitfn.debug is not None:
             lines.append("if 'debug' not in _tritium_options: _tritium_options['debug'] = _tritium_debug")

@@ -42,9 +42,14 @@ _MISSING = object()
 def _selected_target() -> Any:
     """The target launches use (``TRITIUM_TARGET``); plugin discovery loads on the first launch,
     not at ``import tritium``."""
+    return _plugins().get_target()
+
+
+@functools.cache
+def _plugins() -> Any:
     from .. import plugins
 
-    return plugins.get_target()
+    return plugins
 
 #: the code objects of every @jit function: the interpreter finds kernel frames in tracebacks by them
 JIT_CODE: set = set()

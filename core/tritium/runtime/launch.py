@@ -197,6 +197,9 @@ def launch(target, jitfn, grid: Any, args: tuple, kwargs: dict) -> Any:
                 jitfn.check_globals()
             if kernel.written_params:
                 _check_writable(kernel, jitfn, params)
+            if type(grid) is tuple and len(grid) == 1 and type(grid[0]) is int and 0 < grid[0] < 2**31:
+                kernel.launcher((grid[0], 1, 1), values)  # the most common grid, checked inline
+                return kernel
             dims = normalize_grid(grid, dict(zip(jitfn.arg_names, params)) if callable(grid) else {}, kernel.name)
             if dims[0] * dims[1] * dims[2]:
                 kernel.launcher(dims, values)

@@ -6,14 +6,12 @@ import functools
 from typing import Any
 
 import llvmlite
-from llvmlite import binding as llvm
 from tritium.runtime.args import bind_scalar
 from tritium.runtime.cache import source_hash
 from tritium.runtime.host import host_address
 from tritium.target import Driver, LaunchOptions, Target
 
 from .debug_area import HostPointer
-from .driver import CpuDriver
 
 
 class CpuOptions(LaunchOptions):
@@ -28,13 +26,15 @@ class CpuTarget(Target):
     stage_suffixes = {"asm": "s", "obj": "o"}
 
     def __init__(self) -> None:
-        self._driver: CpuDriver | None = None
+        self._driver: Driver | None = None
 
     def availability(self) -> tuple[bool, str]:
         return True, ""
 
     @functools.cache
     def version(self) -> str:
+        from llvmlite import binding as llvm  # imported when first compiling, not when plugins load
+
         features = llvm.get_host_cpu_features().flatten()  # the SIMD width too: it follows from them
         return (f"tritium-cpu-{source_hash('tritium_cpu')} llvmlite-{llvmlite.__version__} "
                 f"cpu-{llvm.get_host_cpu_name()} features-{features}")
@@ -61,5 +61,7 @@ class CpuTarget(Target):
     @property
     def driver(self) -> Driver:
         if self._driver is None:
+            from .driver import CpuDriver  # LLVM's JIT: loaded by the first cpu launch only
+
             self._driver = CpuDriver()
         return self._driver

@@ -108,27 +108,27 @@ def test_a_numpy_array_is_refused_with_what_to_do():
     assert "'x_ptr'" in msg and "host array" in msg and "GPU" in msg and "cupy.asarray(x_ptr)" in msg
 
 
-class _TorchDevice:
-    def __init__(self, type_, index):
-        self.type, self.index = type_, index
-
-
 def _framework_array(module: str, **attrs):
     """An object that looks like a torch tensor or CuPy array to the binding (neither is installed)."""
     cls = type("Array", (), {"__module__": module, **attrs})
     return cls()
 
 
+def _torch_tensor(on_gpu: int | None):
+    """What the binding reads of a torch tensor: is_cuda, data_ptr(), get_device() (and device)."""
+    return _framework_array("torch", data_ptr=lambda self: 8192, is_cuda=on_gpu is not None,
+                            get_device=lambda self: -1 if on_gpu is None else on_gpu,
+                            device="cpu" if on_gpu is None else f"cuda:{on_gpu}")
+
+
 def test_torch_cuda_tensors_bind_their_data_pointer_device_and_stream_owner():
-    t = _framework_array("torch", data_ptr=lambda self: 8192, device=_TorchDevice("cuda", 1))
-    p = NvptxTarget().bind_arg(t, "*fp32", "x")
+    p = NvptxTarget().bind_arg(_torch_tensor(1), "*fp32", "x")
     assert p == 8192 and p.device == 1 and p.framework == "torch"
 
 
 def test_a_cpu_torch_tensor_is_refused_with_cuda_as_the_fix():
-    t = _framework_array("torch", data_ptr=lambda self: 8192, device=_TorchDevice("cpu", None))
-    with pytest.raises(ArgumentError, match=r"'x' is a CPU torch tensor.*x\.cuda\(\)"):
-        NvptxTarget().bind_arg(t, "*fp32", "x")
+    with pytest.raises(ArgumentError, match=r"'x' is a torch tensor on cpu.*x\.cuda\(\)"):
+        NvptxTarget().bind_arg(_torch_tensor(None), "*fp32", "x")
 
 
 def test_cupy_arrays_bind_their_pointer_and_device():

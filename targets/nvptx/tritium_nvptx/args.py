@@ -15,15 +15,23 @@ from .memory import DeviceBuffer, DevicePointer
 _DLPACK_CUDA = (2, 13)
 
 
+#: classes known to be torch tensors (the launch path's fast case, looked up by class)
+_TORCH_CLASSES: dict[type, bool] = {}
+
+
 def device_pointer(value: Any, name: str) -> DevicePointer:
     """The address of ``value``'s first element in GPU memory, or an ArgumentError saying what to pass."""
-    if type(value) is DeviceBuffer:
+    cls = type(value)
+    if cls is DeviceBuffer:
         return value.pointer
-    module = type(value).__module__
-    if module.startswith("torch") and hasattr(value, "data_ptr"):
-        if value.device.type != "cuda":
-            raise _host(name, "a CPU torch tensor", f"{name}.cuda()")
-        return DevicePointer.at(value.data_ptr(), value.device.index or 0, "torch")
+    torch = _TORCH_CLASSES.get(cls)
+    if torch is None:
+        torch = _TORCH_CLASSES[cls] = cls.__module__.startswith("torch") and hasattr(cls, "data_ptr")
+    if torch:
+        if not value.is_cuda:
+            raise _host(name, f"a torch tensor on {value.device}", f"{name}.cuda()")
+        return DevicePointer.at(value.data_ptr(), value.get_device(), "torch")
+    module = cls.__module__
     if module.startswith("cupy"):
         return DevicePointer.at(value.data.ptr, value.device.id, "cupy")
     iface = getattr(value, "__cuda_array_interface__", None)

@@ -37,13 +37,20 @@ def _fp16_bits(value: float) -> int:
 _CONVERT = {"fp16": _fp16_bits, "bf16": bf16_bits}
 
 
+_torch_raw_stream = None
+
+
 def _stream(framework: str, device: int) -> int:
     """The current stream of ``framework`` on ``device`` (0, the default stream, for none)."""
+    global _torch_raw_stream
     if framework == "torch":
-        import torch
+        if _torch_raw_stream is None:
+            import torch
 
-        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)  # what Triton calls: no Stream object
-        return raw(device) if raw is not None else torch.cuda.current_stream(device).cuda_stream
+            # what Triton calls: an int, no Stream object
+            _torch_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) or \
+                (lambda device: torch.cuda.current_stream(device).cuda_stream)
+        return _torch_raw_stream(device)
     if framework == "cupy":
         import cupy
 

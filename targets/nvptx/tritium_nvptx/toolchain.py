@@ -50,15 +50,14 @@ def _pathfinder(function: str, name: str) -> str | None:
 @functools.cache
 def ptxas_path() -> str | None:
     """The ptxas to assemble cubins with, or None (the driver's JIT compiles the PTX then)."""
-    found = (_in_wheel("bin", "ptxas") or _pathfinder("find_nvidia_binary_utility", "ptxas")
-             or shutil.which("ptxas"))
+    found = _in_wheel("bin", "ptxas") or shutil.which("ptxas")
     if found:
         return found
     for home in _cuda_homes():
         path = os.path.join(home, "bin", "ptxas")
         if os.access(path, os.X_OK):
             return path
-    return None
+    return _pathfinder("find_nvidia_binary_utility", "ptxas")  # last: importing it takes tens of ms
 
 
 @functools.cache
