@@ -34,8 +34,9 @@ ANY = frozenset({"tile.print", "tile.assert", "tile.convert_layout"})
 
 
 def propagate_layouts(module: ir.Module, defaults: dict[int, Blocked]) -> None:
-    """Encode every tensor of ``module`` in place (call inside its context and a location)."""
-    _Propagation(defaults).region_tree(module.operation)
+    """Encode every tensor of ``module`` in place."""
+    with module.context, ir.Location.unknown():
+        _Propagation(defaults).region_tree(module.operation)
 
 
 def is_tensor(value: ir.Value) -> bool:

@@ -27,16 +27,19 @@ CHEAP = FREE | {"tile.expand_dims", "tile.broadcast", "tile.addptr", CONVERT}
 
 
 def remove_conversions(module: ir.Module) -> None:
-    """Remove the needless conversions of ``module`` in place (call inside its context)."""
-    for op in [op for op in walk(module.operation) if op.name == CONVERT]:
-        _simplify(op)
-    _erase_unused(module)
-    passmanager.PassManager.parse("builtin.module(cse)").run(module.operation)
+    """Remove the needless conversions of ``module`` in place."""
+    with module.context, ir.Location.unknown():
+        orphans: list[ir.Value] = []  # sources of removed conversions: perhaps unused now
+        for op in [op for op in walk(module.operation) if op.name == CONVERT]:
+            _simplify(op, orphans)
+        _erase_unused(module, orphans)
+        passmanager.PassManager.parse("builtin.module(cse)").run(module.operation)
 
 
-def _simplify(op: ir.Operation) -> None:
+def _simplify(op: ir.Operation, orphans: list[ir.Value]) -> None:
     src = op.operands[0]
     while not isinstance(src.owner, ir.Block) and src.owner.name == CONVERT:  # convert(convert(x))
+        orphans.append(src)
         src = src.owner.operands[0]
     op.operands[0] = src
     if src.type == op.result.type:
@@ -46,6 +49,7 @@ def _simplify(op: ir.Operation) -> None:
         if not _rebuild(src, layout, None, {}):
             return
         replacement = _rebuild(src, layout, ir.InsertionPoint(op), {})
+        orphans.append(src)
     op.result.replace_all_uses_with(replacement)
     op.erase()
 
@@ -98,15 +102,19 @@ def _operand_layouts(op: ir.Operation, layout: Layout) -> list[Layout | None]:
     return [layout if is_tensor(v) else None for v in op.operands]
 
 
-def _erase_unused(module: ir.Module) -> None:
-    """Erase cheap ops (conversions included) whose results nothing uses, users before producers."""
+def _erase_unused(module: ir.Module, values: list[ir.Value]) -> None:
+    """Erase the cheap producers of ``values`` (and theirs) that nothing uses any more."""
+    cone: set[ir.Operation] = set()
+    while values:
+        op = values.pop().owner
+        if not isinstance(op, ir.Block) and _cheap(op.name) and op not in cone:
+            cone.add(op)
+            values.extend(op.operands)
     changed = True
     while changed:
         changed = False
-        for op in reversed(list(walk(module.operation))):
-            if _cheap(op.name) and not op.regions and op.results and not any(
-                    list(r.uses) for r in op.results):
+        for op in reversed(list(walk(module.operation))):  # users before producers
+            if op in cone and not any(list(r.uses) for r in op.results):
+                cone.discard(op)
                 op.erase()
                 changed = True
-
-

@@ -78,19 +78,30 @@ def allocate(buffers: list[Buffer]) -> int:
 
 def allocate_shared(module: ir.Module, pointer_bits: PointerBits = pointers_of_64_bits) -> int:
     """Set ``tile.shared_offset`` on every scratch user of ``module``, then insert the barriers it
-    needs; return the total shared-memory bytes. Call inside the module's context."""
-    users: list[tuple[ir.Operation, Buffer]] = []
-    for index, op in enumerate(walk(module.operation)):
-        size = scratch_bytes(op, pointer_bits)
-        if size:
-            users.append((op, Buffer(index, index, size)))
-    total = allocate([buf for _, buf in users])
-    ranges = {}
-    for op, buf in users:
-        op.attributes[OFFSET] = tile.i32_attr(buf.offset)
-        ranges[op] = (buf.offset, buf.offset + buf.size)
-    _Barriers(ranges).region_tree(module.operation)
-    return total
+    needs; return the total shared-memory bytes."""
+    with module.context, ir.Location.unknown():
+        users: list[tuple[ir.Operation, Buffer]] = []
+        for index, op in enumerate(walk(module.operation)):
+            size = scratch_bytes(op, pointer_bits)
+            if size:
+                users.append((op, Buffer(index, index, size)))
+        total = allocate([buf for _, buf in users])
+        for op, buf in users:
+            op.attributes[OFFSET] = tile.i32_attr(buf.offset)
+        place_barriers(module, pointer_bits)
+        return total
+
+
+def place_barriers(module: ir.Module, pointer_bits: PointerBits = pointers_of_64_bits) -> None:
+    """Insert a ``tile.barrier`` before each scratch user (an op with ``tile.shared_offset``) whose
+    bytes an earlier scratch use may still hold (see the module docstring)."""
+    with module.context, ir.Location.unknown():
+        ranges = {}
+        for op in walk(module.operation):
+            if OFFSET in op.attributes:
+                offset = ir.IntegerAttr(op.attributes[OFFSET]).value
+                ranges[op] = (offset, offset + scratch_bytes(op, pointer_bits))
+        _Barriers(ranges).region_tree(module.operation)
 
 
 def _align(n: int) -> int:
