@@ -69,6 +69,11 @@ def test_vector_add_layouts(dtype, block, warp_size, expected):
     assert shared == 0
 
 
+def test_a_one_element_tile_has_a_layout():
+    text, _ = laid_out(add_kernel, ADD_TYPES, {"BLOCK": 1}, ALIGNED)
+    assert set(layouts_of(text, "tile.load")) == {blocked([1], [32], [4], [0])}
+
+
 def test_unaligned_pointers_get_no_vectors():
     text, _ = laid_out(add_kernel, ADD_TYPES, {"BLOCK": 1024})  # no divisibility: 4-byte aligned
     assert set(layouts_of(text, "tile.load")) == {blocked([1], [32], [4], [0])}
@@ -201,10 +206,11 @@ LOAD16x16 = f"""
 def test_reductions_along_different_axes_are_converted_to_one_layout():
     text, shared = laid_out_text(kernel(LOAD16x16 + """
     %sum = arith.addf %a0, %a1 : tensor<16xf32> loc("sum")
-""" + use("%sum", "tensor<16xf32>")))
+    %prod = arith.mulf %a0, %a1 : tensor<16xf32>
+""" + use("%sum", "tensor<16xf32>") + use("%prod", "tensor<16xf32>")))
     (load,) = layouts_of(text, "tile.load")
     converts = layouts_of(text, "tile.convert_layout")
-    assert converts == [Slice(0, load)]  # the second operand goes to the first's layout
+    assert converts == [Slice(0, load)]  # the second operand goes to the first's layout, once
     assert layouts_of(text, "arith.addf")[-1] == Slice(0, load)
     assert "tile.shared_offset" in text and shared > 0
 
@@ -239,11 +245,30 @@ def test_loop_yield_is_converted_to_the_carried_layout():
     (load,) = layouts_of(text, "tile.load")
     carried = Slice(1, load)  # the init's
     assert layouts_of(text, "scf.for") == [carried]
-    # inside, a0 (slice 0) is converted to the carried layout and the sum yielded without conversion
+    # a0 (slice 0) is converted to the carried layout once, where it is defined, not in every
+    # iteration; the sum is yielded without conversion
     assert layouts_of(text, "tile.convert_layout") == [carried]
     assert re.search(r"iter_args\(%arg3 = %\d+\) -> \(tensor<16xf32, #tile.slice<1 : i32", text)
+    assert text.index('"tile.convert_layout"') < text.index("scf.for")
+    assert '"tile.barrier"' not in text[text.index("scf.for"):]
+
+
+def test_a_yield_in_another_layout_is_converted_in_the_body():
+    text, _ = laid_out_text(kernel(LOAD16x16 + """
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %acc = scf.for %i = %c0 to %n step %c1 iter_args(%a = %a1) -> (tensor<16xf32>) : i32 {
+      %b = arith.addf %a0, %a : tensor<16xf32>
+      scf.yield %b : tensor<16xf32>
+    }
+""" + use("%acc", "tensor<16xf32>")))
+    (load,) = layouts_of(text, "tile.load")
+    assert layouts_of(text, "scf.for") == [Slice(1, load)]
+    assert layouts_of(text, "arith.addf")[-1] == Slice(0, load)  # a0 decides, the carried value converts
     body = text[text.index("scf.for"):]
-    assert body.index('"tile.barrier"') < body.index('"tile.convert_layout"')  # every iteration's use
+    assert layouts_of(text, "tile.convert_layout") == [Slice(0, load), Slice(1, load)]
+    assert body.count('"tile.convert_layout"') == 2 and body.count('"tile.barrier"') == 2
+    assert re.search(r'"tile.convert_layout"\(%\d+\) .*\n\s*scf.yield', body)
 
 
 def test_if_branches_yield_one_layout():
@@ -259,8 +284,7 @@ def test_if_branches_yield_one_layout():
     (load,) = layouts_of(text, "tile.load")
     assert layouts_of(text, "scf.if") == [Slice(0, load)]
     assert layouts_of(text, "tile.convert_layout") == [Slice(0, load)]
-    else_branch = text[text.index("} else {"):]
-    assert '"tile.convert_layout"(%' in else_branch
+    assert text.index('"tile.convert_layout"') < text.index("scf.if")  # where a1 is defined
 
 
 def test_needless_conversions_are_removed():

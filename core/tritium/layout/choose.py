@@ -85,7 +85,7 @@ def default_layouts(module: ir.Module, infos: dict[ir.Value, AxisInfo], num_warp
     largest: dict[int, tuple[int, ...]] = {}
     for t in _tensor_types(module.operation):
         shape = tuple(t.shape)
-        if math.prod(shape) > math.prod(largest.get(len(shape), ())):
+        if len(shape) not in largest or math.prod(shape) > math.prod(largest[len(shape)]):
             largest[len(shape)] = shape
     layouts = {}
     for rank, shape in largest.items():

@@ -47,6 +47,7 @@ class _Propagation:
     def __init__(self, defaults: dict[int, Blocked]):
         self.defaults = defaults
         self.layouts: dict[ir.Value, Layout] = {}
+        self.converted: dict[tuple[ir.Value, Layout], ir.Value] = {}
 
     # -- values ------------------------------------------------------------------------------
 
@@ -65,14 +66,22 @@ class _Propagation:
         value.set_type(encoded(t, layout))
 
     def need(self, op: ir.Operation, index: int, layout: Layout) -> None:
-        """Make operand ``index`` of ``op`` arrive in ``layout``, converting it before ``op``."""
+        """Make operand ``index`` of ``op`` arrive in ``layout``. The conversion goes right after
+        the value is defined, once per value and layout: it is not repeated in a loop that uses a
+        value from outside."""
         value = op.operands[index]
         if not is_tensor(value) or self.layouts.get(value) == layout:
             return
-        convert = tile.ConvertLayoutOp(value, encoded(ir.RankedTensorType(value.type), layout),
-                                       loc=op.location, ip=ir.InsertionPoint(op))
-        self.layouts[convert.res] = layout
-        op.operands[index] = convert.res
+        key = (value, layout)
+        if key not in self.converted:
+            owner = value.owner
+            ip = (ir.InsertionPoint.at_block_begin(owner) if isinstance(owner, ir.Block)
+                  else ir.InsertionPoint.after(owner))
+            convert = tile.ConvertLayoutOp(value, encoded(ir.RankedTensorType(value.type), layout),
+                                           loc=op.location, ip=ip)
+            self.layouts[convert.res] = layout
+            self.converted[key] = convert.res
+        op.operands[index] = self.converted[key]
 
     # -- the walk ------------------------------------------------------------------------------
 
