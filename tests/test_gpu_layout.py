@@ -37,12 +37,12 @@ def laid_out_text(text, num_warps=4, warp_size=32):
 
 
 def layouts_of(text, op_name):
-    """The result layout of every ``op_name`` op with a tensor result in the module ``text``, in
-    program order."""
+    """The layout of every tensor result of the ``op_name`` ops in the module ``text``, in program
+    order."""
     with tile.context():
         module = ir.Module.parse(text)
-        return [layout_of_type(op.result.type) for op in walk(module.operation)
-                if op.name == op_name and isinstance(op.result.type, ir.RankedTensorType)]
+        return [layout_of_type(r.type) for op in walk(module.operation) if op.name == op_name
+                for r in op.results if isinstance(r.type, ir.RankedTensorType)]
 
 
 def blocked(spt, tpw, wpc, order):
@@ -361,3 +361,29 @@ def test_chosen_layouts_cover_every_element(shape):
 
 def _covered(dist, num_warps, warp_size):
     return {c for lane in range(warp_size) for warp in range(num_warps) for c in dist.coordinates(lane, warp)}
+
+
+@tritium.jit
+def row_max_loop(x_ptr, out_ptr, n, stride, ROWS: tl.constexpr, BLOCK: tl.constexpr):
+    """Running row maxima and sums over column blocks, as attention's m_i and l_i."""
+    rows = tl.arange(0, ROWS)
+    m = tl.zeros((ROWS,), dtype=tl.float32) - float("inf")
+    s = tl.zeros((ROWS,), dtype=tl.float32)
+    for start in range(0, n, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + rows[:, None] * stride + cols[None, :])
+        m_new = tl.maximum(m, tl.max(x, axis=1))
+        s = s * tl.exp(m - m_new) + tl.sum(tl.exp(x - m_new[:, None]), axis=1)
+        m = m_new
+    tl.store(out_ptr + rows, s)
+
+
+def test_loop_accumulators_of_reductions_carry_the_slice_layout():
+    text, _ = laid_out(row_max_loop, {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "stride": "i32"},
+                       {"ROWS": 16, "BLOCK": 64}, {"x_ptr": "D", "stride": "D"})
+    (load,) = layouts_of(text, "tile.load")
+    assert layouts_of(text, "scf.for") == [Slice(1, load), Slice(1, load)]
+    body = text[text.index("scf.for"):text.index("scf.yield")]
+    assert '"tile.convert_layout"' not in body
+    # the only conversion: the sums, to the store's layout after the loop
+    assert layouts_of(text, "tile.convert_layout") == [default_blocked((16,), 4, 32)]

@@ -9,7 +9,8 @@ The rules, as in Triton:
 - ``expand_dims`` at ``axis`` of a ``slice<axis, P>`` gives ``P``; of anything else the default,
   its operand converted to ``slice<axis, default>``; ``broadcast`` keeps its operand's layout;
 - elementwise ops take the layout of their first operand that is not *free* (made from nothing,
-  see ``FREE``) and convert the others to it;
+  see ``FREE``, arithmetic on such values, or carried by a loop from such a value) and convert
+  the others to it;
 - a loop-carried or branch-joined value has one layout in its init, block argument, yield and
   result: the yielded value is converted to the init's (``scf.for``, ``scf.while``) or the first
   branch's (``scf.if``).
@@ -48,6 +49,9 @@ class _Propagation:
         self.defaults = defaults
         self.layouts: dict[ir.Value, Layout] = {}
         self.converted: dict[tuple[ir.Value, Layout], ir.Value] = {}
+        #: loop-carried values that start from a free value (an accumulator from tl.zeros)
+        self.free_carried: set[ir.Value] = set()
+        self.free_values: dict[ir.Value, bool] = {}
 
     # -- values ------------------------------------------------------------------------------
 
@@ -82,6 +86,18 @@ class _Propagation:
             self.layouts[convert.res] = layout
             self.converted[key] = convert.res
         op.operands[index] = self.converted[key]
+
+    def free(self, value: ir.Value) -> bool:
+        """Made from nothing (``FREE``), arithmetic on such values, or carried by a loop from such
+        a value: an accumulator starting from ``tl.zeros`` takes the layout of what it accumulates
+        (``passes.convert_layout`` then carries that layout around the loop)."""
+        owner = value.owner
+        if isinstance(owner, ir.Block):
+            return value in self.free_carried
+        if value not in self.free_values:
+            self.free_values[value] = owner.name in FREE or (owner.name.startswith("arith.") and all(
+                self.free(v) for v in owner.operands if is_tensor(v)))
+        return self.free_values[value]
 
     # -- the walk ------------------------------------------------------------------------------
 
@@ -135,7 +151,7 @@ class _Propagation:
         """Results in the layout of the first operand that is not free; the others converted to it."""
         rank = next((ir.RankedTensorType(r.type).rank for r in op.results if is_tensor(r)), None)
         same = [i for i in tensors if ir.RankedTensorType(op.operands[i].type).rank == rank]
-        anchor = next((i for i in same if not _free(op.operands[i])), same[0] if same else None)
+        anchor = next((i for i in same if not self.free(op.operands[i])), same[0] if same else None)
         layout = None if anchor is None else self.layouts[op.operands[anchor]]
         for i in same:
             self.need(op, i, layout)
@@ -161,6 +177,8 @@ class _Propagation:
         carried = list(first.arguments)[skip:]
         for arg, init in zip(carried, inits):
             self.set(arg, self.layouts.get(init))
+            if self.free(init):
+                self.free_carried.add(arg)
         self.block(first)
         if op.name == "scf.while":  # scf.condition forwards values to `after` and to the results
             cond = _terminator(first)
@@ -192,10 +210,6 @@ class _Propagation:
             for i, res in enumerate(op.results):
                 if res in self.layouts:
                     self.need(terminator, i, self.layouts[res])
-
-
-def _free(value: ir.Value) -> bool:
-    return not isinstance(value.owner, ir.Block) and value.owner.name in FREE
 
 
 def _encoding(value: ir.Value):

@@ -5,6 +5,8 @@ freely and this pass takes away what it can:
 
 - a conversion to the layout its source already has is its source;
 - a conversion of a conversion converts the first source;
+- a loop that yields a conversion carries the converted value's layout instead, when its init
+  can be rebuilt in it;
 - a conversion of a value computed only from *cheap* ops (``CHEAP``: ranges, splats, constants,
   shape ops and integer/pointer arithmetic over them) is replaced by that computation cloned in the
   destination layout: ``tl.arange(0, M)[:, None]`` builds its range directly in
@@ -15,6 +17,7 @@ What the clones leave unused is erased, and CSE merges clones that several conve
 
 from __future__ import annotations
 
+from ..ir import tile
 from ..ir.mlir import ir, passmanager
 from ..layout.assign import _retyped
 from ..layout.distributed import Layout, Slice, encoded, layout_of_type
@@ -29,17 +32,52 @@ CHEAP = FREE | {"tile.expand_dims", "tile.broadcast", "tile.addptr", CONVERT}
 def remove_conversions(module: ir.Module) -> None:
     """Remove the needless conversions of ``module`` in place."""
     with module.context, ir.Location.unknown():
-        orphans: list[ir.Value] = []  # sources of removed conversions: perhaps unused now
-        for op in [op for op in walk(module.operation) if op.name == CONVERT]:
-            _simplify(op, orphans)
-        _erase_unused(module, orphans)
+        for op in _conversions(module):
+            _simplify(op)
+        loops = [op for op in walk(module.operation) if op.name == "scf.for"]
+        if any([_carry_yielded_layout(loop) for loop in loops]):
+            for op in _conversions(module):
+                _simplify(op)
+        _erase_unused(module)
         passmanager.PassManager.parse("builtin.module(cse)").run(module.operation)
 
 
-def _simplify(op: ir.Operation, orphans: list[ir.Value]) -> None:
+def _conversions(module: ir.Module) -> list[ir.Operation]:
+    return [op for op in walk(module.operation) if op.name == CONVERT]
+
+
+def _carry_yielded_layout(loop: ir.Operation) -> bool:
+    """Where an ``scf.for`` yields a conversion of ``v`` and its init can be rebuilt in ``v``'s
+    layout, carry that layout instead: init, block argument, yield and result take it, and the
+    argument's and the result's users get conversions back (which the next round of
+    simplification folds into the conversions they feed). An accumulator of row maxima so stays
+    in the reduction's slice layout through the loop. Return whether anything changed."""
+    body = loop.regions[0].blocks[0]
+    yield_op = body.operations[len(body.operations) - 1].operation
+    changed = False
+    for i, yielded in enumerate(yield_op.operands):
+        if isinstance(yielded.owner, ir.Block) or yielded.owner.name != CONVERT:
+            continue
+        value = yielded.owner.operands[0]
+        layout = layout_of_type(ir.RankedTensorType(value.type))
+        init = loop.operands[3 + i]
+        if not _rebuild(init, layout, None, {}):
+            continue
+        arg, result, old = body.arguments[1 + i], loop.results[i], yielded.type
+        loop.operands[3 + i] = _rebuild(init, layout, ir.InsertionPoint(loop), {})
+        yield_op.operands[i] = value
+        arg.set_type(value.type)
+        result.set_type(value.type)
+        for carried, ip in ((arg, ir.InsertionPoint.at_block_begin(body)), (result, ir.InsertionPoint.after(loop))):
+            back = tile.ConvertLayoutOp(carried, old, loc=loop.location, ip=ip)
+            carried.replace_all_uses_except(back.res, back.operation)
+        changed = True
+    return changed
+
+
+def _simplify(op: ir.Operation) -> None:
     src = op.operands[0]
     while not isinstance(src.owner, ir.Block) and src.owner.name == CONVERT:  # convert(convert(x))
-        orphans.append(src)
         src = src.owner.operands[0]
     op.operands[0] = src
     if src.type == op.result.type:
@@ -49,7 +87,6 @@ def _simplify(op: ir.Operation, orphans: list[ir.Value]) -> None:
         if not _rebuild(src, layout, None, {}):
             return
         replacement = _rebuild(src, layout, ir.InsertionPoint(op), {})
-        orphans.append(src)
     op.result.replace_all_uses_with(replacement)
     op.erase()
 
@@ -102,19 +139,13 @@ def _operand_layouts(op: ir.Operation, layout: Layout) -> list[Layout | None]:
     return [layout if is_tensor(v) else None for v in op.operands]
 
 
-def _erase_unused(module: ir.Module, values: list[ir.Value]) -> None:
-    """Erase the cheap producers of ``values`` (and theirs) that nothing uses any more."""
-    cone: set[ir.Operation] = set()
-    while values:
-        op = values.pop().owner
-        if not isinstance(op, ir.Block) and _cheap(op.name) and op not in cone:
-            cone.add(op)
-            values.extend(op.operands)
+def _erase_unused(module: ir.Module) -> None:
+    """Erase the cheap ops (conversions included) that nothing uses: what conversions and
+    rebuilding left behind. Users go before their producers, so chains go in one sweep."""
     changed = True
     while changed:
         changed = False
-        for op in reversed(list(walk(module.operation))):  # users before producers
-            if op in cone and not any(list(r.uses) for r in op.results):
-                cone.discard(op)
+        for op in reversed(list(walk(module.operation))):
+            if _cheap(op.name) and not op.regions and op.results and not any(list(r.uses) for r in op.results):
                 op.erase()
                 changed = True
