@@ -99,7 +99,6 @@ def default_layouts(module: ir.Module, infos: dict[ir.Value, AxisInfo], num_warp
     return layouts
 
 
-
 def _tensor_types(op: ir.Operation) -> Iterator[ir.RankedTensorType]:
     """The type of every tensor result and block argument inside ``op``."""
     for inner in [op, *walk(op)]:
