@@ -272,6 +272,28 @@ def test_a_yield_in_another_layout_is_converted_in_the_body():
     assert re.search(r'"tile.convert_layout"\(%\d+\) .*\n\s*scf.yield', body)
 
 
+def test_while_loops_carry_one_layout():
+    text, _ = laid_out_text(kernel(LOAD16x16 + """
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %res:2 = scf.while (%i = %c0, %a = %a1) : (i32, tensor<16xf32>) -> (i32, tensor<16xf32>) {
+      %go = arith.cmpi slt, %i, %n : i32
+      scf.condition(%go) %i, %a : i32, tensor<16xf32>
+    } do {
+    ^bb0(%j: i32, %b: tensor<16xf32>):
+      %j1 = arith.addi %j, %c1 : i32
+      %b1 = arith.addf %a0, %b : tensor<16xf32>
+      scf.yield %j1, %b1 : i32, tensor<16xf32>
+    }
+""" + use("%res#1", "tensor<16xf32>")))
+    (load,) = layouts_of(text, "tile.load")
+    assert layouts_of(text, "scf.while") == [Slice(1, load)]  # the init's (a1)
+    # in `do`, the carried value goes to a0's layout and the sum back for the yield
+    assert layouts_of(text, "tile.convert_layout") == [Slice(0, load), Slice(1, load)]
+    after = text[text.index("} do {"):]
+    assert after.count('"tile.convert_layout"') == 2 and after.count('"tile.barrier"') == 2
+
+
 def test_if_branches_yield_one_layout():
     text, _ = laid_out_text(kernel(LOAD16x16 + """
     %c0 = arith.constant 0 : i32
