@@ -12,6 +12,10 @@ capped at ``elements / threads`` (at least 1) so a small tile does not leave thr
 Triton. One blocked layout per rank then serves every tensor of that rank (a blocked layout does
 not depend on the shape): the largest access of the rank decides the order and how threads and
 warps spread, the widest vector along that order its ``size_per_thread``.
+
+Since one layout serves all accesses of a rank, each access also records how wide its own vectors
+may be (``tile.vector_width``): its layout's run per thread, capped by its own alignment and, for a
+masked access, by the mask's constancy (one predicate per vector).
 """
 
 from __future__ import annotations
@@ -53,28 +57,37 @@ def access_order(info: AxisInfo) -> tuple[int, ...]:
     return tuple(sorted(range(info.rank), key=lambda d: (-info.contiguity[d], -d)))
 
 
+def aligned_width(info: AxisInfo, dim: int, elem_bytes: int) -> int:
+    """Elements along ``dim`` that one vector access may cover: contiguous, aligned to their
+    size, at most 16 bytes."""
+    return min(info.contiguity[dim], max(1, info.divisibility[dim] // elem_bytes),
+               max(1, VECTOR_BYTES // elem_bytes))
+
+
 def vector_width(info: AxisInfo, dim: int, elem_bytes: int, elements: int, threads: int) -> int:
     """Elements one thread accesses at once along ``dim`` (see the module docstring)."""
-    width = min(info.contiguity[dim], max(1, info.divisibility[dim] // elem_bytes),
-                max(1, VECTOR_BYTES // elem_bytes))
-    return max(1, min(width, elements // threads))
+    return max(1, min(aligned_width(info, dim, elem_bytes), elements // threads))
+
+
+def _memory_ops(module: ir.Module, infos: dict[ir.Value, AxisInfo],
+                pointer_bits: PointerBits) -> Iterator[tuple[ir.Operation, AxisInfo, int]]:
+    """Each tensor ``tile.load``/``tile.store`` with its pointers' axis info and element bytes."""
+    for op in walk(module.operation):
+        if op.name not in ("tile.load", "tile.store"):
+            continue
+        ptr = op.operands[0]
+        if isinstance(ptr.type, ir.RankedTensorType) and ptr in infos:
+            pointee = tile.pointee(ir.RankedTensorType(ptr.type).element_type)
+            yield op, infos[ptr], element_bytes(pointee, pointer_bits)
 
 
 def accesses(module: ir.Module, infos: dict[ir.Value, AxisInfo], threads: int,
              pointer_bits: PointerBits = pointers_of_64_bits) -> Iterator[Access]:
     """The access of every tensor ``tile.load``/``tile.store`` of ``module``, in program order."""
-    for op in walk(module.operation):
-        if op.name not in ("tile.load", "tile.store"):
-            continue
-        ptr = op.operands[0]
-        if not isinstance(ptr.type, ir.RankedTensorType) or ptr not in infos:
-            continue
-        shape = tuple(ir.RankedTensorType(ptr.type).shape)
-        info = infos[ptr]
+    for op, info, elem_bytes in _memory_ops(module, infos, pointer_bits):
+        shape = tuple(ir.RankedTensorType(op.operands[0].type).shape)
         order = access_order(info)
-        pointee = tile.pointee(ir.RankedTensorType(ptr.type).element_type)
-        vector = vector_width(info, order[0], element_bytes(pointee, pointer_bits), math.prod(shape), threads)
-        yield Access(shape, order, vector)
+        yield Access(shape, order, vector_width(info, order[0], elem_bytes, math.prod(shape), threads))
 
 
 def default_layouts(module: ir.Module, infos: dict[ir.Value, AxisInfo], num_warps: int, warp_size: int,
@@ -107,16 +120,8 @@ def access_limits(module: ir.Module, infos: dict[ir.Value, AxisInfo],
     from its pointers' contiguity and alignment, the 16-byte limit and, where it has a mask, the
     mask's constancy (one predicate per vector, as Triton's mask alignment)."""
     limits = {}
-    for op in walk(module.operation):
-        if op.name not in ("tile.load", "tile.store") or not isinstance(op.operands[0].type, ir.RankedTensorType):
-            continue
-        ptr = op.operands[0]
-        info = infos.get(ptr)
-        if info is None:
-            continue
-        eb = element_bytes(tile.pointee(ir.RankedTensorType(ptr.type).element_type), pointer_bits)
-        limit = [min(info.contiguity[d], max(1, info.divisibility[d] // eb), max(1, VECTOR_BYTES // eb))
-                 for d in range(info.rank)]
+    for op, info, elem_bytes in _memory_ops(module, infos, pointer_bits):
+        limit = [aligned_width(info, d, elem_bytes) for d in range(info.rank)]
         mask = _mask(op)
         if mask is not None:
             mask_info = infos.get(mask)
