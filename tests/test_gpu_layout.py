@@ -415,32 +415,3 @@ def test_loop_accumulators_of_reductions_carry_the_slice_layout():
     assert '"tile.convert_layout"' not in body
     # the only conversion: the sums, to the store's layout after the loop
     assert layouts_of(text, "tile.convert_layout") == [default_blocked((16,), 4, 32)]
-
-
-@tritium.jit
-def shifted_add(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs) + tl.load(x_ptr + offs + 1, mask=offs + 1 < n))
-
-
-def vector_widths(text):
-    return [(m.group(1), int(m.group(2))) for m in
-            re.finditer(r'"tile\.(load|store)"\(.*tile\.vector_width = (\d+)', text)]
-
-
-@pytest.mark.parametrize("specs, widths", [
-    ({**ALIGNED, "n": "D"}, [("load", 4), ("load", 4), ("store", 4)]),
-    (ALIGNED, [("load", 1), ("load", 1), ("store", 1)]),  # a mask in runs of 1: one predicate each
-])
-def test_vector_width_of_each_access_counts_its_mask(specs, widths):
-    text, _ = laid_out(add_kernel, ADD_TYPES, {"BLOCK": 1024}, specs)
-    assert set(layouts_of(text, "tile.load")) == {blocked([4], [32], [4], [0])}
-    assert vector_widths(text) == widths
-
-
-def test_a_less_aligned_access_takes_narrower_vectors_than_its_layout():
-    text, _ = laid_out(shifted_add, {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}, {"BLOCK": 1024},
-                       {"x_ptr": "D", "out_ptr": "D", "n": "D"})
-    assert set(layouts_of(text, "tile.load")) == {blocked([4], [32], [4], [0])}
-    # x_ptr + offs + 1 is 4-byte aligned: one element per access; so is its mask (n + 1 splits runs)
-    assert vector_widths(text) == [("load", 4), ("load", 1), ("store", 4)]

@@ -60,6 +60,21 @@ def test_conversion_sizes_count_elements_bytes():
         assert scratch_bytes(ops[3], lambda addrspace: 32) == 512  # a target with 32-bit pointers
 
 
+def test_a_conversion_between_equal_distributions_needs_no_scratch():
+    # [4] sliced along dim 1 from #R or from #R with 4 elements per thread along dim 1: the same
+    w = ("#tile.slice<1 : i32, #tile.blocked<[1 : i32, 4 : i32], [1 : i32, 32 : i32], [4 : i32, 1 : i32], "
+         "[1 : i32, 0 : i32]>>")
+    body = f"""
+    %s = "tile.splat"(%f) : (f32) -> tensor<4xf32, #tile.slice<1 : i32, #R>>
+    %same = "tile.convert_layout"(%s) : (tensor<4xf32, #tile.slice<1 : i32, #R>>) -> tensor<4xf32, {w}>
+    %other = "tile.convert_layout"(%s) : (tensor<4xf32, #tile.slice<1 : i32, #R>>) -> tensor<4xf32, #B>"""
+    with tile.context():
+        m = ir.Module.parse(module(body, "%n: i32, %f: f32"))
+        assert [scratch_bytes(op) for op in walk(m.operation) if op.name == "tile.convert_layout"] == [0, 16]
+        assert allocate_shared(m) == 16
+        assert str(m).count("tile.shared_offset") == 1
+
+
 def test_reductions_need_scratch_only_across_warps():
     body = "\n".join([
         '%x = "tile.splat"(%f) : (f32) -> tensor<4x32xf32, #R>',

@@ -13,9 +13,9 @@ Triton. One blocked layout per rank then serves every tensor of that rank (a blo
 not depend on the shape): the largest access of the rank decides the order and how threads and
 warps spread, the widest vector along that order its ``size_per_thread``.
 
-Since one layout serves all accesses of a rank, each access also records how wide its own vectors
-may be (``tile.vector_width``): its layout's run per thread, capped by its own alignment and, for a
-masked access, by the mask's constancy (one predicate per vector).
+One layout serves all accesses of a rank, so an access less aligned than the widest one (or masked
+in shorter runs) must use narrower vectors than its ``size_per_thread``: the code generator takes
+each access's own width from the axis info.
 """
 
 from __future__ import annotations
@@ -28,12 +28,10 @@ from ..codegen.types import PointerBits, llvm_type, pointers_of_64_bits, size_in
 from ..ir import tile
 from ..ir.mlir import ir
 from ..passes.axis_info import AxisInfo, walk
-from .distributed import Blocked, default_blocked, layout_of_type
+from .distributed import Blocked, default_blocked
 
 #: the widest access one thread makes with one instruction
 VECTOR_BYTES = 16
-#: the attribute of a load or store giving the elements of its vector accesses
-VECTOR_WIDTH = "tile.vector_width"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -112,38 +110,6 @@ def default_layouts(module: ir.Module, infos: dict[ir.Value, AxisInfo], num_warp
         vector = max(a.vector for a in group if a.order[0] == leader.order[0])
         layouts[rank] = default_blocked(leader.shape, num_warps, warp_size, vector, leader.order)
     return layouts
-
-
-def access_limits(module: ir.Module, infos: dict[ir.Value, AxisInfo],
-                  pointer_bits: PointerBits = pointers_of_64_bits) -> dict[ir.Operation, tuple[int, ...]]:
-    """Per tensor memory op, per dimension: the most elements one vector access may cover there,
-    from its pointers' contiguity and alignment, the 16-byte limit and, where it has a mask, the
-    mask's constancy (one predicate per vector, as Triton's mask alignment)."""
-    limits = {}
-    for op, info, elem_bytes in _memory_ops(module, infos, pointer_bits):
-        limit = [aligned_width(info, d, elem_bytes) for d in range(info.rank)]
-        mask = _mask(op)
-        if mask is not None:
-            mask_info = infos.get(mask)
-            limit = [min(n, mask_info.constancy[d] if mask_info else 1) for d, n in enumerate(limit)]
-        limits[op] = tuple(limit)
-    return limits
-
-
-def mark_vector_widths(limits: dict[ir.Operation, tuple[int, ...]]) -> None:
-    """Set ``tile.vector_width`` on each memory op of ``limits`` (after layouts are assigned): its
-    layout's elements per thread along the fastest dimension, capped by the op's limit there."""
-    for op, limit in limits.items():
-        layout = layout_of_type(ir.RankedTensorType(op.operands[0].type))
-        dim = layout.order[0]
-        op.attributes[VECTOR_WIDTH] = tile.i32_attr(min(layout.size_per_thread[dim], limit[dim]))
-
-
-def _mask(op: ir.Operation) -> ir.Value | None:
-    """The mask operand of a ``tile.load`` (ptr, mask, other) or ``tile.store`` (ptr, value, mask)."""
-    sizes = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
-    position = 1 if op.name == "tile.load" else 2
-    return op.operands[sum(sizes[:position])] if sizes[position] else None
 
 
 def _tensor_types(op: ir.Operation) -> Iterator[ir.RankedTensorType]:

@@ -8,11 +8,7 @@ In order:
 2. every tensor gets a layout, ``tile.convert_layout`` where producer and consumer disagree
    (``layout.propagate``);
 3. needless conversions go, cheap values are rebuilt in the layout wanted (``passes.convert_layout``);
-4. each load and store records in ``tile.vector_width`` (i32) how many of a thread's consecutive
-   elements along its layout's fastest dimension one vector access may cover: the layout is one
-   per rank, so an op less aligned, less contiguous or masked in smaller runs than the widest
-   access of its rank takes narrower vectors;
-5. conversions and cross-warp reductions get shared-memory offsets, and barriers go where a
+4. conversions and cross-warp reductions get shared-memory offsets, and barriers go where a
    scratch reuse needs one (``passes.shared_memory``).
 """
 
@@ -23,7 +19,7 @@ from typing import Any, Callable
 from ..codegen.types import PointerBits, pointers_of_64_bits
 from ..errors import TritiumError
 from ..ir.mlir import ir
-from ..layout.choose import access_limits, default_layouts, mark_vector_widths
+from ..layout.choose import default_layouts
 from ..layout.propagate import propagate_layouts
 from .axis_info import analyze
 from .convert_layout import remove_conversions
@@ -38,12 +34,9 @@ def assign_gpu_layouts(module: ir.Module, num_warps: int, warp_size: int,
         if n < 1 or n & (n - 1):
             raise TritiumError(f"{what} must be a power of two, not {n}")
     with module.context, ir.Location.unknown():
-        infos = analyze(module)
-        defaults = default_layouts(module, infos, num_warps, warp_size, pointer_bits)
-        limits = access_limits(module, infos, pointer_bits)
+        defaults = default_layouts(module, analyze(module), num_warps, warp_size, pointer_bits)
         propagate_layouts(module, defaults)
         remove_conversions(module)
-        mark_vector_widths(limits)
         shared = allocate_shared(module, pointer_bits)
         module.operation.verify()
     return module, shared

@@ -1,7 +1,7 @@
 """Shared-memory scratch for the ops that move data between threads, and the barriers between uses.
 
-Two ops need scratch: ``tile.convert_layout`` (the whole tensor passes through shared memory) and a
-``tile.reduce`` whose reduced dimension spans several warps (each warp leaves its partial results
+Two ops need scratch: ``tile.convert_layout`` between different distributions (the whole tensor
+passes through shared memory) and a ``tile.reduce`` whose reduced dimension spans several warps (each warp leaves its partial results
 there for the others). Each gets the attribute ``tile.shared_offset`` (i32, bytes) into the
 program's shared memory.
 
@@ -45,8 +45,10 @@ class Buffer:
 def scratch_bytes(op: ir.Operation, pointer_bits: PointerBits = pointers_of_64_bits) -> int:
     """Bytes of scratch ``op`` needs (0: none)."""
     if op.name == "tile.convert_layout":
-        t = ir.RankedTensorType(op.result.type)
-        return math.prod(t.shape) * element_bytes(t, pointer_bits)
+        src, res = ir.RankedTensorType(op.operands[0].type), ir.RankedTensorType(op.result.type)
+        if distribute(layout_of_type(src), tuple(src.shape)) == distribute(layout_of_type(res), tuple(res.shape)):
+            return 0  # every thread already holds what it needs: the code generator moves nothing
+        return math.prod(res.shape) * element_bytes(res, pointer_bits)
     if op.name == "tile.reduce":
         src = ir.RankedTensorType(op.operands[0].type)
         axis = ir.IntegerAttr(op.attributes["axis"]).value
