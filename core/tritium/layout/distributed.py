@@ -88,6 +88,11 @@ def layout_of_type(t: ir.RankedTensorType) -> Layout:
     return layout_of(t.encoding)
 
 
+def encoded(t: ir.RankedTensorType, layout: Layout) -> ir.RankedTensorType:
+    """``t`` (its shape and element type) with ``layout`` as its encoding."""
+    return ir.RankedTensorType.get(list(t.shape), t.element_type, layout.attr())
+
+
 def threads(layout: Layout) -> tuple[int, int]:
     """(threads per warp, warps per program) of a layout."""
     while isinstance(layout, Slice):

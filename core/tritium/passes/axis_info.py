@@ -93,7 +93,7 @@ def axis_info_text(module: ir.Module) -> str:
     infos = analyze(module)
     state = ir.AsmState(module.operation)
     lines = []
-    for op in _walk(module.operation):
+    for op in walk(module.operation):
         for res in op.results:
             if res in infos:
                 named = re.fullmatch(r'loc\("([^"]*)"\)', str(op.location))
@@ -186,12 +186,13 @@ class _Analysis:
         self.set_results(op, current)
 
 
-def _walk(op: ir.Operation) -> Iterator[ir.Operation]:
+def walk(op: ir.Operation) -> Iterator[ir.Operation]:
+    """Every op nested in ``op``, in program order (an op before the ops of its regions)."""
     for region in op.regions:
         for block in region.blocks:
             for inner in block.operations:
                 yield inner.operation
-                yield from _walk(inner.operation)
+                yield from walk(inner.operation)
 
 
 # -- lattice helpers -----------------------------------------------------------------------------

@@ -1,0 +1,230 @@
+"""Give every tensor value of a ``tile`` module a distributed layout, in program order, and insert
+``tile.convert_layout`` where an op needs an operand in another layout than the one it has.
+
+The rules, as in Triton:
+
+- values made from nothing (``make_range``, ``splat``, dense constants) and memory ops (their
+  pointers, masks, values and results: coalescing is decided for them) take the rank's default;
+- ``tile.reduce`` along ``axis`` gives ``#tile.slice<axis, layout of its operand>``;
+- ``expand_dims`` at ``axis`` of a ``slice<axis, P>`` gives ``P``; of anything else the default,
+  its operand converted to ``slice<axis, default>``; ``broadcast`` keeps its operand's layout;
+- elementwise ops take the layout of their first operand that is not *free* (made from nothing,
+  see ``FREE``, arithmetic on such values, or carried by a loop from such a value) and convert
+  the others to it;
+- a loop-carried or branch-joined value has one layout in its init, block argument, yield and
+  result: the yielded value is converted to the init's (``scf.for``, ``scf.while``) or the first
+  branch's (``scf.if``).
+
+Conversions are inserted freely here; ``passes.convert_layout`` removes the needless ones and
+rebuilds cheap values in the layout their consumer wants.
+"""
+
+from __future__ import annotations
+
+from ..ir import tile
+from ..ir.mlir import ir
+from .assign import _retyped
+from .distributed import Blocked, Layout, Slice, encoded, layout_of_type
+
+#: ops whose results cost nothing to rebuild in any layout: they never decide an elementwise layout
+FREE = frozenset({"tile.make_range", "tile.splat", "arith.constant"})
+#: ops whose tensor operands and results all take the default layout of their rank
+MEMORY = frozenset({"tile.load", "tile.store"})
+#: ops that take their operands in whatever layout they come (printing, asserting)
+ANY = frozenset({"tile.print", "tile.assert", "tile.convert_layout"})
+
+
+def propagate_layouts(module: ir.Module, defaults: dict[int, Blocked]) -> None:
+    """Encode every tensor of ``module`` in place."""
+    with module.context, ir.Location.unknown():
+        _Propagation(defaults).region_tree(module.operation)
+
+
+def is_tensor(value: ir.Value) -> bool:
+    return isinstance(value.type, ir.RankedTensorType)
+
+
+class _Propagation:
+    def __init__(self, defaults: dict[int, Blocked]):
+        self.defaults = defaults
+        self.layouts: dict[ir.Value, Layout] = {}
+        self.converted: dict[tuple[ir.Value, Layout], ir.Value] = {}
+        #: loop-carried values that start from a free value (an accumulator from tl.zeros)
+        self.free_carried: set[ir.Value] = set()
+        self.free_values: dict[ir.Value, bool] = {}
+
+    # -- values ------------------------------------------------------------------------------
+
+    def default(self, rank: int) -> Blocked:
+        if rank not in self.defaults:
+            raise ValueError(f"no default layout for rank {rank}")
+        return self.defaults[rank]
+
+    def set(self, value: ir.Value, layout: Layout | None) -> None:
+        """Give the tensor ``value`` ``layout`` (its rank's default when None)."""
+        if not is_tensor(value):
+            return
+        t = ir.RankedTensorType(value.type)
+        layout = layout or self.default(t.rank)
+        self.layouts[value] = layout
+        value.set_type(encoded(t, layout))
+
+    def need(self, op: ir.Operation, index: int, layout: Layout) -> None:
+        """Make operand ``index`` of ``op`` arrive in ``layout``. The conversion goes right after
+        the value is defined, once per value and layout: it is not repeated in a loop that uses a
+        value from outside."""
+        value = op.operands[index]
+        if not is_tensor(value) or self.layouts.get(value) == layout:
+            return
+        key = (value, layout)
+        if key not in self.converted:
+            owner = value.owner
+            ip = (ir.InsertionPoint.at_block_begin(owner) if isinstance(owner, ir.Block)
+                  else ir.InsertionPoint.after(owner))
+            convert = tile.ConvertLayoutOp(value, encoded(ir.RankedTensorType(value.type), layout),
+                                           loc=op.location, ip=ip)
+            self.layouts[convert.res] = layout
+            self.converted[key] = convert.res
+        op.operands[index] = self.converted[key]
+
+    def free(self, value: ir.Value) -> bool:
+        """Made from nothing (``FREE``), arithmetic on such values, or carried by a loop from such
+        a value: an accumulator starting from ``tl.zeros`` takes the layout of what it accumulates
+        (``passes.convert_layout`` then carries that layout around the loop)."""
+        owner = value.owner
+        if isinstance(owner, ir.Block):
+            return value in self.free_carried
+        if value not in self.free_values:
+            self.free_values[value] = owner.name in FREE or (owner.name.startswith("arith.") and all(
+                self.free(v) for v in owner.operands if is_tensor(v)))
+        return self.free_values[value]
+
+    # -- the walk ------------------------------------------------------------------------------
+
+    def region_tree(self, op: ir.Operation) -> None:
+        for region in op.regions:
+            for block in region.blocks:
+                self.block(block)
+
+    def block(self, block: ir.Block) -> None:
+        for arg in block.arguments:
+            if arg not in self.layouts:
+                self.set(arg, None)
+        for op in list(block.operations):  # conversions are inserted while walking
+            self.op(op.operation)
+
+    def op(self, op: ir.Operation) -> None:
+        name = op.name
+        if name == "scf.for":
+            return self.loop(op, list(op.operands)[3:], [op.regions[0].blocks[0]], op.regions[0].blocks[0], 1)
+        if name == "scf.while":
+            return self.loop(op, list(op.operands), [op.regions[0].blocks[0], op.regions[1].blocks[0]],
+                             op.regions[1].blocks[0], 0)
+        if name == "scf.if":
+            return self.branches(op)
+        if name == "func.func":
+            self.region_tree(op)
+            return _function_type(op)
+        self.region_tree(op)
+        tensors = [i for i, v in enumerate(op.operands) if is_tensor(v)]
+        if name in ANY:
+            result = self.layouts.get(op.operands[0]) if name == "tile.convert_layout" else None
+            for res in op.results:
+                self.set(res, _encoding(res) or result)
+            return
+        if name in MEMORY:
+            for i in tensors:
+                self.need(op, i, self.default(ir.RankedTensorType(op.operands[i].type).rank))
+            for res in op.results:
+                self.set(res, None)
+            return
+        if name == "tile.reduce":
+            axis = ir.IntegerAttr(op.attributes["axis"]).value
+            return self.set(op.result, Slice(axis, self.layouts[op.operands[0]]))
+        if name == "tile.expand_dims":
+            return self.expand_dims(op)
+        if name == "tile.broadcast":
+            return self.set(op.result, self.layouts[op.operands[0]])
+        self.elementwise(op, tensors)
+
+    def elementwise(self, op: ir.Operation, tensors: list[int]) -> None:
+        """Results in the layout of the first operand that is not free; the others converted to it."""
+        rank = next((ir.RankedTensorType(r.type).rank for r in op.results if is_tensor(r)), None)
+        same = [i for i in tensors if ir.RankedTensorType(op.operands[i].type).rank == rank]
+        anchor = next((i for i in same if not self.free(op.operands[i])), same[0] if same else None)
+        layout = None if anchor is None else self.layouts[op.operands[anchor]]
+        for i in same:
+            self.need(op, i, layout)
+        for res in op.results:
+            self.set(res, layout)
+        if op.name == "arith.constant" and is_tensor(op.result):
+            op.attributes["value"] = _retyped(op.attributes["value"], op.result.type)
+
+    def expand_dims(self, op: ir.Operation) -> None:
+        axis = ir.IntegerAttr(op.attributes["axis"]).value
+        src = self.layouts[op.operands[0]]
+        if isinstance(src, Slice) and src.dim == axis:
+            return self.set(op.result, src.parent)
+        layout = self.default(ir.RankedTensorType(op.result.type).rank)
+        self.need(op, 0, Slice(axis, layout))
+        self.set(op.result, layout)
+
+    def loop(self, op: ir.Operation, inits: list[ir.Value], blocks: list[ir.Block], exit_block: ir.Block,
+             skip: int) -> None:
+        """``scf.for`` (carried values after ``skip`` = 1 induction variable) and ``scf.while``
+        (``before`` then ``after``): every carried value keeps its init's layout around the loop."""
+        first = blocks[0]
+        carried = list(first.arguments)[skip:]
+        for arg, init in zip(carried, inits):
+            self.set(arg, self.layouts.get(init))
+            if self.free(init):
+                self.free_carried.add(arg)
+        self.block(first)
+        if op.name == "scf.while":  # scf.condition forwards values to `after` and to the results
+            cond = _terminator(first)
+            forwarded = list(cond.operands)[1:]
+            for arg, res, value in zip(exit_block.arguments, op.results, forwarded):
+                self.set(arg, self.layouts.get(value))
+                self.set(res, self.layouts.get(value))
+            self.block(exit_block)
+        else:
+            for res, arg in zip(op.results, carried):
+                self.set(res, self.layouts.get(arg))
+        yield_op = _terminator(blocks[-1])
+        for i, arg in enumerate(carried):
+            if arg in self.layouts:
+                self.need(yield_op, i, self.layouts[arg])
+
+    def branches(self, op: ir.Operation) -> None:
+        """``scf.if``: results in the layouts the first branch yields; the other branch converts."""
+        blocks = [block for region in op.regions for block in region.blocks]
+        for block in blocks:
+            self.block(block)
+        if not op.results:
+            return
+        yielded = list(_terminator(blocks[0]).operands)
+        for res, value in zip(op.results, yielded):
+            self.set(res, self.layouts.get(value))
+        for block in blocks[1:]:
+            terminator = _terminator(block)
+            for i, res in enumerate(op.results):
+                if res in self.layouts:
+                    self.need(terminator, i, self.layouts[res])
+
+
+def _encoding(value: ir.Value):
+    """The layout a type of the input already carries, or None."""
+    t = ir.RankedTensorType(value.type)
+    return layout_of_type(t) if t.encoding is not None else None
+
+
+def _terminator(block: ir.Block) -> ir.Operation:
+    ops = block.operations
+    return ops[len(ops) - 1].operation
+
+
+def _function_type(fn: ir.Operation) -> None:
+    """Rewrite ``fn``'s signature to the (now encoded) types of its entry block's arguments."""
+    ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
+    inputs = [a.type for a in fn.regions[0].blocks[0].arguments]
+    fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs, list(ftype.results)))

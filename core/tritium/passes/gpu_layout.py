@@ -1,0 +1,56 @@
+"""The GPU ``tile-layout`` stage: distributed layouts, layout conversions, shared memory and barriers.
+
+Target-neutral: a GPU target gives its warp (wave) size, the launch options give ``num_warps``.
+In order:
+
+1. the axis analysis (``passes.axis_info``) and the memory accesses choose one blocked layout per
+   tensor rank (``layout.choose``);
+2. every tensor gets a layout, ``tile.convert_layout`` where producer and consumer disagree
+   (``layout.propagate``);
+3. needless conversions go, cheap values are rebuilt in the layout wanted (``passes.convert_layout``);
+4. conversions and cross-warp reductions get shared-memory offsets, and barriers go where a
+   scratch reuse needs one (``passes.shared_memory``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..codegen.types import PointerBits, pointers_of_64_bits
+from ..errors import TritiumError
+from ..ir.mlir import ir
+from ..layout.choose import default_layouts
+from ..layout.propagate import propagate_layouts
+from .axis_info import analyze
+from .convert_layout import remove_conversions
+from .shared_memory import allocate_shared
+
+
+def assign_gpu_layouts(module: ir.Module, num_warps: int, warp_size: int,
+                       pointer_bits: PointerBits = pointers_of_64_bits) -> tuple[ir.Module, int]:
+    """Lay out ``module`` (a ``tile-opt`` module, in place) for ``num_warps`` warps of ``warp_size``
+    threads; return it and the shared-memory bytes it needs."""
+    for what, n in (("num_warps", num_warps), ("warp size", warp_size)):
+        if n < 1 or n & (n - 1):
+            raise TritiumError(f"{what} must be a power of two, not {n}")
+    with module.context, ir.Location.unknown():
+        defaults = default_layouts(module, analyze(module), num_warps, warp_size, pointer_bits)
+        propagate_layouts(module, defaults)
+        remove_conversions(module)
+        shared = allocate_shared(module, pointer_bits)
+        module.operation.verify()
+    return module, shared
+
+
+def layout_stage(warp_size: int) -> Callable[[ir.Module, Any], ir.Module]:
+    """The ``tile-layout`` stage of a GPU target whose warps have ``warp_size`` threads."""
+
+    def tile_layout(module: ir.Module, ctx: Any) -> ir.Module:
+        """Distributed GPU layouts from axis info, layout conversions, shared memory and barriers."""
+        num_warps = ctx.options.num_warps
+        module, shared = assign_gpu_layouts(module, num_warps, warp_size, ctx.target.pointer_bits)
+        ctx.metadata["shared"] = shared
+        ctx.metadata["num_warps"] = num_warps
+        return module
+
+    return tile_layout

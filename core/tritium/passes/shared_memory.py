@@ -1,0 +1,169 @@
+"""Shared-memory scratch for the ops that move data between threads, and the barriers between uses.
+
+Two ops need scratch: ``tile.convert_layout`` between different distributions (the whole tensor
+passes through shared memory) and a ``tile.reduce`` whose reduced dimension spans several warps (each warp leaves its partial results
+there for the others). Each gets the attribute ``tile.shared_offset`` (i32, bytes) into the
+program's shared memory.
+
+Offsets are allocated over liveness intervals in program order: two buffers share bytes only when
+their intervals do not overlap. A scratch buffer lives during its op alone, so today every buffer
+may sit at offset 0; the allocator is written for buffers that live longer. Offsets are 16-byte
+aligned (the widest vector access).
+
+Barriers: the code generator orders an op's own writes and reads; what it cannot see is an earlier
+op whose threads may still read bytes that this op writes. So a ``tile.barrier`` goes before a
+scratch user when an overlapping scratch use may have happened since the last barrier, along any
+path: straight-line code, either branch of an ``scf.if``, or the previous iteration of an
+enclosing loop.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from ..codegen.types import PointerBits, pointers_of_64_bits
+from ..ir import tile
+from ..ir.mlir import ir
+from ..layout.choose import element_bytes
+from ..layout.distributed import distribute, layout_of_type
+from .axis_info import walk
+
+OFFSET = "tile.shared_offset"
+ALIGN = 16
+
+
+@dataclasses.dataclass
+class Buffer:
+    """``size`` bytes live from op number ``start`` to op number ``end`` (inclusive)."""
+
+    start: int
+    end: int
+    size: int
+    offset: int = 0
+
+
+def scratch_bytes(op: ir.Operation, pointer_bits: PointerBits = pointers_of_64_bits) -> int:
+    """Bytes of scratch ``op`` needs (0: none)."""
+    if op.name == "tile.convert_layout":
+        src, res = ir.RankedTensorType(op.operands[0].type), ir.RankedTensorType(op.result.type)
+        if distribute(layout_of_type(src), tuple(src.shape)) == distribute(layout_of_type(res), tuple(res.shape)):
+            return 0  # every thread already holds what it needs: the code generator moves nothing
+        return math.prod(res.shape) * element_bytes(res, pointer_bits)
+    if op.name == "tile.reduce":
+        src = ir.RankedTensorType(op.operands[0].type)
+        axis = ir.IntegerAttr(op.attributes["axis"]).value
+        dist = distribute(layout_of_type(src), tuple(src.shape))
+        warps = 2 ** sum(1 for basis in dist.warp_bases if basis[axis])
+        if warps == 1:
+            return 0
+        res = op.result.type
+        elements = math.prod(ir.RankedTensorType(res).shape) if isinstance(res, ir.RankedTensorType) else 1
+        return warps * elements * element_bytes(res, pointer_bits)
+    return 0
+
+
+def allocate(buffers: list[Buffer]) -> int:
+    """Give each buffer the lowest aligned offset whose bytes no buffer live at the same time uses
+    (larger buffers first); return the total bytes."""
+    placed: list[Buffer] = []
+    for buf in sorted(buffers, key=lambda b: (-b.size, b.start)):
+        live = sorted((p for p in placed if p.start <= buf.end and buf.start <= p.end), key=lambda p: p.offset)
+        offset = 0
+        for other in live:
+            if offset + buf.size <= other.offset:
+                break
+            offset = max(offset, _align(other.offset + other.size))
+        buf.offset = offset
+        placed.append(buf)
+    return max((b.offset + b.size for b in buffers), default=0)
+
+
+def allocate_shared(module: ir.Module, pointer_bits: PointerBits = pointers_of_64_bits) -> int:
+    """Set ``tile.shared_offset`` on every scratch user of ``module``, then insert the barriers it
+    needs; return the total shared-memory bytes."""
+    with module.context, ir.Location.unknown():
+        users: list[tuple[ir.Operation, Buffer]] = []
+        for index, op in enumerate(walk(module.operation)):
+            size = scratch_bytes(op, pointer_bits)
+            if size:
+                users.append((op, Buffer(index, index, size)))
+        total = allocate([buf for _, buf in users])
+        for op, buf in users:
+            op.attributes[OFFSET] = tile.i32_attr(buf.offset)
+        place_barriers(module, pointer_bits)
+        return total
+
+
+def place_barriers(module: ir.Module, pointer_bits: PointerBits = pointers_of_64_bits) -> None:
+    """Insert a ``tile.barrier`` before each scratch user (an op with ``tile.shared_offset``) whose
+    bytes an earlier scratch use may still hold (see the module docstring)."""
+    with module.context, ir.Location.unknown():
+        ranges = {}
+        for op in walk(module.operation):
+            if OFFSET in op.attributes:
+                offset = ir.IntegerAttr(op.attributes[OFFSET]).value
+                ranges[op] = (offset, offset + scratch_bytes(op, pointer_bits))
+        _Barriers(ranges).region_tree(module.operation)
+
+
+def _align(n: int) -> int:
+    return -(-n // ALIGN) * ALIGN
+
+
+Dirty = frozenset  # of (first byte, end byte) ranges used since the last barrier
+
+
+class _Barriers:
+    """Dataflow over ``Dirty`` sets in program order; loops iterate to a fixed point."""
+
+    def __init__(self, ranges: dict[ir.Operation, tuple[int, int]]):
+        self.ranges = ranges
+
+    def region_tree(self, op: ir.Operation) -> None:
+        for region in op.regions:
+            for block in region.blocks:
+                self.block(block, Dirty(), insert=True)
+
+    def block(self, block: ir.Block, dirty: Dirty, insert: bool) -> Dirty:
+        for op in list(block.operations):
+            dirty = self.op(op.operation, dirty, insert)
+        return dirty
+
+    def op(self, op: ir.Operation, dirty: Dirty, insert: bool) -> Dirty:
+        if op.name == "tile.barrier":
+            return Dirty()
+        blocks = [block for region in op.regions for block in region.blocks]
+        if op.name in ("scf.for", "scf.while"):
+            dirty = self.loop(blocks, dirty, insert)
+        elif blocks:  # scf.if and ops with inner regions: one of them runs (an scf.if may run none)
+            outs = [self.block(block, dirty, insert) for block in blocks]
+            skipped = op.name == "scf.if" and len(blocks) < 2
+            dirty = Dirty().union(*outs, dirty if skipped else Dirty())
+        used = self.ranges.get(op)
+        if used is None:
+            return dirty
+        if any(lo < used[1] and used[0] < hi for lo, hi in dirty):
+            if insert:
+                tile.BarrierOp(loc=op.location, ip=ir.InsertionPoint(op))
+            dirty = Dirty()
+        return dirty | {used}
+
+    def loop(self, blocks: list[ir.Block], dirty: Dirty, insert: bool) -> Dirty:
+        """A loop's blocks run in order any number of times: the state entering them joins the
+        state before the loop and after any iteration; leaving, any state seen may hold."""
+        entry = dirty
+        while True:
+            seen = self.blocks(blocks, entry, insert=False)
+            if seen <= entry:
+                break
+            entry = entry | seen
+        return entry | self.blocks(blocks, entry, insert)
+
+    def blocks(self, blocks: list[ir.Block], dirty: Dirty, insert: bool) -> Dirty:
+        """The union of the states after each of ``blocks``, run in order from ``dirty``."""
+        seen = Dirty()
+        for block in blocks:
+            dirty = self.block(block, dirty, insert)
+            seen |= dirty
+        return seen
+
