@@ -8,7 +8,8 @@ import pytest
 from tritium.ir import tile
 from tritium.ir.mlir import ir
 from tritium.passes.axis_info import walk
-from tritium.passes.shared_memory import Buffer, allocate, allocate_shared, place_barriers, scratch_bytes
+from tritium.layout.scratch import scratch_bytes
+from tritium.passes.shared_memory import Buffer, allocate, allocate_shared, place_barriers
 
 B = "#tile.blocked<[1 : i32], [32 : i32], [4 : i32], [0 : i32]>"
 C = "#tile.blocked<[4 : i32], [32 : i32], [1 : i32], [0 : i32]>"

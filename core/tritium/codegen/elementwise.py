@@ -31,6 +31,14 @@ def emit(builder: ll.IRBuilder, op_name: str, operands: Sequence[ll.Value], resu
     return emitter(builder, operands, result_type, attrs, hooks)
 
 
+def scalar_constant(attr: ir.Attribute, t: ll.Type) -> ll.Constant:
+    """The LLVM constant of type ``t`` of a scalar integer, boolean or float attribute."""
+    if isinstance(t, ll.IntType):
+        value = attr.value if isinstance(attr, ir.BoolAttr) else ir.IntegerAttr(attr).value
+        return ll.Constant(t, int(value))
+    return ll.Constant(t, ir.FloatAttr(attr).value)
+
+
 def _simple(method: str) -> Emitter:
     return lambda b, ops, ty, attrs, hooks: getattr(b, method)(*ops)
 

@@ -40,13 +40,13 @@ def _region_tree(op: ir.Operation, encode: Encoder) -> None:
                 for res in inner.results:
                     res.set_type(_with_encoding(res.type, encode))
                 if inner.name == "arith.constant" and isinstance(inner.results[0].type, ir.RankedTensorType):
-                    inner.attributes["value"] = _retyped(inner.attributes["value"], inner.results[0].type)
+                    inner.attributes["value"] = retyped(inner.attributes["value"], inner.results[0].type)
                 _region_tree(inner, encode)
                 if inner.name == "func.func":
                     _function_type(inner, encode)
 
 
-def _retyped(value: ir.Attribute, t: ir.RankedTensorType) -> ir.Attribute:
+def retyped(value: ir.Attribute, t: ir.RankedTensorType) -> ir.Attribute:
     """A dense constant's value with the (encoded) type of its result, as arith.constant requires."""
     dense = ir.DenseElementsAttr(value)
     if dense.is_splat:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from ..ir import tile
 from ..ir.mlir import ir
-from .assign import _retyped
+from .assign import retyped
 from .distributed import Blocked, Layout, Slice, encoded, layout_of_type
 
 #: ops whose results cost nothing to rebuild in any layout: they never decide an elementwise layout
@@ -158,7 +158,7 @@ class _Propagation:
         for res in op.results:
             self.set(res, layout)
         if op.name == "arith.constant" and is_tensor(op.result):
-            op.attributes["value"] = _retyped(op.attributes["value"], op.result.type)
+            op.attributes["value"] = retyped(op.attributes["value"], op.result.type)
 
     def expand_dims(self, op: ir.Operation) -> None:
         axis = ir.IntegerAttr(op.attributes["axis"]).value

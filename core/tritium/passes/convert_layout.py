@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from ..ir import tile
 from ..ir.mlir import ir, passmanager
-from ..layout.assign import _retyped
+from ..layout.assign import retyped
 from ..layout.distributed import Layout, Slice, encoded, layout_of_type
 from ..layout.propagate import FREE, is_tensor
 from .axis_info import walk
@@ -127,7 +127,7 @@ def _rebuild_uncached(value: ir.Value, layout: Layout, ip: ir.InsertionPoint | N
         clone.operands[i] = operand
     clone.results[0].set_type(encoded(t, layout))
     if clone.name == "arith.constant":
-        clone.attributes["value"] = _retyped(clone.attributes["value"], clone.results[0].type)
+        clone.attributes["value"] = retyped(clone.attributes["value"], clone.results[0].type)
     return clone.results[0]
 
 

@@ -1,8 +1,8 @@
 """Shared-memory scratch for the ops that move data between threads, and the barriers between uses.
 
 Two ops need scratch: ``tile.convert_layout`` between different distributions (the whole tensor
-passes through shared memory) and a ``tile.reduce`` whose reduced dimension spans several warps (each warp leaves its partial results
-there for the others). Each gets the attribute ``tile.shared_offset`` (i32, bytes) into the
+passes through shared memory) and a ``tile.reduce`` whose reduced dimension spans several warps
+(each warp leaves its partial results there for the others); ``layout.scratch`` sizes both. Each gets the attribute ``tile.shared_offset`` (i32, bytes) into the
 program's shared memory.
 
 Offsets are allocated over liveness intervals in program order: two buffers share bytes only when
@@ -20,12 +20,11 @@ enclosing loop.
 from __future__ import annotations
 
 import dataclasses
-import math
+
 from ..codegen.types import PointerBits, pointers_of_64_bits
 from ..ir import tile
 from ..ir.mlir import ir
-from ..layout.choose import element_bytes
-from ..layout.distributed import distribute, layout_of_type
+from ..layout.scratch import scratch_bytes
 from .axis_info import walk
 
 OFFSET = "tile.shared_offset"
@@ -40,26 +39,6 @@ class Buffer:
     end: int
     size: int
     offset: int = 0
-
-
-def scratch_bytes(op: ir.Operation, pointer_bits: PointerBits = pointers_of_64_bits) -> int:
-    """Bytes of scratch ``op`` needs (0: none)."""
-    if op.name == "tile.convert_layout":
-        src, res = ir.RankedTensorType(op.operands[0].type), ir.RankedTensorType(op.result.type)
-        if distribute(layout_of_type(src), tuple(src.shape)) == distribute(layout_of_type(res), tuple(res.shape)):
-            return 0  # every thread already holds what it needs: the code generator moves nothing
-        return math.prod(res.shape) * element_bytes(res, pointer_bits)
-    if op.name == "tile.reduce":
-        src = ir.RankedTensorType(op.operands[0].type)
-        axis = ir.IntegerAttr(op.attributes["axis"]).value
-        dist = distribute(layout_of_type(src), tuple(src.shape))
-        warps = 2 ** sum(1 for basis in dist.warp_bases if basis[axis])
-        if warps == 1:
-            return 0
-        res = op.result.type
-        elements = math.prod(ir.RankedTensorType(res).shape) if isinstance(res, ir.RankedTensorType) else 1
-        return warps * elements * element_bytes(res, pointer_bits)
-    return 0
 
 
 def allocate(buffers: list[Buffer]) -> int:

@@ -283,13 +283,8 @@ def _contig_sum(b: ll.IRBuilder, name: str, ins: Sequence[Chunk]) -> ll.Value | 
 
 
 def scalar_constant(attr: ir.Attribute, t: ir.Type) -> ll.Constant:
-    """The LLVM constant of a scalar MLIR integer or float attribute."""
-    lt = cpu_type(t)
-    if isinstance(attr, ir.FloatAttr) or isinstance(t, (ir.F16Type, ir.BF16Type, ir.F32Type, ir.F64Type)):
-        return ll.Constant(lt, ir.FloatAttr(attr).value)
-    if isinstance(attr, ir.BoolAttr):
-        return ll.Constant(lt, int(attr.value))
-    return ll.Constant(lt, ir.IntegerAttr(attr).value)
+    """The LLVM constant of a scalar MLIR integer or float attribute of MLIR type ``t``."""
+    return elementwise.scalar_constant(attr, cpu_type(t))
 
 
 _EVALUATORS = {

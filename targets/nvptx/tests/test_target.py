@@ -269,8 +269,6 @@ class FakeDriverApi:
 def test_launch_loads_once_and_passes_grid_block_shared_stream_and_params(monkeypatch):
     import ctypes
 
-    from tritium_nvptx import driver as nvdriver
-
     fake = FakeDriverApi()
     monkeypatch.setattr(cuda, "api", lambda: fake)
     monkeypatch.setattr(cuda, "make_current", lambda device: fake.calls.append(("make_current", (device,))))

@@ -19,7 +19,6 @@ from llvmlite import binding as llvm
 from tritium.errors import TritiumError
 
 from . import toolchain
-from .arch import ptx_version
 
 TRIPLE = "nvptx64-nvidia-cuda"
 OPT_LEVEL = 3

@@ -17,7 +17,7 @@ What it expects of the layout stage (it reports a clear error otherwise):
   (or the same op, in an earlier loop iteration) may still be reading.
 """
 
-from .scratch import scratch_bytes
+from ...layout.scratch import scratch_bytes
 from .walker import generate
 
 __all__ = ["generate", "scratch_bytes"]

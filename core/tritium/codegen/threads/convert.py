@@ -9,7 +9,6 @@ far as the scratch offset's alignment allows. Two types of the same distribution
 
 from __future__ import annotations
 
-from llvmlite import ir as ll
 
 from ...ir.mlir import ir
 from ...layout.distributed import Distribution

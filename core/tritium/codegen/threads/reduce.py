@@ -24,7 +24,7 @@ from ...ir.mlir import ir
 from ...layout.distributed import Distribution, Slice, layout_of_type
 from ..types import memory_type
 from .indexing import I32, row_major
-from .scratch import axis_bits
+from ...layout.scratch import axis_bits
 
 
 class Reductions:

@@ -139,7 +139,7 @@ class Walker(ControlFlow, Memory, Reductions, Conversions, DebugOps):
 
     def shared_offset(self, op: ir.Operation) -> int:
         """Where ``op``'s scratch starts in the program's shared memory (bytes; the tile-layout stage
-        allocates it, ``scratch.scratch_bytes`` says how much)."""
+        allocates it, ``layout.scratch.scratch_bytes`` says how much)."""
         if "tile.shared_offset" not in op.attributes:
             raise self.error(op, f"{op.name} needs shared memory, but the tile-layout stage gave it no "
                                  f"tile.shared_offset")
@@ -176,12 +176,12 @@ class Walker(ControlFlow, Memory, Reductions, Conversions, DebugOps):
         res = op.results[0]
         attr = op.attributes["value"]
         if not is_tensor(res.type):
-            self.env[res] = scalar_constant(attr, self.lltype(res.type))
+            self.env[res] = elementwise.scalar_constant(attr, self.lltype(res.type))
             return
         dense = ir.DenseElementsAttr(attr)
         elem = self.lltype(res.type)
         if dense.is_splat:
-            self.env[res] = [scalar_constant(dense.get_splat_value(), elem)] * self.registers(res.type)
+            self.env[res] = [elementwise.scalar_constant(dense.get_splat_value(), elem)] * self.registers(res.type)
             return
         table = self.constant_table(np.array(dense).reshape(-1), memory_type(elem))
         dist = self.distribution(res.type)
@@ -254,14 +254,6 @@ class Walker(ControlFlow, Memory, Reductions, Conversions, DebugOps):
 
     def emit_barrier(self, op: ir.Operation) -> None:
         self.hooks.barrier(self.b)
-
-
-def scalar_constant(attr: ir.Attribute, t: ll.Type) -> ll.Constant:
-    """The LLVM constant of a scalar integer, boolean or float attribute."""
-    if isinstance(t, ll.IntType):
-        value = attr.value if isinstance(attr, ir.BoolAttr) else ir.IntegerAttr(attr).value
-        return ll.Constant(t, int(value))
-    return ll.Constant(t, ir.FloatAttr(attr).value)
 
 
 _LOWERINGS = {

@@ -1,5 +1,6 @@
 """How much shared memory an op of the ``tile-layout`` stage uses: the contract between the
-layout stage, which allocates it (``tile.shared_offset``), and this code generator, which uses it.
+layout stage, which allocates it (``tile.shared_offset``), and the per-thread code generator
+(``tritium.codegen.threads``), which uses it.
 
 - ``tile.convert_layout`` between different distributions: the whole tensor, row-major.
 - ``tile.reduce`` whose axis crosses warps: one partial per warp along the axis and per element of
@@ -12,9 +13,9 @@ from __future__ import annotations
 
 import math
 
-from ...ir.mlir import ir
-from ...layout.distributed import Distribution, distribute, layout_of_type
-from ..types import PointerBits, llvm_type, pointers_of_64_bits, size_in_bytes
+from ..codegen.types import PointerBits, llvm_type, pointers_of_64_bits, size_in_bytes
+from ..ir.mlir import ir
+from .distributed import Distribution, distribute, layout_of_type
 
 
 def axis_bits(bases: tuple[tuple[int, ...], ...], axis: int) -> list[int]:
