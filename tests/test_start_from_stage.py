@@ -51,8 +51,10 @@ def factor(kernel, compiled: bool = True) -> float:
 
 @pytest.fixture
 def dumped(monkeypatch, tmp_path):
-    """Every stage of the kernel dumped; the directory of dumps."""
+    """Every stage of the kernel dumped (for cpu, where the tests launch: they pass numpy arrays);
+    the directory of dumps."""
     monkeypatch.setenv("TRITIUM_DUMP", "all")
+    monkeypatch.setenv("TRITIUM_TARGET", "cpu")
     tritium.compile(scale_kernel, signature=SIGNATURE, constants=CONSTANTS, target="cpu")
     monkeypatch.delenv("TRITIUM_DUMP")
     return tmp_path / "dump"
