@@ -16,8 +16,9 @@ def _np_generic():
     return np.generic
 
 
-#: (array class, its dtype) -> signature type: the launch path's fast lookup, filled by ``arg_type``
-ARRAY_TYPES: dict[tuple[type, Any], str] = {}
+#: array class -> its dtype -> signature type: the launch path's fast lookup (nested: no key tuple
+#: to allocate per launch), filled by ``arg_type``
+ARRAY_TYPES: dict[type, dict[Any, str]] = {}
 #: integer signature types that specialise on == 1 and divisibility by 16 (``specialization``)
 SPECIALIZED_INTS = frozenset(f"{s}{bits}" for s in "iu" for bits in (8, 16, 32, 64))
 
@@ -36,10 +37,10 @@ def arg_type(value: Any, name: str, kernel: str) -> str:
             raise ArgumentError(f"kernel '{kernel}': argument '{name}' = {value}: {e}") from None
     dt = getattr(value, "dtype", None)
     if dt is not None:
-        key = (cls, dt)
-        found = ARRAY_TYPES.get(key)
+        by_dtype = ARRAY_TYPES.setdefault(cls, {})
+        found = by_dtype.get(dt)
         if found is None:
-            found = ARRAY_TYPES[key] = _arg_type(value, name, kernel)
+            found = by_dtype[dt] = _arg_type(value, name, kernel)
         return found
     return _arg_type(value, name, kernel)
 

@@ -29,9 +29,11 @@ def environment_key() -> tuple:
 
 
 class Binder:
-    """``binder(*args, **kwargs) -> (key, values, params)`` for one kernel on one target, where
-    ``values`` are the bound runtime arguments in signature order and ``params`` every parameter's
-    value in order (for grid callables); raises on anything the general path should handle."""
+    """``bind(*args, **kwargs) -> (key, values)`` for one kernel on one target, where ``values`` are
+    the bound runtime arguments in signature order; raises on anything the general path should
+    handle. ``params(*args, **kwargs)`` gives every parameter's value in order (for grid callables
+    and the read-only check), apart: a launch allocates as few objects as it can, since each one
+    brings Python's garbage collector closer (it cost a third of a GPU launch)."""
 
     def __init__(self, jitfn: Any, target: Any):
         names = jitfn.arg_names
@@ -42,7 +44,8 @@ class Binder:
         from ..language.core import constexpr
 
         scope: dict[str, Any] = {
-            "_tritium_type": arg_type, "_tritium_dtypes": ARRAY_TYPES, "_tritium_ints": SPECIALIZED_INTS,
+            "_tritium_type": arg_type, "_tritium_dtypes": ARRAY_TYPES, "_tritium_none": {},
+            "_tritium_ints": SPECIALIZED_INTS,
             "_tritium_bind": target.bind_arg,
             "_tritium_constexpr": constexpr, "_tritium_defaults": jitfn.defaults, "_tritium_debug": jitfn.debug,
             "_tritium_kernel": jitfn.__name__, **{f"_tritium_env{i}": read for i, read in enumerate(_READERS)},
@@ -59,13 +62,14 @@ class Binder:
                 f"k{i} = type({n})",
                 f"t{i} = ('i32' if -2147483648 <= {n} <= 2147483647 else _tritium_type({n}, {n!r}, _tritium_kernel)) "
                 f"if k{i} is int else 'fp32' if k{i} is float else "
-                f"_tritium_dtypes.get((k{i}, getattr({n}, 'dtype', None))) or _tritium_type({n}, {n!r}, _tritium_kernel)",
+                f"(_tritium_dtypes.get(k{i}) or _tritium_none).get(getattr({n}, 'dtype', None)) "
+                f"or _tritium_type({n}, {n!r}, _tritium_kernel)",
                 f"b{i} = _tritium_bind({n}, t{i}, {n!r})"]
             if n in jitfn.do_not_specialize:
                 key.append(f"t{i}")
             else:
                 lines.append(f"s{i} = ((b{i} % 16 == 0) if isinstance(b{i}, int) else None) if t{i}[0] == '*' else "
-                             f"(b{i} == 1, b{i} % 16 == 0) if t{i} in _tritium_ints else None")
+                             f"(b{i} == 1) + 2 * (b{i} % 16 == 0) if t{i} in _tritium_ints else None")
                 key += [f"t{i}", f"s{i}"]
             values.append(f"b{i}")
         if jitfn.debug is not None:
@@ -74,8 +78,10 @@ class Binder:
         key.append("o")
         key += [f"_tritium_env{i}()" for i in range(len(_READERS))]
         body = "\n    ".join(lines)
-        src = (f"def binder({', '.join(params + ['**_tritium_options'])}):\n    {body}\n"
-               f"    return ({', '.join(key)},), ({', '.join(values)}{',' if values else ''}), "
-               f"({', '.join(names)}{',' if names else ''})\n")
+        signature = ", ".join(params + ["**_tritium_options"])
+        src = (f"def binder({signature}):\n    {body}\n"
+               f"    return ({', '.join(key)},), ({', '.join(values)}{',' if values else ''})\n"
+               f"def params({signature}):\n    return ({', '.join(names)}{',' if names else ''})\n")
         exec(compile(src, f"<tritium binder of {jitfn.__name__}>", "exec"), scope)
         self.bind: Callable[..., tuple] = scope["binder"]
+        self.params: Callable[..., tuple] = scope["params"]

@@ -27,7 +27,8 @@ class CompiledKernel:
         self.binary = binary
         self.cache_hit = cache_hit  # True when it came from the disk cache without compiling
         self._launcher = None
-        #: positions among the @jit function's parameters of ``written_args`` (set by the launch path)
+        #: positions among the @jit function's parameters of ``written_args``, checked for read-only
+        #: arrays on every launch (set by the launch path, for targets whose kernels read host memory)
         self.written_params: list[int] = []
 
     @property

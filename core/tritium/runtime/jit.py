@@ -90,6 +90,7 @@ class JITFunction:
         #: kernel for the launch fast path (``runtime.binder``)
         self.kernels: dict[Any, Any] = {}
         self.binders: dict[Any, Any] = {}  # target -> its launch fast path (runtime.binder.Binder)
+        self._last_launch: functools.partial | None = None  # ``self[grid]`` for the last grid
         self._cache_key: str | None = None
         #: (globals dict, name, value) of every constexpr global and @jit function this function
         #: and its callees read, recorded with the cache key and checked on every launch
@@ -183,7 +184,11 @@ class JITFunction:
             f"do not reassign globals that kernels read: pass the value as a tl.constexpr parameter instead")
 
     def __getitem__(self, grid) -> Callable[..., Any]:
-        return functools.partial(self.run, grid=grid)
+        last = self._last_launch  # a loop launches on one grid object: one partial for all of it
+        if last is not None and last.keywords["grid"] is grid:
+            return last
+        self._last_launch = functools.partial(self.run, grid=grid)
+        return self._last_launch
 
     @user_facing
     def run(self, *args, grid, **kwargs) -> Any:

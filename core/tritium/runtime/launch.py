@@ -13,7 +13,7 @@ from typing import Any, Iterator
 from ..errors import ArgumentError
 from .args import arg_type, bind, specialization
 from .binder import Binder, environment_key
-from .host import host_address
+from .host import HostMemory, host_address
 
 
 @dataclasses.dataclass
@@ -188,7 +188,7 @@ def launch(target, jitfn, grid: Any, args: tuple, kwargs: dict) -> Any:
     key = None
     if binder.usable:
         try:
-            key, values, params = binder.bind(*args, **kwargs)
+            key, values = binder.bind(*args, **kwargs)
             kernel = jitfn.kernels.get((binder, key))
         except Exception:  # the general path below reports it (or handles what the binder does not)
             key = kernel = None
@@ -196,17 +196,19 @@ def launch(target, jitfn, grid: Any, args: tuple, kwargs: dict) -> Any:
             if jitfn.used_globals:
                 jitfn.check_globals()
             if kernel.written_params:
-                _check_writable(kernel, jitfn, params)
+                _check_writable(kernel, jitfn, binder.params(*args, **kwargs))
             if type(grid) is tuple and len(grid) == 1 and type(grid[0]) is int and 0 < grid[0] < 2**31:
                 kernel.launcher((grid[0], 1, 1), values)  # the most common grid, checked inline
                 return kernel
-            dims = normalize_grid(grid, dict(zip(jitfn.arg_names, params)) if callable(grid) else {}, kernel.name)
+            meta = dict(zip(jitfn.arg_names, binder.params(*args, **kwargs))) if callable(grid) else {}
+            dims = normalize_grid(grid, meta, kernel.name)
             if dims[0] * dims[1] * dims[2]:
                 kernel.launcher(dims, values)
             return kernel
     p = prepare(target, jitfn, args, kwargs)
     if key is not None:
-        p.kernel.written_params = [jitfn.arg_names.index(n) for n in p.kernel.written_args]
+        if isinstance(target.driver, HostMemory):  # only host arrays can be read-only (numpy's flags)
+            p.kernel.written_params = [jitfn.arg_names.index(n) for n in p.kernel.written_args]
         jitfn.kernels[binder, key] = p.kernel
     run_on_grid(p.kernel, grid, p.values, p.meta)
     return p.kernel

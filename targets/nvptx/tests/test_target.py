@@ -126,6 +126,14 @@ def test_torch_cuda_tensors_bind_their_data_pointer_device_and_stream_owner():
     assert p == 8192 and p.device == 1 and p.framework == "torch"
 
 
+def test_binding_the_same_tensor_again_allocates_nothing():
+    target = NvptxTarget()
+    first = target.bind_arg(_torch_tensor(1), "*fp32", "x")
+    assert target.bind_arg(_torch_tensor(1), "*fp32", "y") is first  # same device and address
+    other = target.bind_arg(_torch_tensor(0), "*fp32", "x")
+    assert other == first and other.device == 0 and other is not first
+
+
 def test_a_cpu_torch_tensor_is_refused_with_cuda_as_the_fix():
     with pytest.raises(ArgumentError, match=r"'x' is a torch tensor on cpu.*x\.cuda\(\)"):
         NvptxTarget().bind_arg(_torch_tensor(None), "*fp32", "x")

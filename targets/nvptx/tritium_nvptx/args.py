@@ -30,7 +30,7 @@ def device_pointer(value: Any, name: str) -> DevicePointer:
     if torch:
         if not value.is_cuda:
             raise _host(name, f"a torch tensor on {value.device}", f"{name}.cuda()")
-        return DevicePointer.at(value.data_ptr(), value.get_device(), "torch")
+        return _torch_pointer(value.data_ptr(), value.get_device())
     module = cls.__module__
     if module.startswith("cupy"):
         return DevicePointer.at(value.data.ptr, value.device.id, "cupy")
@@ -47,6 +47,24 @@ def device_pointer(value: Any, name: str) -> DevicePointer:
         raise _host(name, f"DLPack memory on device type {int(kind)}", "an array in CUDA memory")
     raise ArgumentError(f"argument '{name}' ({type(value).__name__}) is not a GPU array: pass a torch CUDA tensor, "
                         "a CuPy array, or an object with __cuda_array_interface__ or CUDA DLPack")
+
+
+#: device -> address -> its DevicePointer: launches on the same tensors (a training loop, a
+#: benchmark) allocate no new objects, which keeps Python's garbage collector off the launch path
+_TORCH_POINTERS: dict[int, dict[int, DevicePointer]] = {}
+_CACHED_POINTERS = 1 << 14
+
+
+def _torch_pointer(address: int, device: int) -> DevicePointer:
+    by_address = _TORCH_POINTERS.get(device)
+    if by_address is None:
+        by_address = _TORCH_POINTERS[device] = {}
+    p = by_address.get(address)
+    if p is None:
+        if len(by_address) >= _CACHED_POINTERS:
+            by_address.clear()
+        p = by_address[address] = DevicePointer.at(address, device, "torch")
+    return p
 
 
 def _host(name: str, what: str, fix: str) -> ArgumentError:
