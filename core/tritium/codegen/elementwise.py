@@ -43,6 +43,15 @@ def _simple(method: str) -> Emitter:
     return lambda b, ops, ty, attrs, hooks: getattr(b, method)(*ops)
 
 
+def _float(method: str) -> Emitter:
+    """A float add, subtract or multiply, with the target's fast-math flags."""
+    return lambda b, ops, ty, attrs, hooks: getattr(b, method)(*ops, flags=hooks.fp_flags)
+
+
+def _divf(b, ops, ty, attrs, hooks):
+    return hooks.divide(b, *ops)
+
+
 def _cast(method: str) -> Emitter:
     return lambda b, ops, ty, attrs, hooks: ops[0] if ops[0].type == ty else getattr(b, method)(ops[0], ty)
 
@@ -135,8 +144,8 @@ EMITTERS.update({
     "arith.shli": _simple("shl"), "arith.shrsi": _simple("ashr"), "arith.shrui": _simple("lshr"),
     "arith.divsi": _division("sdiv", True), "arith.divui": _division("udiv", False),
     "arith.remsi": _division("srem", True), "arith.remui": _division("urem", False),
-    "arith.addf": _simple("fadd"), "arith.subf": _simple("fsub"), "arith.mulf": _simple("fmul"),
-    "arith.divf": _simple("fdiv"), "arith.remf": _simple("frem"), "arith.negf": _negf,
+    "arith.addf": _float("fadd"), "arith.subf": _float("fsub"), "arith.mulf": _float("fmul"),
+    "arith.divf": _divf, "arith.remf": _simple("frem"), "arith.negf": _negf,
     "arith.maxnumf": _intrinsic("llvm.maxnum"), "arith.minnumf": _intrinsic("llvm.minnum"),
     "arith.maximumf": _intrinsic("llvm.maximum"), "arith.minimumf": _intrinsic("llvm.minimum"),
     "arith.maxsi": _intrinsic("llvm.smax"), "arith.minsi": _intrinsic("llvm.smin"),

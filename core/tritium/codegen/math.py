@@ -32,6 +32,15 @@ TRANSCENDENTAL = frozenset({"exp", "exp2", "log", "log2", "log10", "sqrt", "rsqr
 class MathHooks:
     """Emits ``math`` dialect functions on scalars or vectors; override ``call`` per target."""
 
+    #: LLVM fast-math flags on every float add, subtract and multiply: a GPU target gives
+    #: ``("contract",)`` so that ``a * b + c`` becomes one FMA (Triton's ``enable_fp_fusion``)
+    fp_flags: tuple[str, ...] = ()
+
+    def divide(self, builder: ll.IRBuilder, x: ll.Value, y: ll.Value) -> ll.Value:
+        """``x / y`` of floats (``arith.divf``); a target may use an approximation where Triton does
+        (NVIDIA's ``div.full.f32``)."""
+        return builder.fdiv(x, y)
+
     def call(self, builder: ll.IRBuilder, fn: str, args: Sequence[ll.Value]) -> ll.Value:
         """``fn`` (an MLIR ``math`` op name without the prefix) applied to ``args``."""
         if fn == "rsqrt":

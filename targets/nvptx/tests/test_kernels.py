@@ -57,3 +57,24 @@ def test_softmax_reduces_with_warp_shuffles_and_ex2(target):
     assert k.metadata["shared"] > 0  # the reduction crosses warps
     if toolchain.ptxas_path():
         assert k.metadata["registers"] > 0 and k.metadata["spills"] == 0
+
+
+@tritium.jit
+def fast_math_kernel(a_ptr, b_ptr, c_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    a, b, c = tl.load(a_ptr + offs), tl.load(b_ptr + offs), tl.load(c_ptr + offs)
+    tl.store(out_ptr + offs, (a * b + c) / tl.sqrt(c) + tl.rsqrt(a))
+
+
+@pytest.mark.parametrize("fusion", [True, False])
+def test_f32_math_uses_triton_s_approximations_and_fuses_multiply_adds(target, fusion):
+    types = {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "out_ptr": "*fp32"}
+    specs = {name: "D" for name in types}
+    k = _compile(target, fast_math_kernel, types, {"BLOCK": 128}, specs, num_warps=1, enable_fp_fusion=fusion)
+    ptx = k.asm["ptx"]
+    assert "div.full.f32" in ptx and "sqrt.approx.ftz.f32" in ptx and "rsqrt.approx.ftz.f32" in ptx
+    assert "div.rn.f32" not in ptx
+    if fusion:
+        assert "fma.rn.f32" in ptx and "mul.rn.f32" not in ptx
+    else:  # every operation rounds: ptxas may not fuse them either
+        assert "fma.rn.f32" not in ptx and "mul.rn.f32" in ptx and "add.rn.f32" in ptx

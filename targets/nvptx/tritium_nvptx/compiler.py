@@ -52,7 +52,8 @@ def llir(module, ctx) -> str:
 
     from .hooks import NvptxHooks
 
-    return generate(module, NvptxHooks(), TRIPLE, datalayout(), ctx.options.num_warps, ctx.options.debug)
+    hooks = NvptxHooks(fp_fusion=ctx.options.enable_fp_fusion)
+    return generate(module, hooks, TRIPLE, datalayout(), ctx.options.num_warps, ctx.options.debug)
 
 
 def ptx(llir_text: str, ctx) -> str:

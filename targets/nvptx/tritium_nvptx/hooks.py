@@ -4,9 +4,10 @@ Indices come from the ``nvvm`` special registers, the barrier is ``bar.sync 0``,
 with ``shfl.sync.bfly`` over the full warp, and the kernel uses the ``ptx_kernel`` calling
 convention with ``.maxntid`` set so ptxas knows the block size. Masked loads and stores of up to 16
 bytes are single predicated ``ld.global``/``st.global`` instructions (inline PTX, as Triton emits
-them), not branches. Math: ``exp``/``exp2`` of f32 use ``ex2.approx.f32`` as Triton does; the
-functions LLVM cannot lower for NVPTX call NVIDIA's libdevice (``__nv_*``), linked in by the
-``ptx`` stage.
+them), not branches. Math, as Triton does it: ``exp``/``exp2`` of f32 use ``ex2.approx.f32``,
+``sqrt``/``rsqrt`` of f32 ``sqrt``/``rsqrt.approx.ftz.f32``, f32 division ``div.full.f32``, and
+float adds and multiplies may fuse into FMAs (``enable_fp_fusion``); the functions LLVM cannot
+lower for NVPTX call NVIDIA's libdevice (``__nv_*``), linked in by the ``ptx`` stage.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ LIBDEVICE = {"exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2", "log10"
              "cos": "cos", "tan": "tan", "tanh": "tanh", "rsqrt": "rsqrt"}
 #: f32 functions computed with ``ex2.approx.f32`` (of x * log2(e) for exp), as Triton does
 _EX2 = {"exp": LOG2E, "exp2": None}
+#: f32 functions with a one-instruction PTX approximation that Triton uses for them
+_APPROX = {"sqrt": "sqrt.approx.ftz.f32", "rsqrt": "rsqrt.approx.ftz.f32"}
 #: the PTX register constraint and width of an inline-asm word
 _WORDS = {16: ("h", "b16"), 32: ("r", "b32"), 64: ("l", "b64")}
 
@@ -122,10 +125,20 @@ class NvptxHooks(DeviceHooks):
         b.call(asm, [ptr, mask, *parts])
 
     # -- math ---------------------------------------------------------------------------------
+    def __init__(self, fp_fusion: bool = True):
+        self.fp_flags = ("contract",) if fp_fusion else ()
+
+    def divide(self, builder: ll.IRBuilder, x: ll.Value, y: ll.Value) -> ll.Value:
+        if isinstance(scalar_of(x.type), ll.FloatType):
+            return _per_element(builder, [x, y], lambda b, xs: _f32_asm(b, "div.full.f32 $0, $1, $2;", xs))
+        return super().divide(builder, x, y)
+
     def call(self, builder: ll.IRBuilder, fn: str, args: Sequence[ll.Value]) -> ll.Value:
         element = scalar_of(args[0].type)
         if fn in _EX2 and isinstance(element, ll.FloatType):
             return _per_element(builder, args, lambda b, xs: _ex2_approx(b, xs[0], _EX2[fn]))
+        if fn in _APPROX and isinstance(element, ll.FloatType):
+            return _per_element(builder, args, lambda b, xs: _f32_asm(b, f"{_APPROX[fn]} $0, $1;", xs))
         if fn in LIBDEVICE and isinstance(element, (ll.FloatType, ll.DoubleType)):
             name = f"__nv_{LIBDEVICE[fn]}" + ("f" if isinstance(element, ll.FloatType) else "")
             callee = intrinsics.declare(builder.module, name, element, [element] * len(args))
@@ -136,8 +149,14 @@ class NvptxHooks(DeviceHooks):
 def _ex2_approx(b: ll.IRBuilder, x: ll.Value, scale: float | None) -> ll.Value:
     if scale is not None:
         x = b.fmul(x, const(x.type, scale))
-    asm = ll.InlineAsm(ll.FunctionType(ll.FloatType(), [ll.FloatType()]), "ex2.approx.f32 $0, $1;", "=f,f")
-    return b.call(asm, [x])
+    return _f32_asm(b, "ex2.approx.f32 $0, $1;", [x])
+
+
+def _f32_asm(b: ll.IRBuilder, text: str, args: Sequence[ll.Value]) -> ll.Value:
+    """One PTX instruction on f32 scalars (``$0`` the result, ``$1``... the arguments)."""
+    f32 = ll.FloatType()
+    asm = ll.InlineAsm(ll.FunctionType(f32, [f32] * len(args)), text, ",".join(["=f"] + ["f"] * len(args)))
+    return b.call(asm, list(args))
 
 
 def _per_element(b: ll.IRBuilder, args: Sequence[ll.Value], scalar) -> ll.Value:

@@ -32,6 +32,8 @@ class NvptxOptions(LaunchOptions):
     the current GPU's."""
 
     arch: str = ""
+    #: float adds and multiplies may fuse into FMAs, as in Triton (False: every operation rounds)
+    enable_fp_fusion: bool = True
 
 
 #: what kernels compile for where there is no GPU to ask (the H100's arch, without its ``a`` features)
