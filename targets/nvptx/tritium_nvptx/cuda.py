@@ -22,7 +22,7 @@ class GpuAssertionError(CudaError, DeviceAssertionError):
 
     def __init__(self, call: str):
         text = (f"{call}: a device-side assertion (tl.device_assert) failed in a kernel launched earlier; "
-                "the GPU printed its message and location to standard output (CUDA_ERROR_ASSERT). "
+                "the GPU printed its message, kernel and location (CUDA_ERROR_ASSERT). "
                 "The GPU's context cannot be used again in this process: restart the process")
         TritiumError.__init__(self, text)
         self.kernel, self.message, self.filename, self.lineno = "", text, "", None
