@@ -5,8 +5,9 @@ slices, chosen by shape; the GPU layout stage is tested on its own), then
 
 - run on the host by ``threads_emulator`` (one OS thread per GPU thread, barriers and shuffles
   through Python) and compared with numpy: what the generated code computes;
-- compiled to PTX with llvmlite's NVPTX back end through minimal NVPTX hooks: what it becomes
-  on the GPU (16-byte vectors, shuffles, barriers), assembled with ``ptxas`` where installed.
+- compiled to PTX through the nvptx target's hooks and ``ptx`` stage: what it becomes on the GPU
+  (16-byte vectors, shuffles, barriers), assembled with ``ptxas`` where installed; these tests
+  skip where the tritium-nvptx package is not installed.
 """
 
 from __future__ import annotations
@@ -15,12 +16,14 @@ import itertools
 import re
 import shutil
 import subprocess
+import types
 
 import numpy as np
 import pytest
 
 import tritium
 import tritium.language as tl
+from tritium.codegen.device import DeviceHooks
 from tritium.codegen.threads import generate, scratch_bytes
 from tritium.codegen.threads.indexing import evaluate
 from tritium.codegen.threads.memory import vector_width
@@ -34,7 +37,6 @@ from tritium.runtime.compiler import compile_specialized
 
 from .kernels.basic import add_kernel, loops_kernel
 from .kernels.frontend_only import FrontendOnly
-from .nvptx_test_hooks import TRIPLE, NvptxTestHooks, target_machine, to_ptx
 from . import threads_emulator
 from .threads_emulator import run
 
@@ -150,10 +152,22 @@ def with_layouts(text: str, num_warps: int, warp_size: int, vector: int = 4,
     return module
 
 
-def nvptx(module: ir.Module, num_warps: int) -> tuple[str, str]:
-    """(LLVM IR, PTX) of ``module`` through the NVPTX test hooks."""
-    text = generate(module, NvptxTestHooks(), TRIPLE, str(target_machine().target_data), num_warps)
-    return text, to_ptx(text)
+def nvptx_hooks():
+    """The nvptx target's ``NvptxHooks`` (the test skips without the tritium-nvptx package)."""
+    return pytest.importorskip("tritium_nvptx.hooks", reason="tritium-nvptx is not installed").NvptxHooks
+
+
+def nvptx(module: ir.Module, num_warps: int, hooks=None) -> tuple[str, str]:
+    """(LLVM IR, PTX for sm_90) of ``module`` through the nvptx target's hooks (or ``hooks``) and ``ptx`` stage."""
+    hooks = hooks or nvptx_hooks()()
+    from tritium_nvptx import compiler
+    from tritium_nvptx.target import NvptxTarget
+
+    text = generate(module, hooks, compiler.TRIPLE, compiler.datalayout(), num_warps)
+    target = NvptxTarget()
+    ctx = types.SimpleNamespace(target=target, options=target.parse_options({"arch": "sm_90", "num_warps": num_warps}),
+                                metadata={"shared": 0}, signature=None)
+    return text, compiler.ptx(text, ctx)
 
 
 # -- indexing --------------------------------------------------------------------------------------
@@ -621,17 +635,18 @@ def test_ptx_assembles_with_ptxas(tmp_path):
 
 # -- errors --------------------------------------------------------------------------------------------
 
-def test_device_print_is_not_implemented_yet():
+def test_device_print_on_a_target_without_printf_is_not_implemented_yet():
+    no_printf = type("NoPrintf", (nvptx_hooks(),), {"printf": DeviceHooks.printf})
     text = tile_opt(print_kernel, {"x_ptr": "*fp32"}, {})
     with tile.context(), pytest.raises(NotImplementedYet, match=r"in kernel 'print_kernel' at .*: tl.device_print is not implemented on this target"):
-        nvptx(with_layouts(text, 4, 32), 4)
+        nvptx(with_layouts(text, 4, 32), 4, no_printf())
 
 
 def test_layouts_for_another_thread_count_are_refused():
     text = tile_opt(add_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"},
                     {"BLOCK": 64})
     with tile.context(), pytest.raises(TritiumError, match=r"the kernel runs 32 x 8"):
-        generate(with_layouts(text, 4, 32), NvptxTestHooks(), TRIPLE, "", 8)
+        generate(with_layouts(text, 4, 32), nvptx_hooks()(), "nvptx64-nvidia-cuda", "", 8)
 
 
 MIXED_LAYOUTS = """

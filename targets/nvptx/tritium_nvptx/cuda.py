@@ -7,11 +7,33 @@ import functools
 import threading
 from typing import Any
 
-from tritium.errors import TritiumError
+from tritium.errors import DeviceAssertionError, TritiumError
 
 
 class CudaError(TritiumError):
     """A CUDA driver call failed; the message names the call and the error."""
+
+
+class GpuAssertionError(CudaError, DeviceAssertionError):
+    """CUDA_ERROR_ASSERT: a ``tl.device_assert`` failed in a kernel on the GPU. Launches run
+    asynchronously, so it surfaces at the next synchronisation or launch, in no particular kernel;
+    the device printed the message, the kernel and the location itself. The error is sticky: the
+    context (shared with torch and CuPy) is unusable for the rest of the process."""
+
+    def __init__(self, call: str):
+        text = (f"{call}: a device-side assertion (tl.device_assert) failed in a kernel launched earlier; "
+                "the GPU printed its message, kernel and location (CUDA_ERROR_ASSERT). "
+                "The GPU's context cannot be used again in this process: restart the process")
+        TritiumError.__init__(self, text)
+        self.kernel, self.message, self.filename, self.lineno = "", text, "", None
+
+
+def failure(call: str, err: Any) -> CudaError:
+    """The error of driver call ``call`` that returned ``err``."""
+    name = error_name(err)
+    if name == "CUDA_ERROR_ASSERT":
+        return GpuAssertionError(call)
+    return CudaError(f"{call} failed: {name}")
 
 
 @functools.cache
@@ -25,7 +47,7 @@ def check(call: str, result: tuple) -> Any:
     """The values of a driver call's result tuple, or a CudaError naming ``call`` and the error."""
     err, *values = result
     if err:
-        raise CudaError(f"{call} failed: {error_name(err)}")
+        raise failure(call, err)
     return values[0] if len(values) == 1 else tuple(values)
 
 

@@ -87,6 +87,8 @@ class NvptxLauncher:
         cuda.make_current(device)
         try:
             module = cuda.check("cuModuleLoadData", d.cuModuleLoadData(self._image))
+        except cuda.GpuAssertionError:
+            raise
         except cuda.CudaError as e:
             raise TritiumError(f"the GPU driver could not load kernel {self._name}: {e} (a PTX ISA or arch newer "
                                "than the driver supports is the usual cause: update the driver)") from None
@@ -135,7 +137,7 @@ class NvptxLauncher:
             err, = self._launch(fn, gx, gy, gz, self._block, 1, 1, self._shared, stream,
                                              self._params_address, 0)
         if err:
-            raise cuda.CudaError(f"cuLaunchKernel of kernel {self._name} failed: {cuda.error_name(err)}")
+            raise cuda.failure(f"cuLaunchKernel of kernel {self._name}", err)
 
 
 class NvptxDriver(Driver):
@@ -156,5 +158,7 @@ class NvptxDriver(Driver):
         return memory.to_host(buffer)
 
     def synchronize(self) -> None:
+        """Wait for the GPU; what kernels printed appears now. A failed device assertion is a
+        ``cuda.GpuAssertionError`` (a ``DeviceAssertionError``)."""
         cuda.make_current(cuda.current_device())
         cuda.check("cuCtxSynchronize", cuda.api().cuCtxSynchronize())

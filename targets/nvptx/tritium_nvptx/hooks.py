@@ -8,6 +8,10 @@ them), not branches. Math, as Triton does it: ``exp``/``exp2`` of f32 use ``ex2.
 ``sqrt``/``rsqrt`` of f32 ``sqrt``/``rsqrt.approx.ftz.f32``, f32 division ``div.full.f32``, and
 float adds and multiplies may fuse into FMAs (``enable_fp_fusion``); the functions LLVM cannot
 lower for NVPTX call NVIDIA's libdevice (``__nv_*``), linked in by the ``ptx`` stage.
+``tl.device_print`` calls CUDA's ``vprintf`` and a failed ``tl.device_assert`` calls
+``__assertfail``, as nvcc's ``printf`` and ``assert`` do: the device prints both (to standard
+output, when the host next synchronises) and the failed assertion ends the launch with
+CUDA_ERROR_ASSERT.
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ from tritium.codegen import intrinsics
 from tritium.codegen.device import DeviceHooks
 from tritium.codegen.types import const, scalar_of
 
-I1, I32 = ll.IntType(1), ll.IntType(32)
+I1, I8, I32, I64 = ll.IntType(1), ll.IntType(8), ll.IntType(32), ll.IntType(64)
+GENERIC = ll.PointerType()  # a pointer in the generic address space, what CUDA's C functions take
 LOG2E = 1.4426950408889634
 FULL_MASK = -1  # every lane of the warp takes part in a shuffle
 #: the ``c`` operand of shfl.sync.bfly: clamp 31, segment mask 0 (the whole warp)
@@ -56,6 +61,9 @@ class NvptxHooks(DeviceHooks):
     global_address_space = 1
     shared_address_space = 3
 
+    def __init__(self, fp_fusion: bool = True):
+        self.fp_flags = ("contract",) if fp_fusion else ()
+
     # -- kernel and indices -------------------------------------------------------------------
     def kernel(self, module: ll.Module, name: str, params: list[ll.Type], num_threads: int) -> ll.Function:
         fn = ll.Function(module, ll.FunctionType(ll.VoidType(), params), name)
@@ -85,6 +93,30 @@ class NvptxHooks(DeviceHooks):
         fn = intrinsics.declare(b.module, "llvm.nvvm.shfl.sync.bfly.i32", I32, [I32, I32, I32, I32])
         return b.call(fn, [ll.Constant(I32, FULL_MASK), value, ll.Constant(I32, lane_mask),
                            ll.Constant(I32, _BFLY_CLAMP)])
+
+    # -- debugging -----------------------------------------------------------------------------
+    def printf(self, b: ll.IRBuilder, fmt: str, args: list[ll.Value]) -> None:
+        """``vprintf(format, arguments)``: the arguments packed in a local buffer, each at its size's
+        alignment (a struct of i32, i64 and double under the NVPTX data layout), as nvcc and clang pass
+        them; no buffer (null) without arguments."""
+        vprintf = intrinsics.declare(b.module, "vprintf", I32, [GENERIC, GENERIC])
+        buffer: ll.Value = ll.Constant(GENERIC, None)
+        if args:
+            struct = ll.LiteralStructType([a.type for a in args])
+            buffer = _arguments_buffer(b, struct)
+            for i, a in enumerate(args):
+                at = b.gep(buffer, [ll.Constant(I32, 0), ll.Constant(I32, i)], inbounds=True, source_etype=struct)
+                b.store(a, at)
+        b.call(vprintf, [_string(b, fmt), buffer])
+
+    def assert_fail(self, b: ll.IRBuilder, message: str, file: str, line: int) -> None:
+        """``__assertfail(message, file, line, function, char_size)``, what CUDA's ``assert`` calls: the
+        device prints ``file:line: kernel: block: [..], thread: [..] Assertion `message` failed.`` and the
+        launch ends with CUDA_ERROR_ASSERT. It is not declared ``noreturn`` (clang dropped that: it
+        trips a ptxas bug in code with barriers), so the code after it stays well formed."""
+        fn = intrinsics.declare(b.module, "__assertfail", ll.VoidType(), [GENERIC, GENERIC, I32, GENERIC, I64])
+        b.call(fn, [_string(b, message), _string(b, file), ll.Constant(I32, line), _string(b, b.function.name),
+                    ll.Constant(I64, 1)])
 
     # -- memory -------------------------------------------------------------------------------
     def load(self, b: ll.IRBuilder, ptr: ll.Value, ty: ll.Type, mask: ll.Value | None, other: ll.Value | None,
@@ -125,9 +157,6 @@ class NvptxHooks(DeviceHooks):
         b.call(asm, [ptr, mask, *parts])
 
     # -- math ---------------------------------------------------------------------------------
-    def __init__(self, fp_fusion: bool = True):
-        self.fp_flags = ("contract",) if fp_fusion else ()
-
     def divide(self, builder: ll.IRBuilder, x: ll.Value, y: ll.Value) -> ll.Value:
         if isinstance(scalar_of(x.type), ll.FloatType):
             return _per_element(builder, [x, y], lambda b, xs: _f32_asm(b, "div.full.f32 $0, $1, $2;", xs))
@@ -144,6 +173,48 @@ class NvptxHooks(DeviceHooks):
             callee = intrinsics.declare(builder.module, name, element, [element] * len(args))
             return _per_element(builder, args, lambda b, xs: b.call(callee, xs))
         return super().call(builder, fn, args)
+
+
+#: name prefixes of the format and message strings and of vprintf's argument buffers
+_STRING, _PRINTF_ARGS = "tritium.str", "printf.args"
+#: the name of the block holding vprintf's argument buffers
+_LOCALS = "locals"
+
+
+def _string(b: ll.IRBuilder, text: str) -> ll.Value:
+    """A generic pointer to ``text``, NUL-terminated, a private constant in global memory (one per
+    distinct text in the module)."""
+    data = bytearray(text.encode() + b"\0")
+    initializer = ll.Constant(ll.ArrayType(I8, len(data)), data)
+    module = b.module
+    found = next((g for g in module.global_values if isinstance(g, ll.GlobalVariable)
+                  and g.name.startswith(_STRING) and str(g.initializer) == str(initializer)), None)
+    if found is None:
+        found = ll.GlobalVariable(module, initializer.type, module.get_unique_name(_STRING), addrspace=1)
+        found.initializer, found.global_constant, found.linkage = initializer, True, "private"
+        found.unnamed_addr = True
+        found.type = ll.PointerType(addrspace=1)  # opaque, as LLVM's IR has it
+    return b.addrspacecast(found, GENERIC)
+
+
+def _arguments_buffer(b: ll.IRBuilder, ty: ll.Type) -> ll.Value:
+    """vprintf's arguments buffer of type ``ty`` on the stack, allocated once per function (prints in
+    loops reuse it) in a block of its own that becomes the function's entry, so that no builder
+    positioned in the code generator's blocks moves."""
+    fn = b.function
+    first = fn.blocks[0]
+    if first.name != _LOCALS:
+        start = first
+        first = fn.insert_basic_block(0, _LOCALS)
+        ll.IRBuilder(first).branch(start)
+    for inst in first.instructions:
+        if isinstance(inst, ll.AllocaInstr) and inst.name.startswith(_PRINTF_ARGS) and inst.allocated_type == ty:
+            return inst
+    at = ll.IRBuilder(first)
+    at.position_before(first.terminator)
+    slot = at.alloca(ty, name=_PRINTF_ARGS)
+    slot.type = GENERIC  # opaque, as LLVM's IR has it
+    return slot
 
 
 def _ex2_approx(b: ll.IRBuilder, x: ll.Value, scale: float | None) -> ll.Value:
