@@ -303,34 +303,6 @@ class Bench:
                         outputs={fw: (lambda fw=fw: outs[fw].float()) for fw in FRAMEWORKS}, want=want,
                         tol={"rtol": 0.0, "atol": 1e-2})
 
-    def launch_overhead(self, launches: int, rounds: int) -> dict:
-        """µs per launch of a 128-element vector add from Python: ``launches`` launches in a loop and
-        one synchronize, per round; the median of the rounds."""
-        torch = self.torch
-        x = torch.ones(128, device="cuda")
-        out = torch.empty_like(x)
-        row: dict = {"measure": f"launch overhead, {launches} launches x {rounds}", "unit": "us/launch",
-                     "errors": {}, "checks": {}}
-        for fw in ("tritium", "triton"):
-            k = self.kernels[fw].add_kernel
-            try:
-                k[(1,)](x, x, out, 128, BLOCK_SIZE=128)  # compiled, loaded and warm
-                torch.cuda.synchronize()
-                per = []
-                for _ in range(rounds):
-                    t0 = time.perf_counter()
-                    for _ in range(launches):
-                        k[(1,)](x, x, out, 128, BLOCK_SIZE=128)
-                    torch.cuda.synchronize()
-                    per.append((time.perf_counter() - t0) / launches * 1e6)
-                row[fw] = statistics.median(per)
-                row["checks"][fw] = _compare(torch, out, x + x, {})
-            except Exception as e:
-                row["errors"][fw], row[fw] = f"{type(e).__name__}: {e}", None
-        row["torch"] = None
-        return finish_row(row)
-
-
 def cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
@@ -343,7 +315,53 @@ def _compare(torch, got, want, tol: dict) -> str:
         return "mismatch: " + " ".join(str(e).split())[:300]
 
 
-# -- startup: a new process per framework ------------------------------------------------------------
+# -- in a new process per framework: launch overhead and startup ------------------------------------
+def launch_overhead(framework: str, launches: int, rounds: int) -> dict:
+    """In a fresh process (what earlier measures allocated does not weigh on Python's collector):
+    µs per launch of a 128-element vector add, ``launches`` launches in a loop and one synchronize
+    per round, the median of the rounds."""
+    import torch
+
+    k = build_kernels(framework).add_kernel
+    x = torch.ones(128, device="cuda")
+    out = torch.empty_like(x)
+    k[(1,)](x, x, out, 128, BLOCK_SIZE=128)  # compiled, loaded and warm
+    torch.cuda.synchronize()
+    per = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        for _ in range(launches):
+            k[(1,)](x, x, out, 128, BLOCK_SIZE=128)
+        torch.cuda.synchronize()
+        per.append((time.perf_counter() - t0) / launches * 1e6)
+    return {"us": statistics.median(per), "check": _compare(torch, out, x + x, {})}
+
+
+def launch_overhead_row(launches: int, rounds: int, target: str) -> dict:
+    row: dict = {"measure": f"launch overhead, {launches} launches x {rounds}", "unit": "us/launch",
+                 "errors": {}, "checks": {}, "torch": None}
+    for fw in ("tritium", "triton"):
+        try:
+            got = _child(["--launch-overhead", fw, str(launches), str(rounds)], {"TRITIUM_TARGET": target})
+            row[fw], row["checks"][fw] = got["us"], got["check"]
+        except Exception as e:
+            row["errors"][fw], row[fw] = f"{type(e).__name__}: {e}", None
+    return finish_row(row)
+
+
+def _child(args: list[str], env: dict[str, str]) -> dict:
+    """Run this script in a new process with ``args``; its last line of output, as JSON."""
+    env = dict(os.environ, **env)
+    env.pop("TRITIUM_CACHE_DISABLE", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed for users: modules load from bytecode
+    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), *args], env=env,
+                          capture_output=True, text=True, timeout=600)
+    if proc.returncode:
+        raise RuntimeError(f"{' '.join(args)} process failed: {proc.stderr.strip()[-2000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+
 def first_call(framework: str) -> dict:
     """In a fresh process: import, then time the first launch of vector add (compile included when
     the cache is empty) up to the synchronize after it."""
@@ -365,14 +383,8 @@ def first_call(framework: str) -> dict:
 
 
 def _run_first_call(framework: str, cache_dir: str, target: str) -> dict:
-    env = dict(os.environ, TRITIUM_CACHE_DIR=cache_dir, TRITON_CACHE_DIR=cache_dir, TRITIUM_TARGET=target)
-    env.pop("TRITIUM_CACHE_DISABLE", None)
-    env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed for users: modules load from bytecode
-    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--first-call", framework], env=env,
-                          capture_output=True, text=True, timeout=600)
-    if proc.returncode:
-        raise RuntimeError(f"{framework} first-call process failed: {proc.stderr.strip()[-2000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return _child(["--first-call", framework],
+                  {"TRITIUM_CACHE_DIR": cache_dir, "TRITON_CACHE_DIR": cache_dir, "TRITIUM_TARGET": target})
 
 
 def startup_rows(runs: int, target: str) -> list[dict]:
@@ -411,9 +423,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rep-ms", type=float, help="do_bench's rep per measurement (default 100, quick 20)")
     parser.add_argument("--startup-runs", type=int, help="process pairs per startup measure (default 3, quick 1)")
     parser.add_argument("--first-call", choices=("tritium", "triton"), help=argparse.SUPPRESS)  # child process
+    parser.add_argument("--launch-overhead", nargs=3, help=argparse.SUPPRESS)  # child: framework launches rounds
     args = parser.parse_args(argv)
     if args.first_call:
         print(json.dumps(first_call(args.first_call)))
+        return 0
+    if args.launch_overhead:
+        framework, launches, rounds = args.launch_overhead
+        print(json.dumps(launch_overhead(framework, int(launches), int(rounds))))
         return 0
     os.environ["TRITIUM_TARGET"] = args.target
     problem = requirements_problem(args.target)
@@ -430,7 +447,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = [bench.vector_add(n) for n in sizes["vector_add"]]
     rows += [bench.softmax(m, n) for m, n in sizes["softmax"]]
     rows += [bench.layernorm(m, n) for m, n in sizes["layernorm"]]
-    rows.append(bench.launch_overhead(*sizes["launches"]))
+    rows.append(launch_overhead_row(*sizes["launches"], args.target))
     rows += startup_rows(args.startup_runs or sizes["startup_runs"], args.target)
     print(format_table(rows))
 

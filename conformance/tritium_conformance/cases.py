@@ -266,8 +266,8 @@ UNARY_TYPED = {  # id: (op, input dtype, output dtype, exact reference of the in
     "int32-exp": ("exp", "int32", np.float32, lambda x: np.exp(x.astype(np.float64))),  # via fp32
     "int8-add_int_literal": ("add_int_literal", "int8", np.int32,  # int8 + 3 stays int8: it wraps
                              lambda x: elementwise(lambda v: v + 3, x, dtype=np.int8)),
-    "int32-div_float_literal": ("div_float_literal", "int32", np.float64,  # computed in fp32
-                                lambda x: x.astype(np.float32) / np.float32(2.5)),
+    "int32-div_float_literal": ("div_float_literal", "int32", np.float64,  # computed in fp32: the
+                                lambda x: x.astype(np.float32) / np.float32(4.0)),  # int32 rounds
     "fp32-mul_float_literal": ("mul_float_literal", "fp32", np.float64,  # computed in fp32
                                lambda x: x * np.float32(1.1)),
 }

@@ -167,7 +167,7 @@ def unary_kernel(x_ptr, out_ptr, n, OP: tl.constexpr, BLOCK: tl.constexpr):
     elif OP == "add_int_literal":
         z = x + 3
     elif OP == "div_float_literal":
-        z = x / 2.5
+        z = x / 4.0  # exact in fp32 however division is done (GPUs divide to 2 ulp, as Triton does)
     else:
         assert False, "unknown OP"
     tl.store(out_ptr + offs, z, mask=mask)

@@ -241,7 +241,7 @@ def test_gpu_prints_the_lines_the_interpreter_prints(monkeypatch, capfd, tmp_pat
         expected += debug_output.print_lines(" x: ", pid, [(x, tl.float32)], False)
         expected += debug_output.print_lines(" h: ", pid, [(h, tl.float16)], True)
         expected += debug_output.print_lines(" b: ", pid, [(s, tl.int16)], False)
-        scalars = [(np.int32(-7), tl.int32), (args[0].ptr, tl.pointer_type(tl.float32)), (np.int64(-21), tl.int64)]
+        scalars = [(np.int32(-7), tl.int32), (np.uint64(args[0].ptr), tl.pointer_type(tl.float32)), (np.int64(-21), tl.int64)]
         expected += debug_output.print_lines(" n: ", pid, scalars, False)
         expected += debug_output.print_lines(" u: ", pid, [(np.uint8(249), tl.uint8)], False)
         expected += debug_output.print_lines(" done", pid, [], False)
