@@ -273,42 +273,55 @@ def _normalize(name: str) -> str:
 def distributions() -> list[Distribution] | None:
     """Every distribution on ``sys.path`` (first one wins per name), or None when ``sys.path``
     holds something other than directories (then ask importlib.metadata)."""
+    found = _installed()
+    return None if found is None else list(found.values())
+
+
+#: ``tuple(sys.path)`` -> its distributions by normalised name (read once: a first launch asks
+#: several times, and a large environment has hundreds of them); ``reset()`` forgets it
+_installed_cache: dict[tuple[str, ...], dict[str, Distribution] | None] = {}
+
+
+def _installed() -> dict[str, Distribution] | None:
     import sys
 
-    found: dict[str, Distribution] = {}
+    key = tuple(sys.path)
+    if key in _installed_cache:
+        return _installed_cache[key]
+    found: dict[str, Distribution] | None = {}
     for entry in sys.path:
         folder = entry or "."
         try:
             names = os.listdir(folder)
         except NotADirectoryError:
-            return None
+            found = None
+            break
         except OSError:
             continue
         for fname in sorted(names):
             if not (fname.endswith(".dist-info") or fname.endswith(".egg-info")):
                 continue
             path = os.path.join(folder, fname)
-            key = _normalize(fname.rsplit(".", 1)[0].split("-")[0])
-            if key not in found and os.path.isdir(path):
-                found[key] = Distribution(path)
-    return list(found.values())
+            name = _normalize(fname.rsplit(".", 1)[0].split("-")[0])
+            if name not in found and os.path.isdir(path):
+                found[name] = Distribution(path)
+    _installed_cache.clear()
+    _installed_cache[key] = found
+    return found
 
 
 def distribution_version(name: str) -> str:
     """The installed version of distribution ``name`` ('' when absent), without importlib.metadata."""
-    dists = distributions()
-    if dists is None:
+    found = _installed()
+    if found is None:
         from importlib import metadata
 
         try:
             return metadata.version(name)
         except metadata.PackageNotFoundError:
             return ""
-    key = _normalize(name)
-    for dist in dists:
-        if _normalize(os.path.basename(dist.path).rsplit(".", 1)[0].split("-")[0]) == key:
-            return dist.version
-    return ""
+    dist = found.get(_normalize(name))
+    return dist.version if dist is not None else ""
 
 
 def _dist_version(dist: str) -> str:
@@ -418,6 +431,7 @@ def reset() -> None:
     global _state
     with _lock:
         _state = None
+        _installed_cache.clear()
 
 
 def broken_plugins() -> list[BrokenPlugin]:
