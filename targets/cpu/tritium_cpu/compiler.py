@@ -15,14 +15,17 @@ def new_host_target_machine() -> llvm.TargetMachine:
     """A target machine for this host's CPU and features (kernels JIT-load in this process).
 
     An MCJIT engine takes ownership of (and frees) the machine it is given: each engine needs its
-    own; compilation shares ``host_target_machine()``.
+    own; compilation shares ``host_target_machine()``. The code model is large: the JIT puts code
+    wherever the process has room, which in a large process (torch and CUDA loaded) can be more
+    than 2 GB from the symbols it calls, beyond the small model's 32-bit offsets (LLVM's runtime
+    linker then aborts the process).
     """
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
     target = llvm.Target.from_triple(llvm.get_process_triple())
     return target.create_target_machine(cpu=llvm.get_host_cpu_name(),
                                         features=llvm.get_host_cpu_features().flatten(),
-                                        opt=OPT_LEVEL, reloc="pic", codemodel="default")
+                                        opt=OPT_LEVEL, reloc="pic", codemodel="large")
 
 
 host_target_machine = functools.cache(new_host_target_machine)
