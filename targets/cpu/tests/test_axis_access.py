@@ -144,3 +144,11 @@ def test_alignment_comes_from_the_specialisation(tmp_path, monkeypatch, misalign
     np.testing.assert_array_equal(out, x)
     (dumped,) = (tmp_path / "dump").iterdir()
     assert [int(a) for a in VECTOR_LOAD.findall(dumped.read_text())] == [align]
+
+
+def test_addresses_of_arithmetic_offsets_are_scalar_code(tmp_path, monkeypatch):
+    """A vector access's address is its first lane: computed as scalars when the offsets take only
+    arithmetic, and extracted from the vector when they were loaded."""
+    assert "extractelement" not in compile_cpu(copy, "*fp32, *fp32", tmp_path, monkeypatch).asm["llir"]
+    hinted = compile_cpu(hinted_gather, "*fp32, *i32, *fp32", tmp_path, monkeypatch, RUN=BLOCK).asm["llir"]
+    assert re.search(r"extractelement <\d+ x ptr>", hinted), hinted

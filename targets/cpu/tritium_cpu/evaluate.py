@@ -182,9 +182,8 @@ class ChunkEvaluator:
             return True
         known = self._arithmetic.get(v)
         if known is None:
-            op = v.owner
-            known = self.env.get(v) is VIRTUAL and op.name != "tile.load" and \
-                all(self.arithmetic(o) for o in op.operands)
+            known = self.env.get(v) is VIRTUAL and isinstance(v, ir.OpResult) and \
+                v.owner.name != "tile.load" and all(self.arithmetic(o) for o in v.owner.operands)
             self._arithmetic[v] = known
         return known
 
