@@ -9,6 +9,7 @@ import pytest
 
 import tritium
 import tritium.language as tl
+from tritium.errors import OutOfBoundsError
 from tritium_cpu.layout import host_vector_bits
 
 BLOCK = 64
@@ -152,3 +153,16 @@ def test_addresses_of_arithmetic_offsets_are_scalar_code(tmp_path, monkeypatch):
     assert "extractelement" not in compile_cpu(copy, "*fp32, *fp32", tmp_path, monkeypatch).asm["llir"]
     hinted = compile_cpu(hinted_gather, "*fp32, *i32, *fp32", tmp_path, monkeypatch, RUN=BLOCK).asm["llir"]
     assert re.search(r"extractelement <\d+ x ptr>", hinted), hinted
+
+
+def test_debug_mode_checks_the_addresses_a_hinted_vector_touches(tmp_path, monkeypatch):
+    """A contiguity hint that does not hold reads the run from each chunk's first lane; debug mode
+    checks that run, not the addresses the lanes claim, so it reports instead of reading past x."""
+    monkeypatch.setenv("TRITIUM_TARGET", "cpu")
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path / "cache"))
+    x, out = np.arange(BLOCK, dtype=np.float32), np.zeros(BLOCK, np.float32)
+    idx = np.full(BLOCK, BLOCK - 2, np.int32)  # every lane in bounds, but not contiguous
+    with pytest.raises(OutOfBoundsError) as info:
+        hinted_gather[(1,)](x, idx, out, RUN=BLOCK, BLOCK=BLOCK, debug=True)
+    message = str(info.value)
+    assert "load" in message and "'x_ptr'" in message and f"[{BLOCK}, {BLOCK + 1}" in message, message

@@ -157,7 +157,7 @@ class ChunkEvaluator:
         ptr = self.eval(view.ptr, idx, w)
         mask = self.eval(view.mask, idx, w) if view.mask is not None else None
         other = self.eval(view.other, idx, w) if view.other is not None else None
-        mask = self.guard(op, view.ptr, ptr, mask, self.pointee(view.ptr), w)
+        mask = self.guard(op, view.ptr, ptr, mask, self.pointee(view.ptr), w, idx)
         chunk = self.load_through(ptr, mask, other, self.pointee(view.ptr), w, (view.ptr, idx))
         elem = cpu_type(op.results[0].type.element_type)
         if elem != ll.IntType(1):
