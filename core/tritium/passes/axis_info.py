@@ -14,8 +14,8 @@ Targets use it to choose per-op layouts: a load or store whose pointers are cont
 elements along the fastest dimension and ``d``-byte aligned becomes a vector access of up to
 ``min(c, d / element size)`` elements, and the contiguous dimension decides the order in which
 threads are spread, so neighbouring threads touch neighbouring addresses (coalescing). Masks with a
-constancy of ``k`` keep such vectors whole. The CPU target still tracks contiguity itself
-(``Chunk.contig``) and should move to this analysis.
+constancy of ``k`` keep such vectors whole. The CPU target decides its SIMD chunks' vector and
+scalar accesses from it too; both apply the rules of ``tritium.codegen.runs``.
 
 Seeds: ``tile.make_range``, integer constants, function arguments with the ``tile.divisibility``
 argument attribute (from the integer specialisation), arguments specialised to 1 (they reach the

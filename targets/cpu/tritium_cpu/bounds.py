@@ -1,8 +1,9 @@
 """Debug mode's checks in the generated code: every load and store checked against the memory of
 the pointer arguments (the layout the launcher fills is ``debug_area``).
 
-Each access computes its lanes' addresses; active lanes outside the span of the argument the
-pointer derives from (traced through the IR; all pointer arguments when it cannot be traced) are
+Each access computes the addresses it touches (a vector access: the run from its first lane, so a
+contiguity hint that does not hold is checked, not trusted); active lanes outside the span of the
+argument the pointer derives from (traced through the IR; all pointer arguments when it cannot be traced) are
 masked off, so the access never faults, and the first such access of the launch (an atomic claim
 of the report) records its site, program id, argument and lane offsets.
 """
@@ -10,7 +11,7 @@ of the report) records its site, program id, argument and lane offsets.
 from __future__ import annotations
 
 import json
-from typing import Sequence
+from typing import Any, Sequence
 
 from llvmlite import ir as ll
 from tritium.codegen import intrinsics
@@ -20,7 +21,7 @@ from tritium.ir.locations import file_line_col
 from tritium.ir.mlir import ir
 from tritium.passes.analysis import pointer_sources
 
-from .chunks import Chunk, splat
+from .chunks import I32, Chunk, Index, iota, splat
 from .debug_area import HEADER, MAX_LANES, SPAN_BYTES, sites_symbol
 
 I64, I8 = ll.IntType(64), ll.IntType(8)
@@ -47,6 +48,7 @@ class BoundsChecks:
 
     b: ll.IRBuilder
     pids: Sequence[ll.Value]
+    vector_access: Any  # ``ChunkEvaluator.vector_access``
 
     def setup_bounds(self, debug_area: ll.Value | None, builder: ll.IRBuilder, args: list[ir.Value],
                      params: Sequence[ll.Value]) -> None:
@@ -64,13 +66,19 @@ class BoundsChecks:
         self.report = builder.gep(debug_area, [const(I64, len(args) * SPAN_BYTES)], source_etype=I8)
 
     def guard(self, op: ir.Operation, ptr_value: ir.Value, ptr: Chunk, mask: Chunk | None, mem: ll.Type,
-              w: int) -> Chunk | None:
-        """``mask`` with the lanes outside their argument's memory turned off (debug mode only)."""
+              w: int, idx: Sequence[Index] = ()) -> Chunk | None:
+        """``mask`` with the lanes outside their argument's memory turned off (debug mode only);
+        ``idx`` is the chunk's position (see ``ChunkEvaluator.vector_access``)."""
         if self.debug_area is None:
             return mask
         b = self.b
         vi64 = ll.VectorType(I64, w) if w > 1 else I64
-        addr = b.ptrtoint(ptr.vec, vi64)
+        lanes = ptr.vec
+        vector = self.vector_access((ptr_value, idx), ptr, mem, w) if w > 1 else None
+        if vector is not None:
+            lanes = b.gep(vector[0], [iota(I32, w)], source_etype=mem)
+            lanes.type = ll.VectorType(vector[0].type, w)  # llvmlite types a vector GEP as a scalar
+        addr = b.ptrtoint(lanes, vi64)
         size = size_in_bytes(mem)
         end = b.add(addr, const(vi64, size))
         traced = pointer_sources(ptr_value, self.ir_args)

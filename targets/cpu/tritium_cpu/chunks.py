@@ -18,36 +18,30 @@ Index = Union[int, ll.Value]
 
 
 class Chunk:
-    """``w`` lanes of one tensor (``vec``: ``<w x T>``, or a scalar when ``w`` is 1), with what is
-    known about them.
+    """``w`` lanes of one tensor (``vec``: ``<w x T>``, or a scalar when ``w`` is 1).
 
-    ``uniform`` is the scalar every lane holds; ``contig`` the first lane when lane ``k`` is
-    ``contig + k`` (integers) or ``&contig[k]`` (pointers). Either lets loads and stores use one
-    scalar address instead of a gather. Vectors are built eagerly: a lazily built one could end up
-    in a block that does not dominate a later use, and LLVM deletes the unused ones anyway.
+    ``uniform`` is the scalar every lane holds, when the chunk was computed as one: such chunks are
+    computed on scalars and splatted. Whether the lanes of a pointer chunk are contiguous (one
+    vector access instead of a gather) is not tracked here but read from the axis-info analysis
+    (``tritium.codegen.runs``). Vectors are built eagerly: a lazily built one could end up in a block
+    that does not dominate a later use, and LLVM deletes the unused ones anyway.
     """
 
-    __slots__ = ("vec", "width", "uniform", "contig")
+    __slots__ = ("vec", "width", "uniform")
 
-    def __init__(self, vec: ll.Value, width: int, uniform: ll.Value | None = None,
-                 contig: ll.Value | None = None):
-        self.vec, self.width, self.uniform, self.contig = vec, width, uniform, contig
+    def __init__(self, vec: ll.Value, width: int, uniform: ll.Value | None = None):
+        self.vec, self.width, self.uniform = vec, width, uniform
 
 
 def uniform_chunk(b: ll.IRBuilder, scalar: ll.Value, width: int) -> Chunk:
     return Chunk(splat(b, scalar, width), width, uniform=scalar)
 
 
-def contig_chunk(b: ll.IRBuilder, first: ll.Value, width: int, pointee: ll.Type | None = None) -> Chunk:
-    """Lanes ``first + k`` (integers) or ``&first[k]`` (pointers to ``pointee``)."""
+def ramp(b: ll.IRBuilder, first: ll.Value, width: int) -> Chunk:
+    """Lanes ``first + k`` of an integer type."""
     if width == 1:
-        return Chunk(first, 1, uniform=first, contig=first)
-    if pointee is None:
-        vec = b.add(splat(b, first, width), iota(first.type, width))
-    else:
-        vec = b.gep(first, [iota(I32, width)], source_etype=pointee)
-        vec.type = ll.VectorType(first.type, width)  # llvmlite types a vector GEP as a scalar
-    return Chunk(vec, width, contig=first)
+        return Chunk(first, 1, uniform=first)
+    return Chunk(b.add(splat(b, first, width), iota(first.type, width)), width)
 
 
 def splat(b: ll.IRBuilder, scalar: ll.Value, width: int) -> ll.Value:

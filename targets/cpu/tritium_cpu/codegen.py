@@ -28,6 +28,7 @@ from tritium.codegen.math import MathHooks
 from tritium.codegen.types import memory_type
 from tritium.errors import TritiumError
 from tritium.ir.mlir import ir
+from tritium.passes.axis_info import AxisInfo, analyze
 
 from . import abi
 from .bounds import BoundsChecks, sites_constant
@@ -45,9 +46,10 @@ TERMINATORS = frozenset({"scf.yield", "scf.condition", "func.return"})
 class KernelCodegen(ControlFlow, Reductions, DebugOps, BoundsChecks, ChunkEvaluator):
     """Builds the LLVM function of one kernel (``func.func``) in ``module``."""
 
-    def __init__(self, func_op: ir.Operation, module: ll.Module, hooks: MathHooks, debug: bool = False):
+    def __init__(self, func_op: ir.Operation, module: ll.Module, hooks: MathHooks,
+                 axis: dict[ir.Value, AxisInfo], debug: bool = False):
         super().__init__()
-        self.func_op, self.module, self.hooks, self.debug = func_op, module, hooks, debug
+        self.func_op, self.module, self.hooks, self.axis, self.debug = func_op, module, hooks, axis, debug
         self.env: dict[ir.Value, Any] = {}
         self.group: Group | None = None
         self.pending: set[ir.Value] = set()       # tensors a group will write, not yet written
@@ -280,9 +282,10 @@ def generate(module: ir.Module, hooks: MathHooks, triple: str = "", data_layout:
     llmod = ll.Module(name="tritium")
     llmod.triple, llmod.data_layout = triple, data_layout
     with module.context:
+        axis = analyze(module)
         for op in module.body.operations:
             op = op.operation
             if op.name != "func.func":
                 raise unsupported(op.name)
-            KernelCodegen(op, llmod, hooks, debug).build()
+            KernelCodegen(op, llmod, hooks, axis, debug).build()
     return str(llmod)

@@ -4,6 +4,12 @@ Every op here is "chunk-computable": the chunk of its result at a position needs
 its operands (at the same or a re-indexed position), so a whole group of such ops runs as one loop
 over chunks and no intermediate tensor touches memory unless it is used again later. Tensors that
 do live in memory (``Buffer``) are read a chunk at a time.
+
+Whether a chunk of pointers is read or written with one vector access, one scalar access or a
+gather/scatter, and how aligned it is, comes from core's axis-info analysis (``self.axis``, with the
+rules of ``tritium.codegen.runs``), as on GPUs: ``tl.multiple_of``/``tl.max_contiguous`` hints and
+the integer specialisation count. The address of a vector access is the chunk's first lane,
+computed as scalar code where it takes arithmetic only (``first_lane``).
 """
 
 from __future__ import annotations
@@ -14,12 +20,14 @@ from typing import Any, Sequence
 from llvmlite import ir as ll
 from tritium.codegen import elementwise, intrinsics
 from tritium.codegen.math import MathHooks
+from tritium.codegen.runs import constant_run, contiguous_run, run_alignment
 from tritium.codegen.types import const, llvm_type, memory_type, size_in_bytes, vector_of
 from tritium.errors import TritiumError
 from tritium.ir import tile
 from tritium.ir.mlir import ir
+from tritium.passes.axis_info import AxisInfo
 
-from .chunks import I32, Chunk, Index, as_value, contig_chunk, index_key, linear_offset, uniform_chunk
+from .chunks import I32, Chunk, Index, as_value, index_key, linear_offset, ramp, uniform_chunk
 from .layout import chunk_width
 
 BUFFER_ALIGN = 64
@@ -59,9 +67,11 @@ class ChunkEvaluator:
     env: dict[ir.Value, Any]
     hooks: MathHooks
     guard: Any  # ``bounds.BoundsChecks.guard``: the mask an access runs under
+    axis: dict[ir.Value, AxisInfo]  # the module's axis info (``tritium.passes.axis_info.analyze``)
 
     def __init__(self) -> None:
         self._memo: list[dict] = [{}]
+        self._arithmetic: dict[ir.Value, bool] = {}
 
     # -- scopes ----------------------------------------------------------------------------------
     def push_scope(self) -> None:
@@ -100,9 +110,6 @@ class ChunkEvaluator:
         if all(c.uniform is not None for c in ins):
             scalar = elementwise.emit(self.b, name, [c.uniform for c in ins], elem, attrs, self.hooks)
             return uniform_chunk(self.b, scalar, w)
-        contig = _contig_sum(self.b, name, ins)
-        if contig is not None:
-            return contig_chunk(self.b, contig, w)
         vals = [c.vec for c in ins]
         if name == "arith.select" and ins[0].uniform is not None:
             vals[0] = ins[0].uniform  # a scalar condition selects whole vectors
@@ -115,7 +122,7 @@ class ChunkEvaluator:
     def _make_range(self, op, idx, w):
         start = ir.IntegerAttr(op.attributes["start"]).value
         first = idx[-1] + start if isinstance(idx[-1], int) else self.b.add(idx[-1], ll.Constant(I32, start))
-        return contig_chunk(self.b, as_value(first), w)
+        return ramp(self.b, as_value(first), w)
 
     def _splat(self, op, idx, w):
         return uniform_chunk(self.b, self.env[op.operands[0]], w)
@@ -141,10 +148,6 @@ class ChunkEvaluator:
         b = self.b
         if ptr.uniform is not None and off.uniform is not None:
             return uniform_chunk(b, b.gep(ptr.uniform, [off.uniform], source_etype=pointee), w)
-        if ptr.uniform is not None and off.contig is not None:
-            return contig_chunk(b, b.gep(ptr.uniform, [off.contig], source_etype=pointee), w, pointee)
-        if ptr.contig is not None and off.uniform is not None:
-            return contig_chunk(b, b.gep(ptr.contig, [off.uniform], source_etype=pointee), w, pointee)
         vec = b.gep(ptr.vec, [off.vec], source_etype=pointee)
         vec.type = ptr.vec.type
         return Chunk(vec, w)
@@ -154,8 +157,8 @@ class ChunkEvaluator:
         ptr = self.eval(view.ptr, idx, w)
         mask = self.eval(view.mask, idx, w) if view.mask is not None else None
         other = self.eval(view.other, idx, w) if view.other is not None else None
-        mask = self.guard(op, view.ptr, ptr, mask, self.pointee(view.ptr), w)
-        chunk = self.load_through(ptr, mask, other, self.pointee(view.ptr), w)
+        mask = self.guard(op, view.ptr, ptr, mask, self.pointee(view.ptr), w, idx)
+        chunk = self.load_through(ptr, mask, other, self.pointee(view.ptr), w, (view.ptr, idx))
         elem = cpu_type(op.results[0].type.element_type)
         if elem != ll.IntType(1):
             return chunk
@@ -164,14 +167,51 @@ class ChunkEvaluator:
         return Chunk(self.from_memory(chunk.vec, elem), w)
 
     # -- memory ----------------------------------------------------------------------------------
+    def first_lane(self, v: ir.Value, idx: Sequence[Index], chunk: Chunk) -> ll.Value:
+        """Lane 0 of ``chunk`` (``v`` at ``idx``) as a scalar: ``v`` computed at width 1 where that
+        takes arithmetic only, so an address is scalar code; else extracted from the vector."""
+        if chunk.uniform is not None:
+            return chunk.uniform
+        if self.arithmetic(v):
+            return self.eval(v, idx, 1).vec
+        return self.b.extract_element(chunk.vec, ll.Constant(I32, 0))
+
+    def arithmetic(self, v: ir.Value) -> bool:
+        """Whether ``v`` is computed from scalars, ranges and arithmetic alone (no load, no buffer)."""
+        if not is_tensor(v):
+            return True
+        known = self._arithmetic.get(v)
+        if known is None:
+            known = self.env.get(v) is VIRTUAL and isinstance(v, ir.OpResult) and \
+                v.owner.name != "tile.load" and all(self.arithmetic(o) for o in v.owner.operands)
+            self._arithmetic[v] = known
+        return known
+
+    def vector_access(self, at: tuple[ir.Value, Sequence[Index]] | None, ptr: Chunk, mem: ll.Type,
+                      w: int) -> tuple[ll.Value, int] | None:
+        """The first address and its alignment when the chunk ``ptr`` (of the pointers ``at[0]`` at
+        position ``at[1]``) is ``w`` contiguous elements by the axis info; None when it is not."""
+        info = self.axis.get(at[0]) if at is not None else None
+        if info is None or not contiguous_run(info, -1, w):
+            return None
+        return self.first_lane(*at, ptr), run_alignment(info, -1, w, size_in_bytes(mem))
+
+    def uniform_access(self, at: tuple[ir.Value, Sequence[Index]] | None, ptr: Chunk, w: int) -> ll.Value | None:
+        """The address every lane of the chunk ``ptr`` holds, when they are equal (see ``vector_access``)."""
+        if ptr.uniform is not None:
+            return ptr.uniform
+        info = self.axis.get(at[0]) if at is not None else None
+        return self.first_lane(*at, ptr) if info is not None and constant_run(info, -1, w) else None
+
     def pointee(self, v: ir.Value) -> ll.Type:
         """Memory type of what a (tensor of) pointer(s) points to."""
         t = v.type.element_type if is_tensor(v) else v.type
         return memory_type(cpu_type(tile.pointee(t)))
 
     def load_through(self, ptr: Chunk, mask: Chunk | None, other: Chunk | None, mem: ll.Type,
-                     w: int) -> Chunk:
-        """``tile.load`` of one chunk: a vector load when the lanes are contiguous, else a gather."""
+                     w: int, at: tuple[ir.Value, Sequence[Index]] | None = None) -> Chunk:
+        """``tile.load`` of one chunk: one scalar load when the lanes are equal and unmasked, a
+        vector load when they are contiguous (``at``: see ``vector_access``), else a gather."""
         b = self.b
         align = size_in_bytes(mem)
         vty = vector_of(mem, w)
@@ -181,24 +221,29 @@ class ChunkEvaluator:
             value = b.load(ptr.vec, typ=mem, align=align) if mask is None else \
                 self._masked_scalar_load(ptr.vec, mask.vec, other, mem)
             return Chunk(value, 1, uniform=value)
-        if mask is None and ptr.uniform is not None:
-            return uniform_chunk(b, b.load(ptr.uniform, typ=mem, align=align), w)
+        uniform = self.uniform_access(at, ptr, w) if mask is None else None
+        if uniform is not None:
+            return uniform_chunk(b, b.load(uniform, typ=mem, align=align), w)
         passthru = other.vec if other is not None else const(vty, 0 if isinstance(mem, ll.IntType) else 0.0)
         if isinstance(mem, ll.IntType) and other is not None and other.vec.type != vty:
             passthru = b.zext(other.vec, vty)  # i1 values in byte-sized memory
-        if ptr.contig is not None:
+        vector = self.vector_access(at, ptr, mem, w)
+        if vector is not None:
+            first, align = vector
             if mask is None:
-                return Chunk(b.load(ptr.contig, typ=vty, align=align), w)
-            value = intrinsics.call_aligned(b, "llvm.masked.load", [ptr.contig, mask.vec, passthru], vty,
-                                            [vty, ptr.contig.type], align)
+                return Chunk(b.load(first, typ=vty, align=align), w)
+            value = intrinsics.call_aligned(b, "llvm.masked.load", [first, mask.vec, passthru], vty,
+                                            [vty, first.type], align)
             return Chunk(value, w)
         m = mask.vec if mask is not None else const(ll.VectorType(ll.IntType(1), w), 1)
         value = intrinsics.call_aligned(b, "llvm.masked.gather", [ptr.vec, m, passthru], vty,
                                         [vty, ptr.vec.type], align)
         return Chunk(value, w)
 
-    def store_through(self, ptr: Chunk, value: ll.Value, mask: Chunk | None, mem: ll.Type, w: int) -> None:
-        """``tile.store`` of one chunk: a vector store when contiguous, else a scatter."""
+    def store_through(self, ptr: Chunk, value: ll.Value, mask: Chunk | None, mem: ll.Type, w: int,
+                      at: tuple[ir.Value, Sequence[Index]] | None = None) -> None:
+        """``tile.store`` of one chunk: a vector store when contiguous (``at``: see
+        ``vector_access``), else a scatter."""
         b = self.b
         align = size_in_bytes(mem)
         if mask is not None and mask.uniform is not None and _is_true(mask.uniform):
@@ -210,12 +255,14 @@ class ChunkEvaluator:
                 with b.if_then(mask.vec):
                     b.store(value, ptr.vec, align=align)
             return
-        if ptr.contig is not None:
+        vector = self.vector_access(at, ptr, mem, w)
+        if vector is not None:
+            first, align = vector
             if mask is None:
-                b.store(value, ptr.contig, align=align)
+                b.store(value, first, align=align)
             else:
-                intrinsics.call_aligned(b, "llvm.masked.store", [value, ptr.contig, mask.vec], ll.VoidType(),
-                                        [value.type, ptr.contig.type], align, pointer_arg=1)
+                intrinsics.call_aligned(b, "llvm.masked.store", [value, first, mask.vec], ll.VoidType(),
+                                        [value.type, first.type], align, pointer_arg=1)
             return
         m = mask.vec if mask is not None else const(ll.VectorType(ll.IntType(1), w), 1)
         intrinsics.call_aligned(b, "llvm.masked.scatter", [value, ptr.vec, m], ll.VoidType(),
@@ -265,21 +312,6 @@ class ChunkEvaluator:
 
 def _is_true(v: ll.Value) -> bool:
     return isinstance(v, ll.Constant) and v.type == ll.IntType(1) and v.constant in (1, True)
-
-
-def _contig_sum(b: ll.IRBuilder, name: str, ins: Sequence[Chunk]) -> ll.Value | None:
-    """First lane of ``a + b`` / ``a - b`` when one side is contiguous and the other uniform."""
-    if name == "arith.addi":
-        x, y = ins
-        if x.contig is not None and y.uniform is not None:
-            return b.add(x.contig, y.uniform)
-        if y.contig is not None and x.uniform is not None:
-            return b.add(x.uniform, y.contig)
-    if name == "arith.subi":
-        x, y = ins
-        if x.contig is not None and y.uniform is not None:
-            return b.sub(x.contig, y.uniform)
-    return None
 
 
 def scalar_constant(attr: ir.Attribute, t: ir.Type) -> ll.Constant:

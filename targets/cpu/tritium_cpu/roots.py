@@ -46,7 +46,8 @@ class StoreRoot:
         value = cg.to_memory(cg.eval(view.value, idx, w).vec, mem)
         mask = cg.eval(view.mask, idx, w) if view.mask is not None else None
         ptr = cg.eval(view.ptr, idx, w)
-        cg.store_through(ptr, value, cg.guard(self.op, view.ptr, ptr, mask, mem, w), mem, w)
+        mask = cg.guard(self.op, view.ptr, ptr, mask, mem, w, idx)
+        cg.store_through(ptr, value, mask, mem, w, (view.ptr, idx))
 
     def finish_row(self, cg, row) -> None:
         pass

@@ -16,6 +16,7 @@ from ...ir import tile
 from ...ir.mlir import ir
 from ...layout.distributed import Distribution
 from ...passes.axis_info import AxisInfo
+from ..runs import widest_run
 from ..types import const, memory_type, size_in_bytes, vector_of
 from .indexing import I32
 
@@ -65,7 +66,7 @@ class Memory:
         info: AxisInfo | None = self.axis.get(ptr)
         if info is None:
             return 1
-        limit = min(MAX_VECTOR_BYTES // size, info.contiguity[c], info.divisibility[c] // size)
+        limit = widest_run(info, c, size, MAX_VECTOR_BYTES)
         if mask is not None:
             mask_info = self.axis.get(mask)
             limit = min(limit, mask_info.constancy[c] if mask_info is not None else 1)
