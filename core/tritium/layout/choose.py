@@ -24,6 +24,7 @@ import dataclasses
 import math
 from typing import Iterator
 
+from ..codegen.runs import widest_run
 from ..codegen.types import PointerBits, llvm_type, pointers_of_64_bits, size_in_bytes
 from ..ir import tile
 from ..ir.mlir import ir
@@ -55,16 +56,10 @@ def access_order(info: AxisInfo) -> tuple[int, ...]:
     return tuple(sorted(range(info.rank), key=lambda d: (-info.contiguity[d], -d)))
 
 
-def aligned_width(info: AxisInfo, dim: int, elem_bytes: int) -> int:
-    """Elements along ``dim`` that one vector access may cover: contiguous, aligned to their
-    size, at most 16 bytes."""
-    return min(info.contiguity[dim], max(1, info.divisibility[dim] // elem_bytes),
-               max(1, VECTOR_BYTES // elem_bytes))
-
-
 def vector_width(info: AxisInfo, dim: int, elem_bytes: int, elements: int, threads: int) -> int:
-    """Elements one thread accesses at once along ``dim`` (see the module docstring)."""
-    return max(1, min(aligned_width(info, dim, elem_bytes), elements // threads))
+    """Elements one thread accesses at once along ``dim`` (see the module docstring): the widest
+    aligned run of at most 16 bytes (``codegen.runs``, the rule the code generators apply too)."""
+    return max(1, min(widest_run(info, dim, elem_bytes, VECTOR_BYTES), elements // threads))
 
 
 def _memory_ops(module: ir.Module, infos: dict[ir.Value, AxisInfo],
