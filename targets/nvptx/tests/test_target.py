@@ -307,3 +307,20 @@ def test_failed_launch_names_the_error(monkeypatch):
     launcher = NvptxLauncher(b"", KernelSignature("k", ("n",), ("i32",)), {"num_warps": 4})
     with pytest.raises(cuda.CudaError, match="cuLaunchKernel of kernel k failed: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"):
         launcher((1, 1, 1), [1])
+
+
+def test_the_ptxas_release_is_asked_once_per_binary_and_remembered(tmp_path, monkeypatch):
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path / "cache"))
+    fake = tmp_path / "ptxas"
+    fake.write_text("#!/bin/sh\necho 'Cuda compilation tools, release 12.9, V12.9.86'\n")
+    fake.chmod(0o755)
+    toolchain.ptxas_cuda_version.cache_clear()
+    assert toolchain.ptxas_cuda_version(str(fake)) == 12090
+    fake.chmod(0o644)  # it can no longer run: a new process reads what the first one found
+    toolchain.ptxas_cuda_version.cache_clear()
+    assert toolchain.ptxas_cuda_version(str(fake)) == 12090
+    fake.write_text("#!/bin/sh\necho 'Cuda compilation tools, release 13.0, V13.0.88'\n")  # another binary
+    fake.chmod(0o755)
+    toolchain.ptxas_cuda_version.cache_clear()
+    assert toolchain.ptxas_cuda_version(str(fake)) == 13000
+    toolchain.ptxas_cuda_version.cache_clear()

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import json
 import os
 import shutil
-import subprocess
 
 from tritium.errors import TritiumError
+from tritium.runtime.cache import cache_dir, cache_disabled
 
 from .arch import cuda_of_release
 
@@ -62,12 +63,50 @@ def ptxas_path() -> str | None:
 
 @functools.cache
 def ptxas_cuda_version(path: str) -> int | None:
-    """The CUDA release of the ptxas at ``path`` (12090 for 12.9), from ``ptxas --version``."""
+    """The CUDA release of the ptxas at ``path`` (12090 for 12.9), from ``ptxas --version``; kept in
+    the kernel cache directory by the binary's path, size and time, since the release is part of
+    every cache key and a first launch with a warm cache should not start a process."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    key = f"{path}:{st.st_size}:{st.st_mtime_ns}"
+    memo = None if cache_disabled() else os.path.join(cache_dir(), "ptxas-versions.json")
+    known = _read_json(memo) if memo else {}
+    if key in known:
+        return known[key]
+    import subprocess
+
     try:
         out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30).stdout
     except (OSError, subprocess.SubprocessError):
         return None
-    return cuda_of_release(out)
+    version = cuda_of_release(out)
+    if memo:
+        _write_json(memo, {**known, key: version})
+    return version
+
+
+def _read_json(path: str) -> dict:
+    try:
+        with open(path) as f:
+            found = json.load(f)
+        return found if isinstance(found, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _write_json(path: str, value: dict) -> None:
+    """Written whole, then renamed into place (readers never see half a file); a failure only
+    means asking ptxas again next time."""
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w") as f:
+            json.dump(value, f)
+        os.replace(tmp, path)
+    except OSError:
+        pass
 
 
 @functools.cache
