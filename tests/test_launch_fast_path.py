@@ -81,3 +81,25 @@ def test_changing_the_target_variable_switches_targets_between_launches(monkeypa
         add_kernel[(1,)](x, x, out, 64, BLOCK=64)
         np.testing.assert_array_equal(out, 2 * x)
         assert plugins.get_target() is plugins.targets()[name]
+
+
+def test_a_warm_launch_leaves_nothing_for_the_garbage_collector(compiling_target, host_target):
+    """Objects a launch keeps alive (or leaves in reference cycles) wake Python's collector, which
+    then walks every object of the process: on a GPU that was a third of a launch. (CPython's
+    count drifts by a few per hundred launches even when nothing survives.)"""
+    import gc
+
+    x = np.arange(64, dtype=np.float32)
+    out = np.zeros(64, np.float32)
+    for _ in range(3):  # compiled, loaded and every cache warm
+        add_kernel[(1,)](x, x, out, 64, BLOCK=64)
+    gc.collect()
+    gc.disable()
+    try:
+        before = gc.get_count()[0]
+        for _ in range(1000):
+            add_kernel[(1,)](x, x, out, 64, BLOCK=64)
+        left = gc.get_count()[0] - before
+    finally:
+        gc.enable()
+    assert left < 200, f"{left} objects tracked by the collector outlived 1000 launches"
