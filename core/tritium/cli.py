@@ -153,7 +153,7 @@ def cmd_pipeline(args: argparse.Namespace) -> int:
     from . import plugins
     from .runtime.compiler import build_pipeline
 
-    target = plugins.get_target(args.target)
+    target = plugins.get_target(args.target, runnable=False)  # the stages need no device
     stages = build_pipeline(target, target.parse_options({}))
     print(f"target {target.name}:\n{stages}")
     return 0

@@ -548,13 +548,14 @@ def auto_target_info() -> TargetInfo | None:
 _raw_target = raw_reader(TARGET_ENV)
 
 
-def get_target(name: "str | Target | None" = None) -> "Target":
+def get_target(name: "str | Target | None" = None, runnable: bool = True) -> "Target":
     """The target to compile for.
 
     ``name`` None reads ``TRITIUM_TARGET``; None, ``""`` and ``"auto"`` select automatically (see
     ``auto_target_info``). A Target object is returned as it is. Raises ``TargetError`` for an
     unknown name (listing the installed targets), an unavailable target (with its reason) or
-    duplicate target names.
+    duplicate target names. ``runnable=False`` returns a named target that cannot run here, for
+    compiling only (a GPU target on a machine without the GPU).
     """
     if name is not None and not isinstance(name, str):
         return name
@@ -588,7 +589,7 @@ def get_target(name: "str | Target | None" = None) -> "Target":
     for info in infos:
         if info.name == name:
             ok, why = availability(info.target)
-            if not ok:
+            if not ok and runnable:
                 raise TargetError(f"target '{name}' ({info.provider}) is not available: {why}")
             return info.target
     raise TargetError(f"unknown target '{name}' (from {TARGET_ENV} or the target argument); "

@@ -266,7 +266,7 @@ def compile(fn, signature: dict[str, str] | str, constants: dict[str, Any] | Non
     for n in fn.arg_names:
         if n not in signature and n not in constants:
             constants[n] = fn.signature.parameters[n].default
-    tgt = plugins.get_target(target)
+    tgt = plugins.get_target(target, runnable=False)  # compiling needs no device
     ordered = {n: _signature_type(fn.__name__, n, signature[n]) for n in fn.arg_names if n in signature}
     if fn.debug is not None:
         options.setdefault("debug", fn.debug)

@@ -324,3 +324,22 @@ def test_the_ptxas_release_is_asked_once_per_binary_and_remembered(tmp_path, mon
     toolchain.ptxas_cuda_version.cache_clear()
     assert toolchain.ptxas_cuda_version(str(fake)) == 13000
     toolchain.ptxas_cuda_version.cache_clear()
+
+
+def test_nvptx_compiles_by_name_and_lists_its_stages_even_where_it_cannot_run(tmp_path, monkeypatch):
+    import subprocess
+    import sys
+
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
+    k = tritium.compile(_scale_kernel, signature="*fp32,i32", constants={"BLOCK": 128}, target="nvptx")
+    assert ".entry _scale_kernel" in k.asm["ptx"]
+    out = subprocess.run([sys.executable, "-m", "tritium", "pipeline", "--target", "nvptx"], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "tile-layout" in out.stdout and "ptx: " in out.stdout and "cubin: " in out.stdout
+
+
+@tritium.jit
+def _scale_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
