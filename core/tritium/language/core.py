@@ -246,7 +246,8 @@ def _promote_bf16(x: tensor) -> tensor:
 def _propagate(value) -> bool:
     value = _unwrap(value)
     if value not in (PropagateNan.NONE, PropagateNan.ALL):
-        raise semantic.SemanticError(f"propagate_nan must be tl.PropagateNan.NONE or tl.PropagateNan.ALL, got {value!r}")
+        raise semantic.SemanticError(
+            f"propagate_nan must be tl.PropagateNan.NONE or tl.PropagateNan.ALL, got {value!r}")
     return value == PropagateNan.ALL
 
 
