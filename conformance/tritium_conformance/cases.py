@@ -436,3 +436,97 @@ def jit_call(dev: Device) -> list[Output]:
     return [Output("hypot", dev.to_host(hyp), np.hypot(x64, y64)),
             Output("min", dev.to_host(lo), np.minimum(x64, y64)),
             Output("max", dev.to_host(hi), np.maximum(x64, y64))]
+
+
+# -- Triton's math functions (tl.math, tl.clamp, tl.sigmoid, tl.softmax) --------------------------
+_ERF = np.vectorize(math.erf, otypes=[np.float64])
+_MATH_NP = {**NP, "uint64": np.uint64}
+
+
+def _fma_reference(x, y, z):
+    """One rounding of x*y+z: exact in float64 for fp16/fp32 products, float64 itself otherwise."""
+    ref = x.astype(np.float64) * y + z
+    return ref if x.dtype == np.float64 else ref.astype(x.dtype).astype(np.float64)
+
+
+def _umulhi_reference(x, y):
+    bits = np.iinfo(x.dtype).bits
+    mask = (1 << bits) - 1
+    hi = [((int(a) & mask) * (int(b) & mask)) >> bits for a, b in zip(x.tolist(), y.tolist())]
+    return np.array(hi, dtype=np.uint64 if bits == 64 else np.uint32).view(x.dtype)  # the bits, in x's type
+
+
+def _clamp_none(x, lo, hi):
+    r = np.minimum(np.maximum(x.astype(np.float64), lo), hi)
+    return np.where(np.isnan(x), lo.astype(np.float64), r)  # PropagateNan.NONE: NaN gives the bound
+
+
+MATH_FNS = {  # id: (FN, dtype, operand ranges, reference, output dtype or None, (rtol, atol) or None)
+    "erf-fp32": ("erf", "fp32", [(-4, 4)], lambda x: _ERF(x.astype(np.float64)), None, None),
+    "erf-fp64": ("erf", "fp64", [(-6, 6)], lambda x: _ERF(x.astype(np.float64)), None, (1e-15, 1e-16)),
+    "sqrt_rn-fp32": ("sqrt_rn", "fp32", [(0, 1e6)], lambda x: np.sqrt(x), None, (0.0, 0.0)),
+    "sigmoid-fp16": ("sigmoid", "fp16", [(-8, 8)], lambda x: 1 / (1 + np.exp(-x.astype(np.float64))), np.float32,
+                     (2e-3, 1e-4)),  # exp(-x) and 1 + exp(-x) each round to fp16 (2**-11)
+    "sigmoid-fp32": ("sigmoid", "fp32", [(-30, 30)], lambda x: 1 / (1 + np.exp(-x.astype(np.float64))), None,
+                     (1e-5, 0.0)),  # relative everywhere; exp may be an approximation (NVIDIA's ex2)
+    "sigmoid-fp64": ("sigmoid", "fp64", [(-30, 30)], lambda x: 1 / (1 + np.exp(-x.astype(np.float64))), None, None),
+    "div_rn-fp32": ("div_rn", "fp32", [(-1e3, 1e3), (0.5, 8)], lambda x, y: x / y, None, (0.0, 0.0)),
+    "fdiv_ieee-fp32": ("fdiv_ieee", "fp32", [(-1e3, 1e3), (-8, -0.5)], lambda x, y: x / y, None, (0.0, 0.0)),
+    "fdiv-fp16": ("fdiv", "fp16", [(-100, 100), (0.5, 8)], lambda x, y: x.astype(np.float64) / y, np.float32,
+                  (4e-7, 0.0)),  # computed in fp32, as '/' of halves is (NVIDIA's div.full: 2 ulp)
+    "fdiv-fp32": ("fdiv", "fp32", [(-1e3, 1e3), (0.5, 8)], lambda x, y: x.astype(np.float64) / y, None, None),
+    "fdiv-fp64": ("fdiv", "fp64", [(-1e3, 1e3), (0.5, 8)], lambda x, y: x.astype(np.float64) / y, None, None),
+    "fma-fp16": ("fma", "fp16", [(-10, 10)] * 3, _fma_reference, None, (0.0, 0.0)),
+    "fma-fp32": ("fma", "fp32", [(-1e3, 1e3)] * 3, _fma_reference, None, (0.0, 0.0)),
+    "fma-fp64": ("fma", "fp64", [(-1e3, 1e3)] * 3, _fma_reference, None, None),
+    "clamp-fp16": ("clamp", "fp16", [(-4, 4), (-2, -1), (1, 2)], _clamp_none, None, (0.0, 0.0)),
+    "clamp-fp32": ("clamp", "fp32", [(-4, 4), (-2, -1), (1, 2)], _clamp_none, None, (0.0, 0.0)),
+    "clamp-fp64": ("clamp", "fp64", [(-4, 4), (-2, -1), (1, 2)], _clamp_none, None, (0.0, 0.0)),
+    "clamp_nan-fp32": ("clamp_nan", "fp32", [(-4, 4), (-2, -1), (1, 2)],
+                       lambda x, lo, hi: np.minimum(np.maximum(x.astype(np.float64), lo), hi), None, (0.0, 0.0)),
+    "maximum_nan-fp32": ("maximum_nan", "fp32", [(-4, 4)] * 2, lambda x, y: np.maximum(x.astype(np.float64), y),
+                         None, (0.0, 0.0)),
+    "minimum_nan-fp64": ("minimum_nan", "fp64", [(-4, 4)] * 2, lambda x, y: np.minimum(x, y), None, (0.0, 0.0)),
+    **{f"umulhi-{d}": ("umulhi", d, [None] * 2, _umulhi_reference, None, None)
+       for d in ("int32", "uint32", "int64", "uint64")},
+}
+
+
+@cases("mathfn-{kind}-n{n}", kind=MATH_FNS, n=[1, 1000])
+def math_fn(dev: Device, kind: tuple, n: int) -> list[Output]:
+    """Triton's math functions against float64 (or exact integer) references; NaNs in the first
+    operand check NaN propagation where the function has a rule for it."""
+    fn, dtype, ranges, ref, out_t, tol = kind
+    t = _MATH_NP[dtype]
+    rng = rng_for(f"mathfn-{fn}-{dtype}-{n}")
+    args = []
+    for r in ranges:
+        if r is None:
+            info = np.iinfo(t)
+            args.append(rng.integers(info.min, info.max, n, dtype=t, endpoint=True))
+        else:
+            args.append(rng.uniform(r[0], r[1], n).astype(t))
+    if fn in ("clamp", "clamp_nan", "maximum_nan", "minimum_nan", "erf", "sigmoid") and n > 4:
+        args[0][:2] = np.nan
+    args += [args[0]] * (3 - len(args))
+    out = dev.empty(n, out_t or t)
+    dev.launch(K.math_fn_kernel, blocks(n, 256), *(dev.to_device(a) for a in args), out, n, FN=fn, BLOCK=256)
+    want = ref(*args[:len(ranges)])
+    rtol, atol = tol if tol is not None else (None, None)
+    return [Output("out", dev.to_host(out), np.asarray(want), rtol=rtol, atol=atol)]
+
+
+@cases("softmax-fn-{dtype}-dim{dim}{ieee}", dtype=["fp32", "fp64"], dim=[-1, 0, 1], ieee={"": False, "-ieee": True})
+def softmax_fn(dev: Device, dtype: str, dim: int, ieee: bool) -> list[Output]:
+    """``tl.softmax`` along each dimension with keep_dims, and with its defaults on a row."""
+    M, N = 8, 32
+    x = (rng_for(f"softmax-fn-{dtype}-{dim}").standard_normal((M, N)) * 5).astype(NP[dtype])
+    out = dev.full((M, N), np.nan, NP[dtype])
+    dev.launch(K.softmax_fn_kernel, (1,), dev.to_device(x), out, M=M, N=N, DIM=dim, IEEE=ieee)
+    x64 = x.astype(np.float64)
+    got = dev.to_host(out)
+    if dim == -1:
+        x64, got = x64[0], got[0]
+    e = np.exp(x64 - x64.max(axis=max(dim, 0), keepdims=True))
+    return [Output("out", got, e / e.sum(axis=max(dim, 0), keepdims=True), rtol=1e-5 if dtype == "fp32" else None,
+                   atol=1e-7 if dtype == "fp32" else None)]  # fp32 exp and division may approximate (NVIDIA)

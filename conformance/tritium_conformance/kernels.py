@@ -295,3 +295,50 @@ def jit_call_kernel(x_ptr, y_ptr, hyp_ptr, lo_ptr, hi_ptr, n, BLOCK: tl.constexp
     tl.store(hyp_ptr + offs, _hypot(x, y), mask=mask)
     tl.store(lo_ptr + offs, lo, mask=mask)
     tl.store(hi_ptr + offs, hi, mask=mask)
+
+
+# -- Triton's math functions (tl.math, standard.py) -----------------------------------------------
+@triton.jit
+def math_fn_kernel(x_ptr, y_ptr, z_ptr, out_ptr, n, FN: tl.constexpr, BLOCK: tl.constexpr):
+    """One of Triton's math functions, chosen by ``FN``, of up to three operands."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    z = tl.load(z_ptr + offs, mask=mask)
+    if FN == "erf":
+        r = tl.math.erf(x)
+    elif FN == "sqrt_rn":
+        r = tl.math.sqrt_rn(x)
+    elif FN == "sigmoid":
+        r = tl.sigmoid(x)
+    elif FN == "div_rn":
+        r = tl.math.div_rn(x, y)
+    elif FN == "fdiv":
+        r = tl.math.fdiv(x, y)
+    elif FN == "fdiv_ieee":
+        r = tl.math.fdiv(x, y, ieee_rounding=True)
+    elif FN == "umulhi":
+        r = tl.math.umulhi(x, y)
+    elif FN == "fma":
+        r = tl.math.fma(x, y, z)
+    elif FN == "clamp":
+        r = tl.clamp(x, y, z)
+    elif FN == "clamp_nan":
+        r = tl.clamp(x, y, z, propagate_nan=tl.PropagateNan.ALL)
+    elif FN == "maximum_nan":
+        r = tl.maximum(x, y, propagate_nan=tl.PropagateNan.ALL)
+    else:
+        r = tl.minimum(x, y, propagate_nan=tl.PropagateNan.ALL)
+    tl.store(out_ptr + offs, r, mask=mask)
+
+
+@triton.jit
+def softmax_fn_kernel(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr, DIM: tl.constexpr, IEEE: tl.constexpr):
+    """``tl.softmax`` of an M x N tile along ``DIM`` (keep_dims), or of row 0 with the defaults (DIM -1)."""
+    if DIM == -1:
+        offs = tl.arange(0, N)
+        tl.store(out_ptr + offs, tl.softmax(tl.load(x_ptr + offs)))
+    else:
+        offs = tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :]
+        tl.store(out_ptr + offs, tl.softmax(tl.load(x_ptr + offs), DIM, keep_dims=True, ieee_rounding=IEEE))

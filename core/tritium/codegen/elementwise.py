@@ -14,12 +14,14 @@ from llvmlite import ir as ll
 from ..errors import TritiumError
 from ..ir.mlir import ir
 from . import intrinsics
-from .math import TRANSCENDENTAL, MathHooks
+from .math import INTRINSICS, TRANSCENDENTAL, MathHooks
 from .types import const, scalar_of
 
 Emitter = Callable[[ll.IRBuilder, Sequence[ll.Value], ll.Type, Mapping[str, ir.Attribute], MathHooks],
                    ll.Value]
 EMITTERS: dict[str, Emitter] = {}
+#: the unit attribute marking a correctly rounded ``math.sqrt`` / ``arith.divf`` (``tl.sqrt_rn``, ``tl.div_rn``)
+IEEE = "tile.ieee"
 
 
 def emit(builder: ll.IRBuilder, op_name: str, operands: Sequence[ll.Value], result_type: ll.Type,
@@ -49,6 +51,8 @@ def _float(method: str) -> Emitter:
 
 
 def _divf(b, ops, ty, attrs, hooks):
+    if IEEE in attrs:  # tl.div_rn: correctly rounded wherever the target approximates '/'
+        return b.fdiv(*ops)
     return hooks.divide(b, *ops)
 
 
@@ -115,6 +119,8 @@ def _cmpf(b, ops, ty, attrs, hooks):
 def _math(fn: str) -> Emitter:
     """A ``math`` op through the target's hooks; half types compute in f32 (as Triton does)."""
     def emit_math(b, ops, ty, attrs, hooks):
+        if IEEE in attrs:  # tl.sqrt_rn: LLVM's sqrt is correctly rounded on every target
+            return intrinsics.call(b, INTRINSICS[fn], ops)
         narrow = fn in TRANSCENDENTAL and str(scalar_of(ty)) in ("half", "bfloat")
         if not narrow:
             return hooks.call(b, fn, ops)
@@ -160,7 +166,7 @@ EMITTERS.update({
 })
 EMITTERS.update({f"math.{fn}": _math(fn) for fn in (
     "exp", "exp2", "log", "log2", "log10", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "floor",
-    "ceil", "round", "roundeven", "trunc", "absf", "absi", "fma", "copysign")})
+    "ceil", "round", "roundeven", "trunc", "absf", "absi", "fma", "copysign", "erf")})
 
 #: ops whose cost justifies keeping their result in memory rather than recomputing it
 EXPENSIVE = frozenset({"arith.divsi", "arith.divui", "arith.remsi", "arith.remui", "arith.divf",

@@ -43,3 +43,16 @@ def call_aligned(builder: ll.IRBuilder, name: str, args: Sequence[ll.Value], ret
     inst = builder.call(fn, list(args), arg_attrs={pointer_arg: ()})
     inst.arg_attributes[pointer_arg].align = align
     return inst
+
+
+def per_element(b: ll.IRBuilder, args: Sequence[ll.Value], scalar) -> ll.Value:
+    """``scalar(b, scalar_args)`` on scalars, or element by element on vectors (for functions that
+    exist only for scalars: a C library's, a device library's, one PTX instruction)."""
+    ty = args[0].type
+    if not isinstance(ty, ll.VectorType):
+        return scalar(b, list(args))
+    out = ll.Constant(ty, None)
+    for i in range(ty.count):
+        index = ll.Constant(ll.IntType(32), i)
+        out = b.insert_element(out, scalar(b, [b.extract_element(a, index) for a in args]), index)
+    return out

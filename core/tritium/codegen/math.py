@@ -13,7 +13,7 @@ from llvmlite import ir as ll
 
 from ..errors import TritiumError
 from . import intrinsics
-from .types import const
+from .types import const, scalar_of
 
 #: MLIR ``math`` op name -> LLVM intrinsic of the same meaning
 INTRINSICS = {
@@ -24,9 +24,13 @@ INTRINSICS = {
     "absf": "llvm.fabs", "fma": "llvm.fma", "copysign": "llvm.copysign",
 }
 
-#: functions computed in f32 when the argument is f16/bf16 (as Triton does)
+#: functions without an LLVM intrinsic: the C library's (``erff`` for f32), called per element
+LIBM = {"erf": "erf"}
+
+#: functions computed in f32 when the argument is f16/bf16 (as Triton does; fma too, so that no
+#: target needs a half-precision FMA: the f32 product of halves is exact)
 TRANSCENDENTAL = frozenset({"exp", "exp2", "log", "log2", "log10", "sqrt", "rsqrt", "sin", "cos",
-                            "tan", "tanh"})
+                            "tan", "tanh", "erf", "fma"})
 
 
 class MathHooks:
@@ -47,6 +51,11 @@ class MathHooks:
             return builder.fdiv(const(args[0].type, 1.0), intrinsics.call(builder, "llvm.sqrt", args))
         if fn == "absi":
             return intrinsics.call(builder, "llvm.abs", [args[0], ll.Constant(ll.IntType(1), 0)])
+        if fn in LIBM:
+            element = scalar_of(args[0].type)
+            name = LIBM[fn] + ("f" if isinstance(element, ll.FloatType) else "")
+            callee = intrinsics.declare(builder.module, name, element, [element] * len(args))
+            return intrinsics.per_element(builder, args, lambda b, xs: b.call(callee, xs))
         name = INTRINSICS.get(fn)
         if name is None:
             raise TritiumError(f"math function '{fn}' is not supported yet")

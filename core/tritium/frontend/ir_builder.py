@@ -14,7 +14,11 @@ from ..ir.locations import file_line_col
 from ..ir.mlir import arith, ir
 from ..language.dtypes import dtype
 
-_MATH = {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "floor", "ceil", "absf", "absi"}
+_MATH = {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "floor", "ceil", "absf", "absi", "erf",
+         "fma"}
+#: correctly rounded variants (``tl.sqrt_rn``, ``tl.div_rn``): the plain op marked ``tile.ieee``,
+#: which tells a target that approximates the plain op (NVIDIA's sqrt/div) to round exactly
+_IEEE = {"sqrt_rn": "math.sqrt", "divf_rn": "arith.divf"}
 
 
 def scalar_type(t: dtype) -> ir.Type:
@@ -68,6 +72,9 @@ class IRBuilder:
         return tile.ExpandDimsOp(h, tile.i32_attr(axis), res=ir_type(t, shape)).res
 
     def arith(self, op: str, operands: Sequence[ir.Value], t: dtype, shape) -> ir.Value:
+        if op in _IEEE:
+            return ir.Operation.create(_IEEE[op], results=[ir_type(t, shape)], operands=list(operands),
+                                       attributes={"tile.ieee": ir.UnitAttr.get()}).result
         name = f"math.{op}" if op in _MATH else f"arith.{op}"
         return ir.Operation.create(name, results=[ir_type(t, shape)], operands=list(operands)).result
 

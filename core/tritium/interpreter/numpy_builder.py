@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import linecache
+import math
 import sys
 from typing import Any, Callable
 
@@ -45,11 +46,23 @@ _ARITH: dict[str, Callable] = {
     "remsi": np.fmod, "remui": np.remainder, "remf": np.fmod, "andi": np.bitwise_and,
     "ori": np.bitwise_or, "xori": np.bitwise_xor, "shli": np.left_shift, "shrsi": np.right_shift,
     "shrui": np.right_shift, "negf": np.negative, "maxnumf": np.fmax, "minnumf": np.fmin,
+    "maximumf": np.maximum, "minimumf": np.minimum,
     "maxsi": np.maximum, "maxui": np.maximum, "minsi": np.minimum, "minui": np.minimum,
     "exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sqrt": np.sqrt,
     "rsqrt": lambda x: 1 / np.sqrt(x), "sin": np.sin, "cos": np.cos, "floor": np.floor,
-    "ceil": np.ceil, "absf": np.abs, "absi": np.abs,
+    "ceil": np.ceil, "absf": np.abs, "absi": np.abs, "sqrt_rn": np.sqrt, "divf_rn": np.divide,
+    "erf": lambda x: _ERF(x).astype(x.dtype), "fma": lambda x, y, z: _fma(x, y, z),
 }
+_ERF = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def _fma(x, y, z):
+    """x * y + z rounded once where float64 holds the exact product (f16/f32), as a fused op is."""
+    if x.dtype == np.float64:
+        return x * y + z
+    return (x.astype(np.float64) * y + z).astype(x.dtype)
+
+
 _WRAPPING = ("addi", "subi", "muli")
 _CMP = {"lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
         "eq": np.equal, "ne": np.not_equal}

@@ -5,7 +5,10 @@ from .core import (
     load, log, log2, max, max_constancy, max_contiguous, maximum, min, minimum, multiple_of, num_programs,
     program_id, range, rsqrt, sin, sqrt, static_assert, static_range, store, sum, tensor, where, zeros,
 )
-from .core import device_assert, device_print, static_print
+from .core import PropagateNan, clamp, device_assert, device_print, static_print
+from . import math
+from .math import div_rn, erf, fdiv, fma, sqrt_rn, umulhi
+from .standard import sigmoid, softmax
 from .dtypes import (
     bfloat16, dtype, float16, float32, float64, int1, int8, int16, int32, int64, pointer_type, uint8,
     uint16, uint32, uint64,
@@ -22,6 +25,7 @@ __all__ = [
     "rsqrt", "sin", "sqrt", "static_assert", "static_range", "store", "sum", "tensor", "uint8", "uint16",
     "uint32", "uint64", "where", "zeros",
     "device_assert", "device_print", "static_print",
+    "PropagateNan", "clamp", "div_rn", "erf", "fdiv", "fma", "math", "sigmoid", "softmax", "sqrt_rn", "umulhi",
 ]
 
 

@@ -7,11 +7,12 @@ while the interpreter runs. One definition of the language therefore serves both
 
 from __future__ import annotations
 
+import enum
 import operator
 from typing import Any, Sequence
 
 from . import semantic
-from .dtypes import dtype
+from .dtypes import bfloat16, dtype, float32
 
 
 class constexpr:
@@ -210,12 +211,44 @@ def abs(x) -> tensor:  # noqa: A001 - Triton's name
     return semantic.abs(_unwrap(x))
 
 
-def maximum(x, y) -> tensor:
-    return semantic.minmax("max", _unwrap(x), _unwrap(y))
+class PropagateNan(enum.IntEnum):
+    """Whether ``maximum``/``minimum``/``clamp`` of floats return NaN when an operand is NaN (``ALL``)
+    or the other operand (``NONE``, the default), as Triton's ``tl.PropagateNan``."""
+    NONE = 0x0000
+    ALL = 0xFFFF
 
 
-def minimum(x, y) -> tensor:
-    return semantic.minmax("min", _unwrap(x), _unwrap(y))
+def maximum(x, y, propagate_nan=PropagateNan.NONE) -> tensor:
+    return semantic.minmax("max", _unwrap(x), _unwrap(y), _propagate(propagate_nan))
+
+
+def minimum(x, y, propagate_nan=PropagateNan.NONE) -> tensor:
+    return semantic.minmax("min", _unwrap(x), _unwrap(y), _propagate(propagate_nan))
+
+
+def clamp(x, min, max, propagate_nan=PropagateNan.NONE) -> tensor:  # noqa: A002 - Triton's names
+    """``minimum(maximum(x, min), max)`` of floats (bf16 computes in fp32, as in Triton); ``min <= max``
+    is assumed."""
+    x, lo, hi = (_promote_bf16(semantic.to_tensor(_unwrap(v))) for v in (x, min, max))
+    lo, hi = semantic._binary_operands(lo, hi)
+    x, lo = semantic._binary_operands(x, lo)
+    x, hi = semantic._binary_operands(x, hi)
+    if not x.dtype.is_floating():
+        raise semantic.SemanticError(f"tl.clamp supports floating-point values only (as Triton), got {x.dtype}")
+    nan = _propagate(propagate_nan)
+    return semantic.minmax("min", semantic.minmax("max", x, lo, nan), hi, nan)
+
+
+def _promote_bf16(x: tensor) -> tensor:
+    return semantic.cast(x, float32) if x.dtype == bfloat16 else x
+
+
+def _propagate(value) -> bool:
+    value = _unwrap(value)
+    if value not in (PropagateNan.NONE, PropagateNan.ALL):
+        raise semantic.SemanticError(
+            f"propagate_nan must be tl.PropagateNan.NONE or tl.PropagateNan.ALL, got {value!r}")
+    return value == PropagateNan.ALL
 
 
 def sum(input, axis=None, keep_dims=False) -> tensor:  # noqa: A001
@@ -316,8 +349,7 @@ NOT_YET = frozenset({
     "argmax", "argmin", "rand", "randn", "randint", "randint4x", "reshape", "view", "trans",
     "permute", "join", "split", "cat", "interleave", "histogram", "sort", "flip",
     "inline_asm_elementwise", "make_block_ptr", "advance",
-    "make_tensor_descriptor", "debug_barrier", "fma", "erf", "sigmoid", "softmax", "clamp",
-    "umulhi", "xor_sum", "swizzle2d", "zeros_like", "full_like", "ravel", "div_rn", "fdiv", "tanh",
+    "make_tensor_descriptor", "debug_barrier", "xor_sum", "swizzle2d", "zeros_like", "full_like", "ravel", "tanh",
 })
 
 

@@ -510,14 +510,14 @@ def abs(x):  # noqa: A001
     return _emit("absi", (x,), x.dtype, x.shape)
 
 
-def minmax(kind: str, a, b):
+def minmax(kind: str, a, b, propagate_nan: bool = False):
     a, b, t, shape = _typed_operands(a, b)
-    return _emit(_minmax_op(kind, t), (a, b), t, shape)
+    return _emit(_minmax_op(kind, t, propagate_nan), (a, b), t, shape)
 
 
-def _minmax_op(kind: str, t: dtype) -> str:
+def _minmax_op(kind: str, t: dtype, propagate_nan: bool = False) -> str:
     if t.is_floating():
-        return kind + "numf"
+        return kind + ("imumf" if propagate_nan else "numf")
     return kind + ("ui" if t.is_int_unsigned() else "si")
 
 

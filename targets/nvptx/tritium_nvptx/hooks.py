@@ -33,7 +33,7 @@ _BFLY_CLAMP = 0x1F
 _AXES = "xyz"
 #: math functions taken from libdevice: MLIR ``math`` name -> libdevice name (``f`` suffix for f32)
 LIBDEVICE = {"exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2", "log10": "log10", "sin": "sin",
-             "cos": "cos", "tan": "tan", "tanh": "tanh", "rsqrt": "rsqrt"}
+             "cos": "cos", "tan": "tan", "tanh": "tanh", "rsqrt": "rsqrt", "erf": "erf"}
 #: f32 functions computed with ``ex2.approx.f32`` (of x * log2(e) for exp), as Triton does
 _EX2 = {"exp": LOG2E, "exp2": None}
 #: f32 functions with a one-instruction PTX approximation that Triton uses for them
@@ -159,19 +159,19 @@ class NvptxHooks(DeviceHooks):
     # -- math ---------------------------------------------------------------------------------
     def divide(self, builder: ll.IRBuilder, x: ll.Value, y: ll.Value) -> ll.Value:
         if isinstance(scalar_of(x.type), ll.FloatType):
-            return _per_element(builder, [x, y], lambda b, xs: _f32_asm(b, "div.full.f32 $0, $1, $2;", xs))
+            return intrinsics.per_element(builder, [x, y], lambda b, xs: _f32_asm(b, "div.full.f32 $0, $1, $2;", xs))
         return super().divide(builder, x, y)
 
     def call(self, builder: ll.IRBuilder, fn: str, args: Sequence[ll.Value]) -> ll.Value:
         element = scalar_of(args[0].type)
         if fn in _EX2 and isinstance(element, ll.FloatType):
-            return _per_element(builder, args, lambda b, xs: _ex2_approx(b, xs[0], _EX2[fn]))
+            return intrinsics.per_element(builder, args, lambda b, xs: _ex2_approx(b, xs[0], _EX2[fn]))
         if fn in _APPROX and isinstance(element, ll.FloatType):
-            return _per_element(builder, args, lambda b, xs: _f32_asm(b, f"{_APPROX[fn]} $0, $1;", xs))
+            return intrinsics.per_element(builder, args, lambda b, xs: _f32_asm(b, f"{_APPROX[fn]} $0, $1;", xs))
         if fn in LIBDEVICE and isinstance(element, (ll.FloatType, ll.DoubleType)):
             name = f"__nv_{LIBDEVICE[fn]}" + ("f" if isinstance(element, ll.FloatType) else "")
             callee = intrinsics.declare(builder.module, name, element, [element] * len(args))
-            return _per_element(builder, args, lambda b, xs: b.call(callee, xs))
+            return intrinsics.per_element(builder, args, lambda b, xs: b.call(callee, xs))
         return super().call(builder, fn, args)
 
 
@@ -228,18 +228,6 @@ def _f32_asm(b: ll.IRBuilder, text: str, args: Sequence[ll.Value]) -> ll.Value:
     f32 = ll.FloatType()
     asm = ll.InlineAsm(ll.FunctionType(f32, [f32] * len(args)), text, ",".join(["=f"] + ["f"] * len(args)))
     return b.call(asm, list(args))
-
-
-def _per_element(b: ll.IRBuilder, args: Sequence[ll.Value], scalar) -> ll.Value:
-    """``scalar(b, scalar_args)`` on scalars, or element by element on vectors."""
-    ty = args[0].type
-    if not isinstance(ty, ll.VectorType):
-        return scalar(b, list(args))
-    out = ll.Constant(ty, None)
-    for i in range(ty.count):
-        index = ll.Constant(I32, i)
-        out = b.insert_element(out, scalar(b, [b.extract_element(a, index) for a in args]), index)
-    return out
 
 
 def _words(ty: ll.Type, align: int) -> tuple[int, int] | None:

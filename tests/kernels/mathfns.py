@@ -1,0 +1,87 @@
+"""Kernels of the math tests: Triton's math functions selected by a constexpr name."""
+
+import tritium
+import tritium.language as tl
+
+
+@tritium.jit
+def math_kernel(x_ptr, y_ptr, z_ptr, out_ptr, n, FN: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m, other=1)
+    y = tl.load(y_ptr + offs, mask=m, other=1)
+    z = tl.load(z_ptr + offs, mask=m, other=1)
+    if FN == "erf":
+        r = tl.erf(x)
+    elif FN == "math.erf":
+        r = tl.math.erf(x)
+    elif FN == "sqrt_rn":
+        r = tl.sqrt_rn(x)
+    elif FN == "div_rn":
+        r = tl.div_rn(x, y)
+    elif FN == "fdiv":
+        r = tl.fdiv(x, y)
+    elif FN == "fdiv_ieee":
+        r = tl.math.fdiv(x, y, ieee_rounding=True)
+    elif FN == "fma":
+        r = tl.fma(x, y, z)
+    elif FN == "umulhi":
+        r = tl.umulhi(x, y)
+    elif FN == "sigmoid":
+        r = tl.sigmoid(x)
+    elif FN == "clamp":
+        r = tl.clamp(x, y, z)
+    elif FN == "clamp_nan":
+        r = tl.clamp(x, y, z, propagate_nan=tl.PropagateNan.ALL)
+    elif FN == "maximum_nan":
+        r = tl.maximum(x, y, propagate_nan=tl.PropagateNan.ALL)
+    elif FN == "minimum_nan":
+        r = tl.minimum(x, y, tl.PropagateNan.ALL)
+    else:
+        tl.static_assert(False, "unknown FN")
+    tl.store(out_ptr + offs, r, mask=m)
+
+
+@tritium.jit
+def softmax_kernel(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr, DIM: tl.constexpr, KEEP: tl.constexpr,
+                   IEEE: tl.constexpr):
+    offs = tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :]
+    x = tl.load(x_ptr + offs)
+    if DIM == -1:
+        r = tl.softmax(x, ieee_rounding=IEEE)
+    else:
+        r = tl.softmax(x, DIM, keep_dims=KEEP, ieee_rounding=IEEE)
+    tl.store(out_ptr + offs, r)
+
+
+@tritium.jit
+def softmax_row_kernel(x_ptr, out_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    tl.store(out_ptr + offs, tl.softmax(tl.load(x_ptr + offs)))
+
+
+@tritium.jit
+def typed_kernel(x_ptr, y_ptr, FN: tl.constexpr, EXPECT: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, 4))
+    y = tl.load(y_ptr + tl.arange(0, 4))
+    if FN == "erf":
+        r = tl.erf(x)
+    elif FN == "sqrt_rn":
+        r = tl.sqrt_rn(x)
+    elif FN == "div_rn":
+        r = tl.div_rn(x, y)
+    elif FN == "fdiv":
+        r = tl.fdiv(x, y)
+    elif FN == "fma":
+        r = tl.fma(x, y, x)
+    elif FN == "umulhi":
+        r = tl.umulhi(x, y)
+    elif FN == "sigmoid":
+        r = tl.sigmoid(x)
+    elif FN == "clamp":
+        r = tl.clamp(x, y, y)
+    elif FN == "clamp_bad_nan":
+        r = tl.clamp(x, y, y, propagate_nan=3)
+    else:
+        r = tl.softmax(x)
+    tl.static_assert(r.dtype == EXPECT)

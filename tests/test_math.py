@@ -1,0 +1,192 @@
+"""Triton's math functions (``tl.math``, ``erf``, ``fma``, ``sqrt_rn``, ``div_rn``, ``fdiv``, ``umulhi``,
+``clamp``, ``sigmoid``, ``softmax``): values against float64 references on every installed target,
+result types as Triton's, and what Triton refuses."""
+
+import math
+
+import numpy as np
+import pytest
+
+import tritium
+import tritium.language as tl
+
+from .kernels.frontend_only import FrontendOnly
+from .kernels.mathfns import math_kernel, softmax_kernel, softmax_row_kernel, typed_kernel
+
+N = 300  # not a multiple of the block: the last program is ragged
+BLOCK = 128
+_ERF = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def run(target, fn, x, y=None, z=None, out_dtype=None):
+    dev = target.driver
+    y = x if y is None else y
+    z = x if z is None else z
+    out = dev.to_device(np.full(x.shape, 7, out_dtype or x.dtype))
+    math_kernel[(tritium.cdiv(x.size, BLOCK),)](dev.to_device(x), dev.to_device(y), dev.to_device(z), out, x.size,
+                                                FN=fn, BLOCK=BLOCK)
+    return dev.to_host(out)
+
+
+def normal(dtype, seed=0, n=N):
+    return (np.random.default_rng(seed).standard_normal(n) * 2).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("fn", ["erf", "math.erf"])
+def test_erf(target, fn, dtype):
+    x = np.concatenate([normal(dtype), np.array([0.0, -0.0, 6.0, -6.0, np.inf, -np.inf], dtype)])
+    got = run(target, fn, x)
+    tol = 2e-7 if dtype == np.float32 else 1e-15
+    np.testing.assert_allclose(got, _ERF(x.astype(np.float64)), rtol=tol, atol=tol)
+    assert np.isnan(run(target, fn, np.array([np.nan], dtype)))[0]
+
+
+def test_sqrt_rn_and_div_rn_round_exactly(target):
+    x, y = np.abs(normal(np.float32, 1)) * 1e3, normal(np.float32, 2)
+    np.testing.assert_array_equal(run(target, "sqrt_rn", x), np.sqrt(x))  # numpy's f32 sqrt is correctly rounded
+    np.testing.assert_array_equal(run(target, "div_rn", x, y), x / y)
+    np.testing.assert_array_equal(run(target, "fdiv_ieee", x, y), x / y)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_fdiv(target, dtype):
+    x, y = normal(dtype, 3), normal(dtype, 4)
+    got = run(target, "fdiv", x, y, out_dtype=np.float64)
+    ref = x.astype(np.float64) / y  # fp16 divides in fp32 (as '/'), so only fp32 rounding is in the result
+    np.testing.assert_allclose(got, ref, rtol=1e-15 if dtype == np.float64 else 3e-7)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_fma_rounds_once(target, dtype):
+    x, y, z = normal(dtype, 5), normal(dtype, 6), normal(dtype, 7)
+    got = run(target, "fma", x, y, z)
+    ref = x.astype(np.float64) * y + z
+    if dtype == np.float64:
+        np.testing.assert_allclose(got, ref, rtol=1e-15, atol=1e-15)
+    else:  # the product of halves/singles is exact in float64: one rounding to the type is the answer
+        np.testing.assert_array_equal(got, ref.astype(dtype))
+    # a case where an unfused multiply-add loses everything: (1 + e)(1 - e) - 1 = -e*e
+    e = np.float32(2.0**-13)
+    one = np.array([1 + e], np.float32)
+    got = run(target, "fma", one, np.array([1 - e], np.float32), np.array([-1], np.float32))
+    assert got[0] == -(e * e)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.int64, np.uint64])
+def test_umulhi(target, dtype):
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(8)
+    edges = np.array([info.min, info.max, 0, 1, info.max, -1 if info.min else 3], dtype=dtype)
+    x = np.concatenate([rng.integers(info.min, info.max, N, dtype=dtype, endpoint=True), edges])
+    y = np.concatenate([rng.integers(info.min, info.max, N, dtype=dtype, endpoint=True), edges[::-1]])
+    bits = info.bits
+    mask = (1 << bits) - 1
+    ref = [((int(a) & mask) * (int(b) & mask)) >> bits for a, b in zip(x, y)]
+    ref = np.array(ref, dtype=np.uint64 if bits == 64 else np.uint32).view(dtype)
+    np.testing.assert_array_equal(run(target, "umulhi", x, y), ref)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_sigmoid(target, dtype):
+    x = normal(dtype, 9)
+    got = run(target, "sigmoid", x, out_dtype=np.float64)
+    ref = 1 / (1 + np.exp(-x.astype(np.float64)))
+    np.testing.assert_allclose(got, ref, rtol={np.float16: 2e-3, np.float32: 2e-6, np.float64: 1e-14}[dtype])
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_clamp_and_nan_propagation(target, dtype):
+    x = np.concatenate([normal(dtype, 10), np.array([np.nan, 5, -5], dtype)])
+    lo = np.full(x.shape, -0.5, dtype)
+    hi = np.full(x.shape, 1.25, dtype)
+    got = run(target, "clamp", x, lo, hi)
+    ref = np.minimum(np.maximum(x, lo), hi)
+    ref[np.isnan(x)] = -0.5  # PropagateNan.NONE: a NaN x gives the other operand
+    np.testing.assert_array_equal(got, ref)
+    got = run(target, "clamp_nan", x, lo, hi)
+    np.testing.assert_array_equal(got, np.minimum(np.maximum(x, lo), hi))  # numpy propagates NaN
+    y = normal(dtype, 11)[: x.size]
+    y = np.concatenate([y, np.array([1, np.nan, np.nan], dtype)])[: x.size]
+    np.testing.assert_array_equal(run(target, "maximum_nan", x, y), np.maximum(x, y))
+    np.testing.assert_array_equal(run(target, "minimum_nan", x, y), np.minimum(x, y))
+
+
+def _softmax(x, axis):
+    z = np.exp(x - x.max(axis=axis, keepdims=True))
+    return z / z.sum(axis=axis, keepdims=True)
+
+
+@pytest.mark.parametrize("dim,ieee", [(0, False), (1, True), (1, False)])
+def test_softmax_2d(target, dim, ieee):
+    x = np.random.default_rng(12).standard_normal((8, 16)).astype(np.float32) * 4
+    dev = target.driver
+    out = dev.to_device(np.zeros_like(x))
+    softmax_kernel[(1,)](dev.to_device(x), out, M=8, N=16, DIM=dim, KEEP=True, IEEE=ieee)
+    np.testing.assert_allclose(dev.to_host(out), _softmax(x.astype(np.float64), dim), rtol=2e-6, atol=1e-7)
+
+
+def test_softmax_default_dim_without_keep_dims(target):
+    dev = target.driver
+    x = np.random.default_rng(13).standard_normal((16, 16)).astype(np.float32)
+    out = dev.to_device(np.zeros_like(x))
+    softmax_kernel[(1,)](dev.to_device(x), out, M=16, N=16, DIM=-1, KEEP=False, IEEE=False)
+    # Triton's softmax without keep_dims subtracts a (N,)-shaped max: along dim 0 it broadcasts over rows
+    np.testing.assert_allclose(dev.to_host(out), _softmax(x.astype(np.float64), 0), rtol=2e-6, atol=1e-7)
+    row = np.random.default_rng(14).standard_normal(64).astype(np.float32)
+    out = dev.to_device(np.zeros_like(row))
+    softmax_row_kernel[(1,)](dev.to_device(row), out, N=64)
+    np.testing.assert_allclose(dev.to_host(out), _softmax(row.astype(np.float64), 0), rtol=2e-6, atol=1e-8)
+
+
+def result_type(fn, x, y="fp32", expect=None):
+    return tritium.compile(typed_kernel, signature=f"*{x},*{y}", constants={"FN": fn, "EXPECT": expect},
+                           target=FrontendOnly())
+
+
+@pytest.mark.parametrize("fn,x,y,expect", [
+    ("erf", "fp32", "fp32", tl.float32), ("erf", "fp64", "fp32", tl.float64),
+    ("sqrt_rn", "fp32", "fp32", tl.float32), ("div_rn", "fp32", "fp32", tl.float32),
+    ("fdiv", "fp16", "fp16", tl.float32), ("fdiv", "bf16", "bf16", tl.float32), ("fdiv", "fp32", "fp64", tl.float64),
+    ("fma", "fp16", "fp16", tl.float16), ("fma", "bf16", "bf16", tl.bfloat16), ("fma", "fp16", "fp32", tl.float32),
+    ("fma", "fp64", "fp32", tl.float64),
+    ("umulhi", "i32", "i32", tl.int32), ("umulhi", "u32", "u32", tl.uint32), ("umulhi", "i64", "i64", tl.int64),
+    ("umulhi", "u64", "u64", tl.uint64), ("umulhi", "i32", "u32", tl.uint32),
+    ("sigmoid", "fp32", "fp32", tl.float32), ("sigmoid", "fp16", "fp32", tl.float32),
+    ("sigmoid", "fp64", "fp32", tl.float64), ("sigmoid", "i32", "fp32", tl.float32),
+    ("clamp", "fp16", "fp16", tl.float16), ("clamp", "bf16", "bf16", tl.float32), ("clamp", "fp16", "fp32", tl.float32),
+    ("clamp", "fp64", "fp64", tl.float64),
+    ("softmax", "fp32", "fp32", tl.float32), ("softmax", "fp64", "fp32", tl.float64),
+])
+def test_result_types_are_tritons(fn, x, y, expect):
+    result_type(fn, x, y, expect)  # the kernel's tl.static_assert checks the type
+
+
+@pytest.mark.parametrize("fn,x,y,message", [
+    ("erf", "fp16", "fp32", "tl.erf expects fp32 or fp64 operands"),
+    ("erf", "i32", "fp32", "tl.erf expects fp32 or fp64 operands"),
+    ("sqrt_rn", "fp64", "fp32", "tl.sqrt_rn expects fp32 operands"),
+    ("div_rn", "fp32", "fp64", "tl.div_rn expects fp32 operands"),
+    ("div_rn", "fp16", "fp32", "tl.div_rn expects fp32 operands"),
+    ("umulhi", "fp32", "fp32", "tl.umulhi expects int32 or int64 or uint32 or uint64 operands"),
+    ("umulhi", "i16", "i16", "tl.umulhi expects int32"),
+    ("fdiv", "i32", "fp32", "both operands of tl.fdiv must be floating point"),
+    ("fma", "i32", "i32", "tl.fma needs floating-point operands"),
+    ("clamp", "i32", "i32", "tl.clamp supports floating-point values only"),
+    ("clamp_bad_nan", "fp32", "fp32", "propagate_nan must be tl.PropagateNan.NONE or tl.PropagateNan.ALL"),
+])
+def test_what_triton_refuses(fn, x, y, message):
+    with pytest.raises(tritium.CompilationError) as info:
+        result_type(fn, x, y, tl.float32)
+    assert message in str(info.value) and "mathfns.py:" in str(info.value)
+
+
+def test_math_namespace_is_tritons():
+    triton_math = {"umulhi", "exp", "exp2", "log", "log2", "cos", "sin", "sqrt", "sqrt_rn", "rsqrt", "abs", "fdiv",
+                   "div_rn", "erf", "floor", "ceil", "fma"}
+    assert triton_math <= set(dir(tl.math)) and set(tl.math.__all__) == triton_math
+    for name in ("exp", "sqrt", "abs", "floor", "erf", "fma", "umulhi", "sqrt_rn", "div_rn", "fdiv"):
+        assert getattr(tl.math, name) is getattr(tl, name)
+    assert tl.PropagateNan.NONE == 0 and tl.PropagateNan.ALL == 0xFFFF
+    for name in ("isnan", "isinf"):  # Triton 3.6's tl and tl.math do not have them either
+        assert not hasattr(tl, name) and not hasattr(tl.math, name)
