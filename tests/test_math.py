@@ -190,3 +190,13 @@ def test_math_namespace_is_tritons():
     assert tl.PropagateNan.NONE == 0 and tl.PropagateNan.ALL == 0xFFFF
     for name in ("isnan", "isinf"):  # Triton 3.6's tl and tl.math do not have them either
         assert not hasattr(tl, name) and not hasattr(tl.math, name)
+
+
+def test_softmax_along_dim_1_without_keep_dims_is_right_on_square_tiles(target):
+    """Triton broadcasts the row maxima and sums along the wrong dimension here (a silently wrong
+    answer on square tiles, a shape error on others); tritium keeps the reduced dimension."""
+    dev = target.driver
+    x = np.random.default_rng(15).standard_normal((16, 16)).astype(np.float32)
+    out = dev.to_device(np.zeros_like(x))
+    softmax_kernel[(1,)](dev.to_device(x), out, M=16, N=16, DIM=1, KEEP=False, IEEE=False)
+    np.testing.assert_allclose(dev.to_host(out), _softmax(x.astype(np.float64), 1), rtol=2e-6, atol=1e-7)

@@ -14,9 +14,12 @@ def sigmoid(x) -> core.tensor:
 
 
 def softmax(x, dim=None, keep_dims=False, ieee_rounding=False) -> core.tensor:
-    """``exp(x - max) / sum(exp(x - max))`` along ``dim`` (0 when None), as Triton computes it."""
+    """``exp(x - max) / sum(exp(x - max))`` along ``dim`` (0 when None), as Triton computes it; the
+    result has ``x``'s shape. The max and the sum always keep their dimension, so they broadcast back
+    along ``dim``: Triton's, without ``keep_dims``, broadcast along the last dimension instead, a
+    wrong answer (or a shape error) for ``dim`` >= 1 that is not repeated here."""
     dim = 0 if _unwrap(dim) is None else _unwrap(dim)
-    z = x - core.max(x, dim, keep_dims=keep_dims)
+    z = x - core.max(x, dim, keep_dims=True)
     num = core.exp(z)
-    den = core.sum(num, dim, keep_dims=keep_dims)
+    den = core.sum(num, dim, keep_dims=True)
     return math.fdiv(num, den, ieee_rounding)
