@@ -49,7 +49,7 @@ class Worker:
                  workdir: str | None = None):
         self.argv, self.timeout, self.env, self.workdir = argv, timeout, env, workdir
         self.proc: subprocess.Popen | None = None
-        self.used = False  #: whether the running process has been sent a request
+        self.used = False  #: whether the running process (if any) has been sent a request
 
     def start(self) -> Death | None:
         """Start a fresh process (closing a running one); a ``Death`` when it dies while setting up."""
@@ -57,7 +57,6 @@ class Worker:
         self.errlog = tempfile.TemporaryFile(dir=self.workdir)
         self.proc = subprocess.Popen([sys.executable, "-m", *self.argv], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self.errlog, env=self.env, bufsize=0)
-        self.used = False
         line = self.receive(max(self.timeout, 60.0))
         if isinstance(line, Death) or line == READY:
             return line if isinstance(line, Death) else None
@@ -91,7 +90,8 @@ class Worker:
             code = self.proc.wait()
             self.errlog.seek(0)
             tail = self.errlog.read().decode(errors="replace").strip().splitlines()[-TAIL_LINES:]
-            return self._died(Death("crash", exit_description(code) + ("; stderr: " + " | ".join(tail) if tail else "")))
+            stderr = "; stderr: " + " | ".join(tail) if tail else ""
+            return self._died(Death("crash", exit_description(code) + stderr))
         return line.decode().rstrip("\n")
 
     def _died(self, death: Death) -> Death:
@@ -99,6 +99,7 @@ class Worker:
         return death
 
     def close(self) -> None:
+        self.used = False
         if self.proc is not None:
             if self.proc.poll() is None:
                 self.proc.kill()
