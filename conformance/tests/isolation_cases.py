@@ -12,6 +12,16 @@ from tritium_conformance.kernels import add_kernel
 from tritium_conformance.suite import Device, Output, cases
 
 
+@cases("isolation-loses-the-device")
+def loses_the_device(dev: Device) -> list[Output]:
+    """As a device fault on a GPU: the case fails and the process cannot use the device again."""
+    def lost(*args, **kwargs):
+        raise RuntimeError("the device is lost")
+
+    dev.to_device = dev.launch = lost
+    raise RuntimeError("an illegal address")
+
+
 @cases("isolation-add-n{n}", n=[1, 5, 9, 13])
 def add(dev: Device, n: int) -> list[Output]:
     x = np.arange(n, dtype=np.float32)

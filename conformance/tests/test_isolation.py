@@ -80,6 +80,18 @@ def test_a_crash_that_needs_an_earlier_case_is_still_a_crash(tmp_path):
     assert r["message"].startswith("killed by SIGABRT, after other cases in the same process; alone it gives pass")
 
 
+def test_the_cases_after_one_that_loses_the_device_run_in_a_fresh_worker(tmp_path):
+    """Without a fresh worker, every case after it would fail (as after a device fault on a GPU)."""
+    code, results = _run(tmp_path, "-k", "isolation-loses", "-k", "isolation-add")  # batches of 2
+    assert code == 1
+    assert [(i, r["status"]) for i, r in results.items()] == [
+        ("isolation-loses-the-device", "fail"), ("isolation-add-n1", "pass"), ("isolation-add-n5", "pass"),
+        ("isolation-add-n9", "pass"), ("isolation-add-n13", "pass")]
+    message = results["isolation-loses-the-device"]["message"]
+    assert message.startswith("RuntimeError: an illegal address (at isolation_cases.py:")
+    assert message.endswith("; the device was unusable after it: the cases after it ran in a fresh worker")
+
+
 @pytest.fixture
 def gaps():
     declared: dict[str, str] = {}

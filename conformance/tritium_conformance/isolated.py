@@ -8,7 +8,8 @@ alone it is reported as ``crash``, with how it died (signal or exit status, the 
 stderr); when it does not, it is a crash too, and says so (an earlier case may have left the
 process broken). A death at the first case of a fresh worker is that case's own. A case without
 a result within the time limit is a ``timeout``; its worker is killed. The cases of a dead
-worker's batch that had not started go on in another worker, as a batch.
+worker's batch that had not started go on in another worker, as a batch; so do those after a
+case that raised and left the device unusable (a GPU's context is lost after a device fault).
 """
 
 from __future__ import annotations
@@ -21,12 +22,14 @@ import threading
 import time
 from typing import Callable, Iterable
 
-from .suite import (CASES, CRASH, TIMEOUT, XFAIL, Case, CompileOnlyDevice, Device, Result, check_case, declared_gap,
+from .suite import (CASES, CRASH, FAIL, TIMEOUT, XFAIL, Case, CompileOnlyDevice, Device, Result, check_case, declared_gap,
                     installed_target, load_cases)
 from .workers import Death, Worker, serve
 
-#: the most cases a worker gets at a time (a crash re-runs its unfinished ones one by one)
+#: the most cases a worker gets at a time
 BATCH = 8
+#: what a worker says after a case that left its device unusable, before it stops
+RETIRE = "retire"
 
 
 class WorkerStartError(RuntimeError):
@@ -82,7 +85,8 @@ def run_isolated(target: str, selected: Iterable[Case], expectations: dict[str, 
         finally:
             worker.close()
 
-    threads = [threading.Thread(target=lane) for _ in range(lanes)] if ids else []
+    # daemons: an interrupted run (Ctrl-C, whose SIGINT reaches the workers too) does not wait for them
+    threads = [threading.Thread(target=lane, daemon=True) for _ in range(lanes)] if ids else []
     for th in threads:
         th.start()
     for th in threads:
@@ -104,6 +108,11 @@ def _run_task(worker: Worker, task: _Task, gaps: dict[str, str | None], tasks: q
     done = 0
     while answer is None and done < len(task.ids):
         answer = worker.receive()
+        if answer == RETIRE:
+            worker.close()
+            if task.ids[done:]:
+                tasks.put(_Task(task.ids[done:]))
+            return
         if isinstance(answer, str):
             r = Result(**json.loads(answer))
             record(_not_alone(r, task.died_before, gaps[r.case_id]) if task.died_before else r)
@@ -150,7 +159,14 @@ def main(argv: list[str] | None = None) -> None:
 
     def handle(request: str):
         for case_id, gap in json.loads(request):
-            yield json.dumps(dataclasses.asdict(check_case(CASES[case_id], dev, gap)))
+            r = check_case(CASES[case_id], dev, gap)
+            retire = r.max_error is None and r.status in (FAIL, XFAIL) and not dev.usable()
+            if retire:
+                r.message += "; the device was unusable after it: the cases after it ran in a fresh worker"
+            yield json.dumps(dataclasses.asdict(r))
+            if retire:
+                yield RETIRE
+                return
 
     serve(handle)
 

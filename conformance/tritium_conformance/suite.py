@@ -127,6 +127,14 @@ class Device:
         self.driver.synchronize()
         return np.asarray(self.driver.to_host(buffer))
 
+    def usable(self) -> bool:
+        """Whether data still goes to the device and back: after a device fault (an illegal
+        address on a GPU) the process may have lost its device for good."""
+        try:
+            return self.to_host(self.to_device(np.arange(4, dtype=np.int32))).tolist() == [0, 1, 2, 3]
+        except Exception:
+            return False
+
     def launch(self, kernel: Any, grid: Any, *args: Any, **kwargs: Any) -> None:
         """``kernel[grid](*args, **kwargs)`` on this device's target, whatever TRITIUM_TARGET says."""
         from tritium.runtime.launch import run_kernel
