@@ -56,6 +56,8 @@ def test_a_case_that_kills_its_worker_is_a_crash_and_the_run_goes_on_with_one_or
     assert "CRASH  isolation-abort" in out
     report = (tmp_path / "report.md").read_text()
     assert "| `isolation-segfault` | crash |  |" in report and "3 crashed" in report
+    assert "\n- Crashed or timed out: `isolation-abort` (crash), `isolation-segfault` (crash), `isolation-exit` " \
+        "(crash)\n" in report
     code, alone = _run(tmp_path, *CRASHES, "-n", "1", name="one-worker")  # the same results with one worker
     assert code == 1 and list(alone) == list(results)
     assert [(r["status"], r["message"]) for r in alone.values()] == \

@@ -39,8 +39,7 @@ class WorkerStartError(RuntimeError):
 @dataclasses.dataclass
 class _Task:
     ids: list[str]
-    alone: bool = False      #: run in a fresh worker (one case that was in a dead worker's batch)
-    died_before: str = ""    #: how the batch's worker died while running this case
+    died_before: str = ""  #: how a worker died while running this case after others: it runs alone now
 
 
 def run_isolated(target: str, selected: Iterable[Case], expectations: dict[str, str], workers: int = 1,
@@ -98,7 +97,7 @@ def run_isolated(target: str, selected: Iterable[Case], expectations: dict[str, 
 
 def _run_task(worker: Worker, task: _Task, gaps: dict[str, str | None], tasks: queue.Queue,
               record: Callable[[Result], None]) -> None:
-    if task.alone and worker.used:
+    if task.died_before and worker.used:
         worker.close()
     fresh = not worker.used  # then a death at the first case is that case's own
     t0 = time.perf_counter()
@@ -125,7 +124,7 @@ def _run_task(worker: Worker, task: _Task, gaps: dict[str, str | None], tasks: q
     elif fresh and done == 0:
         record(_dead(case, CRASH, answer.how, gaps[case], seconds))
     else:
-        tasks.put(_Task([case], alone=True, died_before=answer.how))
+        tasks.put(_Task([case], died_before=answer.how))
     if rest:  # cases that never started: not suspects
         tasks.put(_Task(rest))
 
