@@ -22,8 +22,8 @@ import threading
 import time
 from typing import Callable, Iterable
 
-from .suite import (CASES, CRASH, FAIL, TIMEOUT, XFAIL, Case, CompileOnlyDevice, Device, Result, check_case, declared_gap,
-                    installed_target, load_cases)
+from .suite import (CASES, CRASH, FAIL, TIMEOUT, XFAIL, Case, CompileOnlyDevice, Device, Result, check_case,
+                    declared_gap, installed_target, load_cases)
 from .workers import Death, Worker, serve
 
 #: the most cases a worker gets at a time
@@ -137,9 +137,9 @@ def _dead(case_id: str, status: str, how: str, gap: str | None, seconds: float) 
 
 def _not_alone(r: Result, how: str, gap: str | None) -> Result:
     """A case that killed its batch's worker, run alone without dying: still a crash."""
-    return _dead(r.case_id, CRASH, f"{how}, after other cases in the same process; alone it gives {r.status}"
-                 f"{': ' + r.message if r.message else ''} (an earlier case may have left the process broken)",
-                 gap, r.seconds)
+    return _dead(r.case_id, CRASH, f"died after other cases in the same process ({how}); alone it gives "
+                 f"{r.status}{': ' + r.message if r.message else ''} (an earlier case may have left the process "
+                 "broken)", gap, r.seconds)
 
 
 def main(argv: list[str] | None = None) -> None:

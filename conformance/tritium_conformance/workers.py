@@ -11,7 +11,9 @@ initialisation is unsafe.
 from __future__ import annotations
 
 import dataclasses
+import faulthandler
 import os
+import re
 import select
 import signal
 import subprocess
@@ -20,8 +22,8 @@ import tempfile
 from typing import Callable, Iterable
 
 READY = "ready"
-#: lines of a dead worker's stderr that its ``Death`` quotes
-TAIL_LINES = 6
+#: lines of a dead worker's stderr that its ``Death`` quotes, and innermost Python frames
+TAIL_LINES, FRAMES = 6, 3
 
 
 @dataclasses.dataclass
@@ -40,6 +42,18 @@ def exit_description(code: int) -> str:
         except ValueError:
             return f"killed by signal {-code}"
     return f"exited with status {code}"
+
+
+def stderr_tail(text: str) -> list[str]:
+    """The last lines of a dead worker's stderr; when ``faulthandler`` dumped the Python stack of a
+    fatal signal, the last lines before the dump and the innermost frames of the dump, in short."""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    fatal = next((i for i, line in enumerate(lines) if line.startswith("Fatal Python error")), None)
+    if fatal is None:
+        return lines[-TAIL_LINES:]
+    frames = [re.sub(r'File "(?:[^"]*/)?([^"/]+)", line (\d+) in (.*)', r"at \1:\2 in \3", line.strip())
+              for line in lines[fatal:] if line.strip().startswith("File ")]
+    return lines[:fatal][-TAIL_LINES:] + frames[:FRAMES]
 
 
 class Worker:
@@ -89,7 +103,7 @@ class Worker:
         if not line:
             code = self.proc.wait()
             self.errlog.seek(0)
-            tail = self.errlog.read().decode(errors="replace").strip().splitlines()[-TAIL_LINES:]
+            tail = stderr_tail(self.errlog.read().decode(errors="replace"))
             stderr = "; stderr: " + " | ".join(tail) if tail else ""
             return self._died(Death("crash", exit_description(code) + stderr))
         return line.decode().rstrip("\n")
@@ -112,8 +126,10 @@ def serve(handle: Callable[[str], Iterable[str]]) -> None:
     """The worker's side: answer each request line on stdin with the lines ``handle`` yields.
 
     Answers go to a private copy of stdout; what the work itself prints (a kernel's
-    ``device_print``, a library's chatter) is sent to stderr so that it cannot garble them.
+    ``device_print``, a library's chatter) is sent to stderr so that it cannot garble them. A
+    fatal signal dumps the Python stack to stderr (``faulthandler``): where the process died.
     """
+    faulthandler.enable()
     answers = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1)
     sys.stdout.flush()
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
