@@ -100,10 +100,10 @@ def _run_task(worker: Worker, task: _Task, gaps: dict[str, str | None], tasks: q
     if task.died_before and worker.used:
         worker.close()
     fresh = not worker.used  # then a death at the first case is that case's own
-    t0 = time.perf_counter()
     answer: str | Death | None = worker.send(json.dumps([[i, gaps[i]] for i in task.ids]))
     if isinstance(answer, Death):
         raise WorkerStartError(f"a worker process ({' '.join(worker.argv)}) did not start: {answer.how}")
+    t0 = time.perf_counter()  # the worker is ready: a dead case's seconds leave its start out
     done = 0
     while answer is None and done < len(task.ids):
         answer = worker.receive()
