@@ -49,7 +49,7 @@ def _no_device_target(fail_kernel: str = ""):
 @pytest.fixture
 def no_device(monkeypatch, tmp_path):
     """Registers ``cpu-nodevice`` (its binary stage refuses softmax_kernel) and, when asked,
-    declared gaps for it."""
+    declared gaps for it: in this process only, so the tests run it with ``-n 0``."""
     monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path / "cache"))
     gaps: dict[str, str] = {}
     target = _no_device_target("softmax_kernel")
@@ -62,28 +62,36 @@ def no_device(monkeypatch, tmp_path):
 
 
 def test_compile_only_compiles_for_a_target_that_cannot_run_here(no_device, capsys):
-    assert main(["--target", "cpu-nodevice", "-k", "vector_add-n17-block32"]) == 2  # cannot run here
+    assert main(["--target", "cpu-nodevice", "-n", "0", "-k", "vector_add-n17-block32"]) == 2  # cannot run here
     assert "not available: no device in this test" in capsys.readouterr().err
-    assert main(["--target", "cpu-nodevice", "--compile-only", "-k", "vector_add-n17", "-k", "loop-while"]) == 0
+    assert main(["--target", "cpu-nodevice", "-n", "0", "--compile-only", "-k", "vector_add-n17",
+                 "-k", "loop-while"]) == 0
     out = capsys.readouterr().out
     assert "compile only (cannot run here: no device in this test)" in out
-    assert "3 cases: 3 compiled, 0 failed to compile, 0 xfailed" in out
+    assert "3 cases: 3 compiled, 0 failed to compile, 0 crashed, 0 timed out, 0 xfailed" in out
     assert re.search(r"COMPILED vector_add-n17-block32 .*ms", out)
 
 
+def test_workers_that_cannot_start_are_a_usage_error_not_crashes(no_device, capsys):
+    assert main(["--target", "cpu-nodevice", "--compile-only", "-k", "vector_add-n17-block32"]) == 2
+    err = capsys.readouterr().err
+    assert "tritium-conformance: a worker process (tritium_conformance.isolated --target cpu-nodevice " in err
+    assert "did not start: exited with status 1; stderr: " in err and "unknown target 'cpu-nodevice'" in err
+
+
 def test_a_compile_error_fails_the_case_and_the_run(no_device, capsys):
-    assert main(["--target", "cpu-nodevice", "--compile-only", "-k", "vector_add-n17-block32",
+    assert main(["--target", "cpu-nodevice", "-n", "0", "--compile-only", "-k", "vector_add-n17-block32",
                  "-k", "softmax-1x1-"]) == 1
     out = capsys.readouterr().out
-    assert "3 cases: 1 compiled, 2 failed to compile, 0 xfailed" in out
+    assert "3 cases: 1 compiled, 2 failed to compile, 0 crashed, 0 timed out, 0 xfailed" in out
     assert "RuntimeError: the binary stage refuses softmax_kernel" in out
 
 
 def test_a_declared_gap_that_fails_to_compile_is_xfail(no_device, capsys):
     no_device["softmax-*"] = "softmax is a known gap"
-    assert main(["--target", "cpu-nodevice", "--compile-only", "-k", "vector_add-n17-block32",
+    assert main(["--target", "cpu-nodevice", "-n", "0", "--compile-only", "-k", "vector_add-n17-block32",
                  "-k", "softmax-1x1-"]) == 0
-    assert "3 cases: 1 compiled, 0 failed to compile, 2 xfailed" in capsys.readouterr().out
+    assert "3 cases: 1 compiled, 0 failed to compile, 0 crashed, 0 timed out, 2 xfailed" in capsys.readouterr().out
 
 
 def test_compile_case_runs_nothing_and_specialises_like_a_launch():
@@ -124,7 +132,7 @@ def test_report_on_the_cpu_target(tmp_path, monkeypatch, capsys):
     assert re.search(r"- Date: \d{4}-\d\d-\d\d \d\d:\d\d UTC", text)
     assert re.search(r"- Versions: python \d+\.\d+\.\d+, tritium [\d.]+( \(commit [0-9a-f]{12}\))?,.* llvmlite [\d.]+",
                      text)
-    assert "- Result: 2 cases: 2 passed, 0 failed, 0 xfailed" in text
+    assert "- Result: 2 cases: 2 passed, 0 failed, 0 crashed, 0 timed out, 0 xfailed" in text
     rows = [line for line in text.splitlines() if line.startswith("| `")]
     assert [r.split(" | ")[:2] for r in rows] == [["| `vector_add-n17-block32`", "pass"],
                                                   ["| `grid-2d-tiles`", "pass"]]

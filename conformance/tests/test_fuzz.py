@@ -126,7 +126,7 @@ def test_worker_reports_a_crash_and_goes_on(tmp_path):
     try:
         stem, k = _job(tmp_path, 1, "import os\nos.abort()\n")
         res = w.run(stem)
-        assert "crash" in res and "signal" in res["crash"]
+        assert "crash" in res and "killed by SIGABRT" in res["crash"]
         assert fuzz.compare(k, {"interpreter": res})[0].kind == "crash"
         stem, k = _job(tmp_path, 2, "import tritium as triton\nimport tritium.language as tl\n\n"
                                     "@triton.jit\ndef kernel(out):\n    tl.store(out, 7)\n")

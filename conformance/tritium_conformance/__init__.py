@@ -6,7 +6,9 @@ report: each case passes, fails (with its largest error), or is an expected fail
 that the target declared through the ``tritium_conformance_expectations`` hook, keyed by case id
 (shell-style patterns such as ``"cast-*fp16*"`` are accepted). ``--list`` shows the case ids.
 ``--compile-only`` compiles every case without running it (a GPU target on a machine without a GPU);
-``--report PATH`` writes the results as Markdown with the device, date and versions.
+``--report PATH`` writes the results as Markdown with the device, date and versions. Cases run in
+worker processes (``-n N``, ``isolated.py``), so a case that kills its process is reported as a
+crash and the run goes on.
 """
 
 from . import cases as _cases  # noqa: F401  (registers the cases)

@@ -1,10 +1,14 @@
 """The ``tritium-conformance`` command: run the suite on one target and print a report.
 
-Exit status: 0 when no case failed unexpectedly, 1 when one did, 2 for a usage error (unknown or
-unavailable target, no case matching ``-k``). ``--compile-only`` compiles every case instead of running
-it, on a target that need not be available here (a GPU target without a GPU): exit status 1 when a
-compile failed outside the target's declared gaps. ``--report PATH`` writes the results as Markdown. ``--fuzz N`` runs the differential tester instead
-(``fuzz.py``): exit status 1 when any kernel mismatches, crashes, hangs or fails to compile.
+Cases run in worker processes (``-n N``, ``isolated.py``): a case that kills its process is reported
+as a crash, one that hangs as a timeout, and the run goes on. Exit status: 0 when no case failed,
+crashed or timed out unexpectedly (declared gaps excepted), 1 when one did, 2 for a usage error
+(unknown or unavailable target, no case matching ``-k``, workers that cannot start).
+``--compile-only`` compiles every case instead of running it, on a target that need not be
+available here (a GPU target without a GPU): exit status 1 when a compile failed outside the
+target's declared gaps. ``--report PATH`` writes the results as Markdown. ``--fuzz N`` runs the
+differential tester instead (``fuzz.py``): exit status 1 when any kernel mismatches, crashes,
+hangs or fails to compile.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import sys
 import time
 
 from . import CASES, CompileOnlyDevice, Device, Result, run_suite, select
-from .suite import COMPILED, FAIL, PASS, XFAIL, XPASS
+from .suite import COMPILED, CRASH, FAIL, PASS, TIMEOUT, XFAIL, XPASS, installed_target, load_cases
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -34,6 +38,14 @@ def _parser() -> argparse.ArgumentParser:
                    help="compile every selected case through the target's binary stage without running it; the "
                    "target need not be available here (e.g. nvptx without a GPU). Kernels found in the disk cache "
                    "are not compiled again: TRITIUM_CACHE_DISABLE=1 runs every stage")
+    p.add_argument("-n", dest="workers", type=int, default=1, metavar="N",
+                   help="worker processes the cases run in (default 1); a case that kills its worker is reported as "
+                   "a crash and the run goes on. 0: run in this process, without that isolation (for a debugger)")
+    p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                   help="seconds before a case (default 120) or a fuzzed kernel (default 60) counts as hung")
+    p.add_argument("--cases", action="append", default=[], metavar="FILE",
+                   help="also register the cases that the Python file FILE defines with "
+                   "tritium_conformance.suite.cases (repeatable)")
     p.add_argument("--report", metavar="PATH", help="also write a Markdown report (device, date, versions, one row per "
                    "case) to PATH; a directory gets <target>-<device>.md")
     fz = p.add_argument_group("differential fuzzing (instead of the suite)")
@@ -44,7 +56,6 @@ def _parser() -> argparse.ArgumentParser:
     fz.add_argument("--without", action="append", default=[], metavar="KIND",
                     help="generate no statement or load of KIND (repeatable; e.g. helper, mode, offset-bool: to "
                     "look past a known bug; the same seed then gives another kernel)")
-    fz.add_argument("--timeout", type=float, default=60.0, help="seconds before a kernel counts as hung")
     return p
 
 
@@ -74,7 +85,8 @@ def fuzz_main(args: argparse.Namespace) -> int:
             print("    " + found[0].source.replace("\n", "\n    ").rstrip(), flush=True)
 
     t0 = time.perf_counter()
-    findings = fuzz.run(range(args.seed, args.seed + args.fuzz), targets, args.jobs, args.timeout, show,
+    timeout = 60.0 if args.timeout is None else args.timeout
+    findings = fuzz.run(range(args.seed, args.seed + args.fuzz), targets, args.jobs, timeout, show,
                          frozenset(args.without))
     seeds = sorted({f.seed for f in findings})
     print(f"{args.fuzz} kernels in {time.perf_counter() - t0:.1f} s: {len(findings)} findings in {len(seeds)} "
@@ -92,27 +104,13 @@ def _line(r: Result) -> str:
 
 
 def summary(results: list[Result], seconds: float, compile_only: bool = False) -> str:
-    counts = {s: sum(r.status == s for r in results) for s in (PASS, FAIL, XFAIL, XPASS, COMPILED)}
+    counts = {s: sum(r.status == s for r in results) for s in (PASS, FAIL, CRASH, TIMEOUT, XFAIL, XPASS, COMPILED)}
+    died = f"{counts[CRASH]} crashed, {counts[TIMEOUT]} timed out"
     if compile_only:
-        return (f"{len(results)} cases: {counts[COMPILED]} compiled, {counts[FAIL]} failed to compile, "
+        return (f"{len(results)} cases: {counts[COMPILED]} compiled, {counts[FAIL]} failed to compile, {died}, "
                 f"{counts[XFAIL]} xfailed (declared gaps) in {seconds:.1f} s")
-    return (f"{len(results)} cases: {counts[PASS]} passed, {counts[FAIL]} failed, {counts[XFAIL]} xfailed "
+    return (f"{len(results)} cases: {counts[PASS]} passed, {counts[FAIL]} failed, {died}, {counts[XFAIL]} xfailed "
             f"(declared gaps), {counts[XPASS]} xpassed in {seconds:.1f} s")
-
-
-def _installed_target(name: str | None) -> object:
-    """``--compile-only``'s target: installed and compiling, available here or not."""
-    from tritium import plugins
-    from tritium.errors import TargetError
-
-    name = (name or os.environ.get(plugins.TARGET_ENV, "")).strip()
-    target = plugins.get_target(name) if not name or name == "auto" else plugins.targets().get(name)
-    if target is None:
-        raise TargetError(f"unknown target '{name}'; installed targets: {', '.join(plugins.targets()) or 'none'}")
-    if not target.compiles:
-        raise TargetError(f"target '{target.name}' runs kernels without compiling them, so --compile-only has "
-                          "nothing to do there; run the suite on it without --compile-only")
-    return target
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -123,6 +121,12 @@ def main(argv: list[str] | None = None) -> int:
         print("tritium-conformance: the suite runs on one --target at a time", file=sys.stderr)
         return 2
     args.target = args.target[0] if args.target else None
+    try:
+        for path in args.cases:
+            load_cases(path)
+    except (OSError, ValueError) as e:
+        print(f"tritium-conformance: {e}", file=sys.stderr)
+        return 2
     selected = select(args.patterns)
     if not selected:
         print(f"no case id contains any of {args.patterns}; {len(CASES)} cases exist (see --list)", file=sys.stderr)
@@ -135,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     from tritium.errors import TritiumError
 
     try:
-        target = _installed_target(args.target) if args.compile_only else plugins.get_target(args.target)
+        target = installed_target(args.target) if args.compile_only else plugins.get_target(args.target)
         expectations = plugins.conformance_expectations(target)
     except TritiumError as e:
         print(f"tritium-conformance: {e}", file=sys.stderr)
@@ -149,12 +153,23 @@ def main(argv: list[str] | None = None) -> int:
           f"{len(expectations)} declared gaps", flush=True)
 
     def show(r: Result) -> None:
-        if not args.quiet or r.status in (FAIL, XPASS):
+        if not args.quiet or not r.ok or r.status == XPASS:
             print(_line(r), flush=True)
 
     t0 = time.perf_counter()
-    dev = CompileOnlyDevice(target) if args.compile_only else Device(target)
-    results = run_suite(dev, selected, expectations, show)
+    if args.workers > 0:
+        from .isolated import WorkerStartError, run_isolated
+
+        try:
+            results = run_isolated(target.name, selected, expectations, args.workers,
+                                   120.0 if args.timeout is None else args.timeout, args.compile_only, args.cases,
+                                   show)
+        except WorkerStartError as e:
+            print(f"tritium-conformance: {e}", file=sys.stderr)
+            return 2
+    else:
+        dev = CompileOnlyDevice(target) if args.compile_only else Device(target)
+        results = run_suite(dev, selected, expectations, show)
     text = summary(results, time.perf_counter() - t0, args.compile_only)
     print(text)
     if args.report:

@@ -1,8 +1,8 @@
 """tritium's differential tester: random kernels on every target, checked against a numpy model.
 
 ``run(seeds, targets)`` generates each seed's kernel (``fuzz_gen``), writes it as a module, runs it
-on every target in worker processes (``fuzz_worker``; one per target and lane, restarted after a
-crash or a hang) and compares every output with the model (``fuzz_model``), exactly for integers
+on every target in worker processes (``fuzz_worker`` through ``workers``; one per target and lane,
+restarted after a crash or a hang) and compares every output with the model (``fuzz_model``), exactly for integers
 and within the model's error bound for floats. A kernel runs only on the targets that have what it
 ``needs`` (bf16: not the interpreter, whose numpy has none). A ``Finding`` is a mismatch, a crash, a hang, an
 error (compile failure) or an overrun (a write past the end of an output) on one target; it
@@ -14,9 +14,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import pickle
-import select
-import subprocess
-import sys
 import tempfile
 import threading
 from typing import Callable, Iterable
@@ -25,6 +22,7 @@ import numpy as np
 
 from .fuzz_gen import Kernel, generate
 from .fuzz_model import same_value
+from .workers import Death, Worker
 
 
 @dataclasses.dataclass
@@ -41,49 +39,21 @@ class Finding:
         return f"seed {self.seed}: {self.target}: {self.kind.upper()}: {self.detail}{tags}"
 
 
-class _Worker:
-    """One worker process for one target; restarted when it dies or hangs."""
+class _Worker(Worker):
+    """The worker process of one target (``fuzz_worker``)."""
 
     def __init__(self, target: str, workdir: str, timeout: float):
-        self.target, self.workdir, self.timeout = target, workdir, timeout
-        self.proc: subprocess.Popen | None = None
-
-    def _start(self) -> None:
-        env = dict(os.environ, TRITIUM_CACHE_DISABLE="1")
-        self.errlog = tempfile.TemporaryFile(dir=self.workdir)
-        self.proc = subprocess.Popen([sys.executable, "-m", "tritium_conformance.fuzz_worker", self.target],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errlog, env=env)
+        super().__init__(["tritium_conformance.fuzz_worker", target], timeout,
+                         dict(os.environ, TRITIUM_CACHE_DISABLE="1"), workdir)
+        self.target = target
 
     def run(self, path: str) -> dict:
         """The job's result: {"outputs": [...]}, {"error": ...}, {"crash": ...} or {"hang": ...}."""
-        if self.proc is None or self.proc.poll() is not None:
-            self._start()
-        assert self.proc is not None and self.proc.stdin is not None and self.proc.stdout is not None
-        try:
-            self.proc.stdin.write(path.encode() + b"\n")
-            self.proc.stdin.flush()
-        except BrokenPipeError:
-            pass
-        ready, _, _ = select.select([self.proc.stdout], [], [], self.timeout)
-        if not ready:
-            self.close()
-            return {"hang": f"no result within {self.timeout:g} s"}
-        line = self.proc.stdout.readline()
-        if not line:
-            code = self.proc.wait()
-            self.errlog.seek(0)
-            tail = self.errlog.read().decode(errors="replace").strip().splitlines()[-6:]
-            self.proc = None
-            how = f"killed by signal {-code}" if code < 0 else f"exited with status {code}"
-            return {"crash": how + ("; " + " | ".join(tail) if tail else "")}
+        answer = self.send(path) or self.receive()
+        if isinstance(answer, Death):
+            return {"hang" if answer.kind == "timeout" else "crash": answer.how}
         with open(f"{path}.{self.target}.out", "rb") as f:
             return pickle.load(f)
-
-    def close(self) -> None:
-        if self.proc is not None:
-            self.proc.kill()
-            self.proc.wait()
-            self.proc = None
 
 
 def write_job(kernel: Kernel, workdir: str) -> str:

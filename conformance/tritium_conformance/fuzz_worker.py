@@ -1,7 +1,7 @@
 """A fuzzing worker: ``python -m tritium_conformance.fuzz_worker TARGET`` reads job paths on stdin,
 runs each job's kernel on TARGET and pickles the outputs (or the error) beside the job.
 
-The parent process keeps one worker per target and restarts it when it dies, so a kernel that
+The parent process keeps one worker per target (``workers.Worker``) and restarts it when it dies, so a kernel that
 crashes the process (a segfault, an LLVM abort) or hangs is reported for that kernel alone.
 """
 
@@ -13,6 +13,8 @@ import sys
 
 import numpy as np
 from tritium.runtime.launch import run_kernel
+
+from .workers import serve
 
 GUARD = 64      #: elements after each output that a kernel must leave alone
 POISON = 0x5A   #: the byte every output starts as
@@ -64,15 +66,17 @@ def main() -> None:
     from tritium import plugins
 
     target = plugins.targets()[sys.argv[1]]
-    for line in sys.stdin:
-        path = line.strip()
+
+    def handle(path: str):
         try:
             result = run_job(target, path)
         except Exception as exc:  # any failure of the target is this kernel's result
             result = {"error": f"{type(exc).__name__}: {exc}"[:4000]}
         with open(f"{path}.{target.name}.out", "wb") as f:
             pickle.dump(result, f)
-        print("done", flush=True)
+        yield "done"
+
+    serve(handle)
 
 
 if __name__ == "__main__":

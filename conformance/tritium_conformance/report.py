@@ -1,5 +1,8 @@
 """The suite's results as a Markdown report: what ran where (device, date, versions) and each case.
 
+A case that killed its worker process or hung is a row like any other (status ``crash`` or
+``timeout``, how it died in the details), and the header names those cases too.
+
 The device is the target's ``device_description()`` (e.g. ``"NVIDIA H100 80GB HBM3 (sm_90a), driver
 CUDA 13.0"``); a target that gives none runs on the host, which the report names.
 """
@@ -13,7 +16,7 @@ import re
 import subprocess
 from typing import Any, Iterable
 
-from .suite import Result
+from .suite import CRASH, TIMEOUT, Result
 
 #: distributions whose versions the report lists when they are installed (read from their
 #: metadata: nothing is imported)
@@ -88,7 +91,10 @@ def _cell(text: str) -> str:
 
 def markdown(target: Any, provider: str, results: Iterable[Result], summary: str, compile_only: bool,
              command: str = "", now: datetime.datetime | None = None) -> str:
-    """The report: a header with device, date, mode and versions, then one table row per case."""
+    """The report: a header with device, date, mode and versions (and the cases that crashed or
+    timed out), then one table row per case."""
+    results = list(results)
+    died = ", ".join(f"`{r.case_id}` ({r.status})" for r in results if r.status in (CRASH, TIMEOUT))
     now = now or datetime.datetime.now(datetime.timezone.utc)
     mode = "compile only (every case compiled through the binary stage, none run)" if compile_only else \
         "run and checked against numpy references"
@@ -98,7 +104,8 @@ def markdown(target: Any, provider: str, results: Iterable[Result], summary: str
              f"- Mode: {mode}",
              "- Versions: " + ", ".join(f"{k} {v}" for k, v in versions(target, provider).items()),
              *([f"- Command: `{command}`"] if command else []),
-             f"- Result: {summary}", "",
+             f"- Result: {summary}",
+             *([f"- Crashed or timed out: {died}"] if died else []), "",
              "| case | status | max error | ms | details |", "|---|---|---|---|---|"]
     for r in results:
         err = "" if r.max_error is None else f"{r.max_error:.3g}"

@@ -14,7 +14,11 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import importlib.util
 import itertools
+import os
+import re
+import sys
 import time
 import traceback
 import zlib
@@ -77,6 +81,19 @@ def declared_gap(case_id: str, expectations: dict[str, str]) -> str | None:
     return None
 
 
+def load_cases(path: str) -> None:
+    """Register the cases of the Python file ``path`` too (a file that uses ``cases``)."""
+    name = "tritium_conformance_extra_" + re.sub(r"\W", "_", os.path.abspath(path))
+    if name in sys.modules:
+        return
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ValueError(f"cannot load cases from '{path}': not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+
+
 def rng_for(case_id: str) -> np.random.Generator:
     """A random generator seeded by the case id: inputs are the same on every run and target."""
     return np.random.default_rng(zlib.crc32(case_id.encode()))
@@ -110,11 +127,34 @@ class Device:
         self.driver.synchronize()
         return np.asarray(self.driver.to_host(buffer))
 
+    def usable(self) -> bool:
+        """Whether data still goes to the device and back: after a device fault (an illegal
+        address on a GPU) the process may have lost its device for good."""
+        try:
+            return self.to_host(self.to_device(np.arange(4, dtype=np.int32))).tolist() == [0, 1, 2, 3]
+        except Exception:
+            return False
+
     def launch(self, kernel: Any, grid: Any, *args: Any, **kwargs: Any) -> None:
         """``kernel[grid](*args, **kwargs)`` on this device's target, whatever TRITIUM_TARGET says."""
         from tritium.runtime.launch import run_kernel
 
         run_kernel(self.target, kernel, grid, args, kwargs)
+
+
+def installed_target(name: str | None) -> Any:
+    """``--compile-only``'s target: installed and compiling, available here or not."""
+    from tritium import plugins
+    from tritium.errors import TargetError
+
+    name = (name or os.environ.get(plugins.TARGET_ENV, "")).strip()
+    target = plugins.get_target(name) if not name or name == "auto" else plugins.targets().get(name)
+    if target is None:
+        raise TargetError(f"unknown target '{name}'; installed targets: {', '.join(plugins.targets()) or 'none'}")
+    if not target.compiles:
+        raise TargetError(f"target '{target.name}' runs kernels without compiling them, so --compile-only has "
+                          "nothing to do there; run the suite on it without --compile-only")
+    return target
 
 
 class CompileOnlyDevice(Device):
@@ -216,20 +256,22 @@ class Output:
 # Running
 # ------------------------------------------------------------------------------------------------
 PASS, FAIL, XFAIL, XPASS, COMPILED = "pass", "fail", "xfail", "xpass", "compiled"
+#: a case that killed its worker process, or ran past the time limit (``isolated``)
+CRASH, TIMEOUT = "crash", "timeout"
 
 
 @dataclasses.dataclass
 class Result:
     case_id: str
-    status: str                  #: pass, fail, xfail, xpass, or compiled (compile-only)
+    status: str                  #: pass, fail, xfail, xpass, compiled (compile-only), crash or timeout
     max_error: float | None      #: None when the case raised before producing outputs
     message: str = ""            #: what went wrong (or, for xfail/xpass, the declared reason)
     seconds: float = 0.0
 
     @property
     def ok(self) -> bool:
-        """False only for an undeclared failure."""
-        return self.status != FAIL
+        """False only for an undeclared failure, crash or timeout."""
+        return self.status not in (FAIL, CRASH, TIMEOUT)
 
 
 def run_case(case: Case, dev: Device, gap: str | None = None) -> Result:
@@ -280,14 +322,18 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}{where}" if text else f"{type(exc).__name__}{where}"
 
 
+def check_case(case: Case, dev: Device, gap: str | None = None) -> Result:
+    """``compile_case`` on a ``CompileOnlyDevice``, else ``run_case``."""
+    return compile_case(case, dev, gap) if isinstance(dev, CompileOnlyDevice) else run_case(case, dev, gap)
+
+
 def run_suite(dev: Device, selected: Iterable[Case], expectations: dict[str, str] | None = None,
               on_result: Callable[[Result], None] | None = None) -> list[Result]:
     """Run ``selected`` cases on ``dev`` (compile them on a ``CompileOnlyDevice``), calling
     ``on_result`` after each."""
     results = []
     for case in selected:
-        gap = declared_gap(case.id, expectations or {})
-        r = compile_case(case, dev, gap) if isinstance(dev, CompileOnlyDevice) else run_case(case, dev, gap)
+        r = check_case(case, dev, declared_gap(case.id, expectations or {}))
         results.append(r)
         if on_result is not None:
             on_result(r)
