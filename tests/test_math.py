@@ -200,3 +200,27 @@ def test_softmax_along_dim_1_without_keep_dims_is_right_on_square_tiles(target):
     out = dev.to_device(np.zeros_like(x))
     softmax_kernel[(1,)](dev.to_device(x), out, M=16, N=16, DIM=1, KEEP=False, IEEE=False)
     np.testing.assert_allclose(dev.to_host(out), _softmax(x.astype(np.float64), 1), rtol=2e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+@pytest.mark.parametrize("dtype", [np.int32, np.uint8, np.int64])
+def test_xor_sum(target, axis, dtype):
+    from .kernels.mathfns import xor_sum_kernel
+
+    dev = target.driver
+    M, N = 8, 16
+    info = np.iinfo(dtype)
+    x = np.random.default_rng(16).integers(info.min, info.max, (M, N), dtype=dtype, endpoint=True)
+    want = np.bitwise_xor.reduce(x, axis=None if axis == -1 else axis)
+    out = dev.to_device(np.zeros(np.shape(want) or (1,), dtype))
+    xor_sum_kernel[(1,)](dev.to_device(x), out, M=M, N=N, AXIS=axis)
+    np.testing.assert_array_equal(dev.to_host(out).reshape(np.shape(want)), want)  # the dtype is kept
+
+
+def test_xor_sum_refuses_floats(target):
+    from .kernels.mathfns import xor_sum_kernel
+
+    dev = target.driver
+    x = dev.to_device(np.ones((8, 16), np.float32))
+    with pytest.raises(tritium.errors.TritiumError, match="xor_sum reduces integers only"):
+        xor_sum_kernel[(1,)](x, dev.to_device(np.zeros(16, np.float32)), M=8, N=16, AXIS=0)

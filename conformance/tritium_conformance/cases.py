@@ -530,3 +530,18 @@ def softmax_fn(dev: Device, dtype: str, dim: int, ieee: bool) -> list[Output]:
     e = np.exp(x64 - x64.max(axis=max(dim, 0), keepdims=True))
     return [Output("out", got, e / e.sum(axis=max(dim, 0), keepdims=True), rtol=1e-5 if dtype == "fp32" else None,
                    atol=1e-7 if dtype == "fp32" else None)]  # fp32 exp and division may approximate (NVIDIA)
+
+
+@cases("reduce-xor_sum-axis{axis}-{dtype}-{shape}", axis={"0": 0, "1": 1, "all": None},
+       dtype=["int32", "uint8", "int64"], shape=REDUCE_SHAPES)
+def reduce_xor_sum(dev: Device, axis: int | None, dtype: str, shape: tuple) -> list[Output]:
+    """``tl.xor_sum`` of a masked tile (masked elements load 0, xor's identity), in the input's dtype."""
+    M, N, BM, BN = shape
+    stride = N + 2
+    info = np.iinfo(NP[dtype])
+    x = rng_for(f"reduce-xor_sum-{axis}-{dtype}-{M}x{N}").integers(info.min, info.max, (M, stride),
+                                                                     dtype=NP[dtype], endpoint=True)
+    out = dev.empty({0: N, 1: M, None: 1}[axis], NP[dtype])
+    dev.launch(K.reduce_kernel, (1,), dev.to_device(x), out, M, N, stride, OP="xor_sum", AXIS=axis, OTHER=0,
+               BM=BM, BN=BN)
+    return [Output("out", dev.to_host(out), np.atleast_1d(np.bitwise_xor.reduce(x[:, :N], axis=axis)))]

@@ -196,6 +196,8 @@ def reduce_kernel(x_ptr, out_ptr, M, N, stride, OP: tl.constexpr, AXIS: tl.const
         r = tl.sum(x, axis=AXIS)
     elif OP == "max":
         r = tl.max(x, axis=AXIS)
+    elif OP == "xor_sum":
+        r = tl.xor_sum(x, axis=AXIS)
     else:
         r = tl.min(x, axis=AXIS)
     if AXIS == 0:

@@ -85,3 +85,17 @@ def typed_kernel(x_ptr, y_ptr, FN: tl.constexpr, EXPECT: tl.constexpr):
     else:
         r = tl.softmax(x)
     tl.static_assert(r.dtype == EXPECT)
+
+
+@tritium.jit
+def xor_sum_kernel(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr, AXIS: tl.constexpr):
+    """``tl.xor_sum`` of an MxN tile along AXIS (-1: every axis), and zeros_like beside it."""
+    rows = tl.arange(0, M)[:, None]
+    cols = tl.arange(0, N)[None, :]
+    x = tl.load(x_ptr + rows * N + cols)
+    if AXIS == 0:
+        tl.store(out_ptr + tl.arange(0, N), tl.xor_sum(x, axis=0) + tl.zeros_like(tl.xor_sum(x, axis=0)))
+    elif AXIS == 1:
+        tl.store(out_ptr + tl.arange(0, M), tl.xor_sum(x, axis=1))
+    else:
+        tl.store(out_ptr, tl.xor_sum(x))

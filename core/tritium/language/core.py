@@ -263,6 +263,17 @@ def min(input, axis=None, keep_dims=False) -> tensor:  # noqa: A001
     return semantic.reduce_builtin("min", input, _unwrap(axis), _unwrap(keep_dims))
 
 
+def xor_sum(input, axis=None, keep_dims=False) -> tensor:
+    """The bitwise xor of the elements along ``axis`` (every axis when None); integers only."""
+    return semantic.reduce_builtin("xor_sum", input, _unwrap(axis), _unwrap(keep_dims))
+
+
+def zeros_like(input) -> tensor:
+    """Zeros of ``input``'s shape and dtype."""
+    x = semantic.to_tensor(_unwrap(input))
+    return semantic.full(tuple(x.shape), 0, x.dtype)
+
+
 def cdiv(x, div):
     """Ceiling division of integers (Python ints or integer tensors)."""
     return (x + div - 1) // div
@@ -349,7 +360,7 @@ NOT_YET = frozenset({
     "argmax", "argmin", "rand", "randn", "randint", "randint4x", "reshape", "view", "trans",
     "permute", "join", "split", "cat", "interleave", "histogram", "sort", "flip",
     "inline_asm_elementwise", "make_block_ptr", "advance",
-    "make_tensor_descriptor", "debug_barrier", "xor_sum", "swizzle2d", "zeros_like", "full_like", "ravel", "tanh",
+    "make_tensor_descriptor", "debug_barrier", "swizzle2d", "full_like", "ravel", "tanh",
 })
 
 

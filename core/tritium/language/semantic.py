@@ -640,7 +640,11 @@ def reduce_builtin(kind: str, x, axis, keep_dims: bool):
     x = to_tensor(x)
     if x.dtype.is_ptr():
         raise SemanticError(f"tl.{kind} cannot reduce pointers")
-    if x.dtype.primitive_bitwidth < 32:  # Triton's standard library widens narrow inputs
+    if kind == "xor_sum":
+        if not x.dtype.is_int():
+            raise SemanticError(f"tl.xor_sum reduces integers only, got {x.dtype}")
+        combine = lambda a, b: bitwise("xor", a, b)  # noqa: E731
+    elif x.dtype.primitive_bitwidth < 32:  # Triton's standard library widens narrow inputs
         if kind == "sum":
             if x.dtype.is_int():  # same signedness; bool counts as unsigned
                 x = cast(x, T.uint32 if x.dtype.is_int_unsigned() else T.int32)
@@ -648,7 +652,7 @@ def reduce_builtin(kind: str, x, axis, keep_dims: bool):
             x = cast(x, T.float32 if x.dtype.is_floating() else T.int32)
     if kind == "sum":
         combine = add
-    else:
+    elif kind != "xor_sum":
         combine = lambda a, b: minmax(kind, a, b)  # noqa: E731
     if axis is None:  # every axis; keep_dims keeps them all, as size 1
         rank = len(x.shape)

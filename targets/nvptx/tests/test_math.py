@@ -98,3 +98,15 @@ def test_clamp_propagating_nan_uses_the_nan_min_max(target):
 def test_sigmoid_uses_ex2_and_the_full_division(target):
     ptx = ptx_of(target, "sigmoid")
     assert "ex2.approx.f32" in ptx and "div.full.f32" in ptx
+
+
+@tritium.jit
+def xor_sum_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    tl.store(out_ptr, tl.xor_sum(tl.load(x_ptr + tl.arange(0, BLOCK))))
+
+
+def test_xor_sum_shuffles_xors_across_the_warp_and_warps(target):
+    k = compile_specialized(xor_sum_kernel, target, {"x_ptr": "*i32", "out_ptr": "*i32"}, {"BLOCK": 1024},
+                            {"x_ptr": "D", "out_ptr": "D"}, {"num_warps": 4})
+    ptx = k.asm["ptx"]
+    assert "shfl.sync.bfly.b32" in ptx and re.search(r"xor\.b32", ptx) and "bar.sync" in ptx
