@@ -224,3 +224,15 @@ def test_xor_sum_refuses_floats(target):
     x = dev.to_device(np.ones((8, 16), np.float32))
     with pytest.raises(tritium.errors.TritiumError, match="xor_sum reduces integers only"):
         xor_sum_kernel[(1,)](x, dev.to_device(np.zeros(16, np.float32)), M=8, N=16, AXIS=0)
+
+
+def test_debug_barrier_orders_a_program_s_stores_before_its_loads(target):
+    from .kernels.mathfns import barrier_kernel
+
+    dev = target.driver
+    x = np.arange(128, dtype=np.float32)
+    out = dev.to_device(np.zeros(256, np.float32))
+    barrier_kernel[(1,)](dev.to_device(x), out, BLOCK=128)
+    got = dev.to_host(out)
+    np.testing.assert_array_equal(got[:128], 2 * x)
+    np.testing.assert_array_equal(got[128:], (2 * x)[::-1])

@@ -99,3 +99,12 @@ def xor_sum_kernel(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr, AXIS: tl.co
         tl.store(out_ptr + tl.arange(0, M), tl.xor_sum(x, axis=1))
     else:
         tl.store(out_ptr, tl.xor_sum(x))
+
+
+@tritium.jit
+def barrier_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    """Stores, a barrier, then reads back what the program stored (reversed): ordered by the barrier."""
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs) * 2)
+    tl.debug_barrier()
+    tl.store(out_ptr + BLOCK + offs, tl.load(out_ptr + (BLOCK - 1 - offs)))

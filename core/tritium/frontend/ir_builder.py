@@ -135,6 +135,9 @@ class IRBuilder:
     def store(self, p, value, mask, shape) -> None:
         tile.StoreOp(p, value, mask=mask)
 
+    def barrier(self) -> None:
+        tile.BarrierOp()
+
     def reduce(self, h, t: dtype, axis: int, src_shape, shape, combine: Callable) -> ir.Value:
         op = tile.ReduceOp(h, tile.i32_attr(axis), res=ir_type(t, shape))
         elem = scalar_type(t)

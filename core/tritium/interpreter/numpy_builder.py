@@ -151,6 +151,9 @@ class NumpyBuilder:
     def hint(self, h, field: str, values) -> None:
         pass  # hints only inform the compiler's analysis
 
+    def barrier(self) -> None:
+        pass  # one program runs as one thread: its memory operations are already in order
+
     def make_range(self, start: int, end: int):
         return np.arange(start, end, dtype=np.int32)
 

@@ -326,6 +326,12 @@ def device_assert(cond, msg="", mask=None) -> None:
     debug.device_assert(cond, msg, mask)
 
 
+def debug_barrier() -> None:
+    """Every thread of the program waits here, and sees the others' memory writes made before it
+    (a no-op where a program is one thread: the cpu and the interpreter)."""
+    semantic.builder().barrier()
+
+
 def multiple_of(input, values):
     """A hint that ``input`` is a multiple of ``values`` (one per dimension); the value itself is
     unchanged. Recorded for the axis analysis (``passes/axis_info``)."""
@@ -360,7 +366,7 @@ NOT_YET = frozenset({
     "argmax", "argmin", "rand", "randn", "randint", "randint4x", "reshape", "view", "trans",
     "permute", "join", "split", "cat", "interleave", "histogram", "sort", "flip",
     "inline_asm_elementwise", "make_block_ptr", "advance",
-    "make_tensor_descriptor", "debug_barrier", "swizzle2d", "full_like", "ravel", "tanh",
+    "make_tensor_descriptor", "swizzle2d", "full_like", "ravel", "tanh",
 })
 
 

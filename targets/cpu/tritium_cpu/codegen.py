@@ -136,6 +136,8 @@ class KernelCodegen(ControlFlow, Reductions, DebugOps, BoundsChecks, ChunkEvalua
             getattr(self, "emit_" + name[4:])(op)
         elif name in ("tile.print", "tile.assert"):
             getattr(self, "emit_" + name[5:])(op)
+        elif name == "tile.barrier":  # one program is one thread: its earlier stores just go first
+            self.flush()
         elif not tensor_result:
             self.emit_scalar(op)
         else:

@@ -110,3 +110,17 @@ def test_xor_sum_shuffles_xors_across_the_warp_and_warps(target):
                             {"x_ptr": "D", "out_ptr": "D"}, {"num_warps": 4})
     ptx = k.asm["ptx"]
     assert "shfl.sync.bfly.b32" in ptx and re.search(r"xor\.b32", ptx) and "bar.sync" in ptx
+
+
+@tritium.jit
+def barrier_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs))
+    tl.debug_barrier()
+    tl.store(out_ptr + BLOCK + offs, tl.load(out_ptr + (BLOCK - 1 - offs)))
+
+
+def test_debug_barrier_is_a_cta_barrier(target):
+    k = compile_specialized(barrier_kernel, target, {"x_ptr": "*fp32", "out_ptr": "*fp32"}, {"BLOCK": 128},
+                            {"x_ptr": "D", "out_ptr": "D"}, {"num_warps": 4})
+    assert k.asm["ptx"].count("bar.sync") == 1  # the user's, between the stores and the loads
