@@ -236,3 +236,26 @@ def test_debug_barrier_orders_a_program_s_stores_before_its_loads(target):
     got = dev.to_host(out)
     np.testing.assert_array_equal(got[:128], 2 * x)
     np.testing.assert_array_equal(got[128:], (2 * x)[::-1])
+
+
+@pytest.mark.parametrize("size_i,size_j,size_g", [(4, 4, 2), (8, 4, 3), (8, 8, 8), (4, 8, 1)])
+def test_swizzle2d_walks_each_band_of_rows_column_by_column(target, size_i, size_j, size_g):
+    from .kernels.mathfns import swizzle_kernel
+
+    dev = target.driver
+    out_i = dev.to_device(np.zeros((size_i, size_j), np.int32))
+    out_j = dev.to_device(np.zeros((size_i, size_j), np.int32))
+    swizzle_kernel[(1,)](out_i, out_j, SIZE_I=size_i, SIZE_J=size_j, SIZE_G=size_g)
+    got = np.zeros((size_i, size_j), np.int64)
+    got[dev.to_host(out_i), dev.to_host(out_j)] = np.arange(size_i * size_j).reshape(size_i, size_j)
+    want = np.zeros_like(got)  # the k-th element in row-major order, placed band by band, column-major
+    k = 0
+    for first in range(0, size_i, size_g):
+        rows = min(size_g, size_i - first)
+        for col in range(size_j):
+            for row in range(first, first + rows):
+                want[row, col] = k
+                k += 1
+    np.testing.assert_array_equal(got, want)
+    if (size_i, size_j, size_g) == (4, 4, 2):  # Triton's documented example
+        assert got.tolist() == [[0, 2, 4, 6], [1, 3, 5, 7], [8, 10, 12, 14], [9, 11, 13, 15]]

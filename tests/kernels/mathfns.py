@@ -108,3 +108,14 @@ def barrier_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, tl.load(x_ptr + offs) * 2)
     tl.debug_barrier()
     tl.store(out_ptr + BLOCK + offs, tl.load(out_ptr + (BLOCK - 1 - offs)))
+
+
+@tritium.jit
+def swizzle_kernel(out_i_ptr, out_j_ptr, SIZE_I: tl.constexpr, SIZE_J: tl.constexpr, SIZE_G: tl.constexpr):
+    """``tl.swizzle2d`` of every (i, j) of the grid (tensors), and of program ids (scalars)."""
+    i = tl.arange(0, SIZE_I)[:, None] + tl.zeros([SIZE_I, SIZE_J], tl.int32)
+    j = tl.arange(0, SIZE_J)[None, :] + tl.zeros([SIZE_I, SIZE_J], tl.int32)
+    new_i, new_j = tl.swizzle2d(i, j, SIZE_I, SIZE_J, SIZE_G)
+    offs = tl.arange(0, SIZE_I)[:, None] * SIZE_J + tl.arange(0, SIZE_J)[None, :]
+    tl.store(out_i_ptr + offs, new_i)
+    tl.store(out_j_ptr + offs, new_j)

@@ -9,7 +9,7 @@ from .core import (PropagateNan, clamp, debug_barrier, device_assert, device_pri
                    zeros_like)
 from . import math
 from .math import div_rn, erf, fdiv, fma, sqrt_rn, umulhi
-from .standard import sigmoid, softmax
+from .standard import sigmoid, softmax, swizzle2d
 from .dtypes import (
     bfloat16, dtype, float16, float32, float64, int1, int8, int16, int32, int64, pointer_type, uint8,
     uint16, uint32, uint64,
@@ -27,7 +27,7 @@ __all__ = [
     "uint32", "uint64", "where", "zeros",
     "device_assert", "device_print", "static_print",
     "PropagateNan", "clamp", "div_rn", "erf", "fdiv", "fma", "math", "sigmoid", "softmax", "sqrt_rn", "umulhi",
-    "debug_barrier", "xor_sum", "zeros_like",
+    "debug_barrier", "swizzle2d", "xor_sum", "zeros_like",
 ]
 
 

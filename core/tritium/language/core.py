@@ -366,7 +366,7 @@ NOT_YET = frozenset({
     "argmax", "argmin", "rand", "randn", "randint", "randint4x", "reshape", "view", "trans",
     "permute", "join", "split", "cat", "interleave", "histogram", "sort", "flip",
     "inline_asm_elementwise", "make_block_ptr", "advance",
-    "make_tensor_descriptor", "swizzle2d", "full_like", "ravel", "tanh",
+    "make_tensor_descriptor", "full_like", "ravel", "tanh",
 })
 
 

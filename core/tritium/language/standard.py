@@ -1,5 +1,5 @@
 """Triton's ``standard.py`` functions that are compositions of other builtins (``sigmoid``,
-``softmax``): written once in the language, so every target has them."""
+``softmax``, ``swizzle2d``): written once in the language, so every target has them."""
 
 from __future__ import annotations
 
@@ -23,3 +23,16 @@ def softmax(x, dim=None, keep_dims=False, ieee_rounding=False) -> core.tensor:
     num = core.exp(z)
     den = core.sum(num, dim, keep_dims=True)
     return math.fdiv(num, den, ieee_rounding)
+
+
+def swizzle2d(i, j, size_i, size_j, size_g):
+    """Where element (i, j) of a row-major ``size_i`` x ``size_j`` grid goes when each band of
+    ``size_g`` rows is walked column by column (the last band may have fewer rows): the grouped
+    ordering that matmul tutorials use to reuse tiles in cache. Returns ``(new_i, new_j)``."""
+    i, j, size_i, size_j, size_g = (_unwrap(v) for v in (i, j, size_i, size_j, size_g))
+    linear = i * size_j + j
+    band = size_g * size_j  # elements in one band of rows
+    first_row = (linear // band) * size_g
+    rows = core.minimum(size_i - first_row, size_g)  # the rows of this band
+    within = linear % band
+    return first_row + within % rows, within // rows
