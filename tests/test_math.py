@@ -259,3 +259,22 @@ def test_swizzle2d_walks_each_band_of_rows_column_by_column(target, size_i, size
     np.testing.assert_array_equal(got, want)
     if (size_i, size_j, size_g) == (4, 4, 2):  # Triton's documented example
         assert got.tolist() == [[0, 2, 4, 6], [1, 3, 5, 7], [8, 10, 12, 14], [9, 11, 13, 15]]
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+@pytest.mark.parametrize("fn", ["product", "magnitude"])
+def test_reduce_with_a_user_combine_function(target, axis, fn):
+    from .kernels.mathfns import user_reduce_kernel
+
+    dev = target.driver
+    M, N = 4, 8
+    x = np.random.default_rng(17).uniform(-1.5, 1.5, (M, N)).astype(np.float32)
+    ax = None if axis == -1 else axis
+    if fn == "product":
+        want = np.prod(x.astype(np.float64), axis=ax)
+    else:
+        flat = np.moveaxis(x, ax, -1) if ax is not None else x.reshape(1, -1)
+        want = np.take_along_axis(flat, np.abs(flat).argmax(-1)[..., None], -1)[..., 0]
+    out = dev.to_device(np.zeros(np.shape(want) or (1,), np.float32))
+    user_reduce_kernel[(1,)](dev.to_device(x), out, M=M, N=N, AXIS=axis, FN=fn)
+    np.testing.assert_allclose(dev.to_host(out).reshape(np.shape(want)), want, rtol=1e-5)

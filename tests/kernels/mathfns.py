@@ -119,3 +119,28 @@ def swizzle_kernel(out_i_ptr, out_j_ptr, SIZE_I: tl.constexpr, SIZE_J: tl.conste
     offs = tl.arange(0, SIZE_I)[:, None] * SIZE_J + tl.arange(0, SIZE_J)[None, :]
     tl.store(out_i_ptr + offs, new_i)
     tl.store(out_j_ptr + offs, new_j)
+
+
+@tritium.jit
+def _product(a, b):
+    return a * b
+
+
+@tritium.jit
+def _larger_magnitude(a, b):
+    return tl.where(tl.abs(a) > tl.abs(b), a, b)
+
+
+@tritium.jit
+def user_reduce_kernel(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr, AXIS: tl.constexpr, FN: tl.constexpr):
+    """``tl.reduce`` with a user's @jit combine function along AXIS (-1: every axis)."""
+    rows = tl.arange(0, M)[:, None]
+    cols = tl.arange(0, N)[None, :]
+    x = tl.load(x_ptr + rows * N + cols)
+    combine = _product if FN == "product" else _larger_magnitude
+    if AXIS == 0:
+        tl.store(out_ptr + tl.arange(0, N), tl.reduce(x, 0, combine))
+    elif AXIS == 1:
+        tl.store(out_ptr + tl.arange(0, M), tl.reduce(x, 1, combine))
+    else:
+        tl.store(out_ptr, tl.reduce(x, None, combine))

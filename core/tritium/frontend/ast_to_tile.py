@@ -63,8 +63,25 @@ class ModuleGenerator:
         self.interpreting = interpreting  # only checking a kernel the interpreter will run as Python
         self.active = [kernel]  # the chain of @jit functions being generated, for recursion errors
         self.module = ir.Module.create()
-        self.builder = IRBuilder(debug, quiet=interpreting)
+        self.builder = IRBuilder(debug, quiet=interpreting, call_jit=self.call_jit)
         self.callees: dict[Any, tuple[str, list, bool]] = {}
+
+    def call_jit(self, jfn, args: list, kwargs: dict) -> Any:
+        """A call of @jit function ``jfn``: a ``func.call`` of its instance for these arguments
+        (inlined by ``tile-opt``). Kernels' calls come here, and so do the language's own calls of
+        a user's @jit function (``tl.reduce``'s combine function)."""
+        try:
+            bound = jfn.signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise semantic.SemanticError(f"bad call to @jit function '{jfn.__name__}': {e}") from None
+        bound.apply_defaults()
+        vals = [_unwrap(v) for v in bound.arguments.values()]
+        symbol, results, is_tuple = self.callee(jfn, vals)
+        tensors = [v for v in vals if _is_tensor(v)]
+        call = func.CallOp([ir_type(d, s) for d, s in results], ir.FlatSymbolRefAttr.get(symbol),
+                           [t.handle for t in tensors])
+        outs = [tlc.tensor(r, d, s) for r, (d, s) in zip(call.results, results)]
+        return tuple(outs) if is_tuple else (outs[0] if outs else None)
 
     def callee(self, jitfn, args: list[Any]) -> tuple[str, list, bool]:
         """Instantiate ``jitfn`` for these argument types/constants once; return (symbol, result specs)."""
@@ -509,7 +526,7 @@ class FunctionGenerator(ast.NodeVisitor):
         if len(kwargs) != len(node.keywords):
             raise self.error(node, "**kwargs in calls are not supported")
         if isinstance(fn, JITFunction):
-            return self.call_jit(fn, args, kwargs, node)
+            return self.mod.call_jit(fn, args, kwargs)
         if fn is builtins.breakpoint:
             if self.mod.interpreting:
                 return None  # Python's debugger: the interpreter runs it
@@ -526,20 +543,6 @@ class FunctionGenerator(ast.NodeVisitor):
         if fn in (builtins.int, builtins.float, builtins.bool) and any(_is_tensor(_unwrap(a)) for a in args):
             raise self.error(node, f"{fn.__name__}() of a tensor is not known at compile time; use .to(tl.<dtype>)")
         return fn(*args, **kwargs)
-
-    def call_jit(self, jfn, args: list, kwargs: dict, node: ast.Call) -> Any:
-        try:
-            bound = jfn.signature.bind(*args, **kwargs)
-        except TypeError as e:
-            raise self.error(node, f"bad call to @jit function '{jfn.__name__}': {e}") from None
-        bound.apply_defaults()
-        vals = [_unwrap(v) for v in bound.arguments.values()]
-        symbol, results, is_tuple = self.mod.callee(jfn, vals)
-        tensors = [v for v in vals if _is_tensor(v)]
-        call = func.CallOp([ir_type(d, s) for d, s in results], ir.FlatSymbolRefAttr.get(symbol),
-                           [t.handle for t in tensors])
-        outs = [tlc.tensor(r, d, s) for r, (d, s) in zip(call.results, results)]
-        return tuple(outs) if is_tuple else (outs[0] if outs else None)
 
 
 def _unwrap(v: Any) -> Any:

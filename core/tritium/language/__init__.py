@@ -5,8 +5,8 @@ from .core import (
     load, log, log2, max, max_constancy, max_contiguous, maximum, min, minimum, multiple_of, num_programs,
     program_id, range, rsqrt, sin, sqrt, static_assert, static_range, store, sum, tensor, where, zeros,
 )
-from .core import (PropagateNan, clamp, debug_barrier, device_assert, device_print, static_print, xor_sum,
-                   zeros_like)
+from .core import (PropagateNan, clamp, debug_barrier, device_assert, device_print, reduce, static_print,
+                   xor_sum, zeros_like)
 from . import math
 from .math import div_rn, erf, fdiv, fma, sqrt_rn, umulhi
 from .standard import sigmoid, softmax, swizzle2d
@@ -27,7 +27,7 @@ __all__ = [
     "uint32", "uint64", "where", "zeros",
     "device_assert", "device_print", "static_print",
     "PropagateNan", "clamp", "div_rn", "erf", "fdiv", "fma", "math", "sigmoid", "softmax", "sqrt_rn", "umulhi",
-    "debug_barrier", "swizzle2d", "xor_sum", "zeros_like",
+    "debug_barrier", "reduce", "swizzle2d", "xor_sum", "zeros_like",
 ]
 
 

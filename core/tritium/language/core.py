@@ -263,6 +263,21 @@ def min(input, axis=None, keep_dims=False) -> tensor:  # noqa: A001
     return semantic.reduce_builtin("min", input, _unwrap(axis), _unwrap(keep_dims))
 
 
+def reduce(input, axis, combine_fn, keep_dims=False) -> tensor:
+    """Reduce ``input`` along ``axis`` (every axis when None) with ``combine_fn(a, b)``, a @jit
+    function of two scalars of ``input``'s dtype; it must be associative and commutative (targets
+    combine in any order). One tensor at a time: a tuple of tensors is not supported yet."""
+    from ..errors import NotImplementedYet
+    from ..runtime.jit import JITFunction
+
+    combine_fn = _unwrap(combine_fn)
+    if isinstance(input, tuple):
+        raise NotImplementedYet("tl.reduce of several tensors at once (a tuple) is not supported yet")
+    if not isinstance(combine_fn, JITFunction):
+        raise semantic.SemanticError(f"tl.reduce's combine_fn must be a @jit function, got {combine_fn!r}")
+    return semantic.reduce_axes(input, _unwrap(axis), combine_fn, _unwrap(keep_dims))
+
+
 def xor_sum(input, axis=None, keep_dims=False) -> tensor:
     """The bitwise xor of the elements along ``axis`` (every axis when None); integers only."""
     return semantic.reduce_builtin("xor_sum", input, _unwrap(axis), _unwrap(keep_dims))
@@ -362,7 +377,7 @@ def _hint(input, values, field: str):
 # Triton builtins this language does not have yet: using one raises errors.NotImplementedYet.
 NOT_YET = frozenset({
     "dot", "dot_scaled", "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min",
-    "atomic_or", "atomic_xchg", "atomic_xor", "cumsum", "cumprod", "associative_scan", "reduce",
+    "atomic_or", "atomic_xchg", "atomic_xor", "cumsum", "cumprod", "associative_scan",
     "argmax", "argmin", "rand", "randn", "randint", "randint4x", "reshape", "view", "trans",
     "permute", "join", "split", "cat", "interleave", "histogram", "sort", "flip",
     "inline_asm_elementwise", "make_block_ptr", "advance",

@@ -32,9 +32,10 @@ def builder() -> Any:
     return stack[-1]
 
 
-def active_builder_interprets() -> bool:
+def active_builder() -> Any:
+    """The builder language calls emit to, or None outside a kernel."""
     stack = getattr(_state, "stack", None)
-    return bool(stack) and getattr(stack[-1], "interprets", False)
+    return stack[-1] if stack else None
 
 
 @contextlib.contextmanager
@@ -654,7 +655,14 @@ def reduce_builtin(kind: str, x, axis, keep_dims: bool):
         combine = add
     elif kind != "xor_sum":
         combine = lambda a, b: minmax(kind, a, b)  # noqa: E731
-    if axis is None:  # every axis; keep_dims keeps them all, as size 1
+    return reduce_axes(x, axis, combine, keep_dims, f"tl.{kind}")
+
+
+def reduce_axes(x, axis, combine: Callable[[Any, Any], Any], keep_dims: bool, what: str = "tl.reduce"):
+    """``reduce`` along ``axis``, or along every axis when it is None (``keep_dims`` then keeps them
+    all, as size 1)."""
+    x = to_tensor(x)
+    if axis is None:
         rank = len(x.shape)
         for _ in range(rank):
             x = reduce(x, len(x.shape) - 1, combine)
@@ -662,5 +670,5 @@ def reduce_builtin(kind: str, x, axis, keep_dims: bool):
             x = expand_dims(x, 0)
         return x
     if not isinstance(axis, int):
-        raise SemanticError(f"tl.{kind}: axis must be a constant integer or None, got {axis!r}")
+        raise SemanticError(f"{what}: axis must be a constant integer or None, got {axis!r}")
     return reduce(x, axis, combine, keep_dims)

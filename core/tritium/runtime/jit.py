@@ -204,8 +204,9 @@ class JITFunction:
     def __call__(self, *args, **kwargs):
         from ..language import semantic
 
-        if semantic.active_builder_interprets():  # a call from a kernel the interpreter is running
-            return semantic.builder().call_jit(self, args, kwargs)
+        call_jit = getattr(semantic.active_builder(), "call_jit", None)
+        if call_jit is not None:  # a call from the language (tl.reduce's combine) or an interpreted kernel
+            return call_jit(self, args, kwargs)
         raise TritiumError(f"@jit function '{self.__name__}' cannot be called from Python directly: launch "
                            f"it with {self.__name__}[grid](...) or call it from another @jit function")
 

@@ -124,3 +124,20 @@ def test_debug_barrier_is_a_cta_barrier(target):
     k = compile_specialized(barrier_kernel, target, {"x_ptr": "*fp32", "out_ptr": "*fp32"}, {"BLOCK": 128},
                             {"x_ptr": "D", "out_ptr": "D"}, {"num_warps": 4})
     assert k.asm["ptx"].count("bar.sync") == 1  # the user's, between the stores and the loads
+
+
+@tritium.jit
+def _product(a, b):
+    return a * b
+
+
+@tritium.jit
+def product_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    tl.store(out_ptr, tl.reduce(tl.load(x_ptr + tl.arange(0, BLOCK)), 0, _product))
+
+
+def test_reduce_with_a_user_combine_function_shuffles_it(target):
+    k = compile_specialized(product_kernel, target, {"x_ptr": "*fp32", "out_ptr": "*fp32"}, {"BLOCK": 1024},
+                            {"x_ptr": "D", "out_ptr": "D"}, {"num_warps": 4})
+    ptx = k.asm["ptx"]
+    assert "shfl.sync.bfly.b32" in ptx and "mul.f32" in ptx and "call" not in ptx  # the helper is inlined
