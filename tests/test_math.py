@@ -278,3 +278,15 @@ def test_reduce_with_a_user_combine_function(target, axis, fn):
     out = dev.to_device(np.zeros(np.shape(want) or (1,), np.float32))
     user_reduce_kernel[(1,)](dev.to_device(x), out, M=M, N=N, AXIS=axis, FN=fn)
     np.testing.assert_allclose(dev.to_host(out).reshape(np.shape(want)), want, rtol=1e-5)
+
+
+@pytest.mark.parametrize("case,message", [("builtin", "combine_fn must be a @jit function"),
+                                          ("tuple", "tl.reduce of several tensors at once")])
+def test_reduce_refuses_what_it_cannot_do_naming_the_line(target, case, message):
+    from .kernels.mathfns import bad_reduce_kernel
+
+    dev = target.driver
+    x = dev.to_device(np.ones(16, np.float32))
+    with pytest.raises(tritium.errors.TritiumError, match=message) as info:
+        bad_reduce_kernel[(1,)](x, dev.to_device(np.zeros(1, np.float32)), BLOCK=16, CASE=case)
+    assert "bad_reduce_kernel" in str(info.value) and "tl.reduce(" in str(info.value)

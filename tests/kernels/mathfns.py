@@ -144,3 +144,13 @@ def user_reduce_kernel(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr, AXIS: t
         tl.store(out_ptr + tl.arange(0, M), tl.reduce(x, 1, combine))
     else:
         tl.store(out_ptr, tl.reduce(x, None, combine))
+
+
+@tritium.jit
+def bad_reduce_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr, CASE: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    if CASE == "builtin":
+        r = tl.reduce(x, 0, tl.maximum)
+    else:
+        r, s = tl.reduce((x, x), 0, _product)
+    tl.store(out_ptr, r)
