@@ -212,13 +212,20 @@ def test_a_config_that_does_not_compile_is_skipped(compiling_target):
     bench = FakeBench([0.0, 1.0], runs=1)
     kernel = tuned(bench, configs=[bad, CONFIGS[1]], restore_value=["out_ptr"])
     x, xd, outd = data(compiling_target, 100)
-    with pytest.warns(UserWarning, match="does not compile with config BLOCK: 3"):
+    with pytest.warns(UserWarning, match="does not compile or load with config BLOCK: 3"):
         kernel[lambda meta: (tritium.cdiv(100, meta["BLOCK"]),)](xd, outd, 100)
     assert kernel.best_config is CONFIGS[1]
     np.testing.assert_array_equal(compiling_target.driver.to_host(outd), x)
     only_bad = tuned(FakeBench([1.0]), configs=[bad, tritium.Config({"BLOCK": 5})])
     with pytest.warns(UserWarning), pytest.raises(TritiumError, match="no autotuning config compiles"):
         only_bad[(1,)](xd, outd, 100)
+
+
+def test_an_error_of_the_kernel_is_not_skipped_as_a_bad_config(target):
+    kernel = tuned(FakeBench([1.0, 2.0, 3.0]))
+    x, xd, outd = data(target, 16)
+    with pytest.raises(ArgumentError, match="kernel 'accumulate'"):
+        kernel[(1,)](xd, "not an array", 16)
 
 
 def test_errors(target):

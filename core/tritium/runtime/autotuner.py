@@ -5,7 +5,8 @@ config once per tuning key (the values of the ``key`` arguments, plus the dtypes
 arguments, as Triton does), then launch with the fastest. The choice is kept in memory and in the
 kernel cache directory (keyed by the kernel's ``cache_key``, the target, the tuning key and the
 configs), so a new process launches at once instead of benchmarking again; configs with a
-``pre_hook`` are not kept on disk (a function cannot be stored), as in Triton.
+``pre_hook`` are not kept on disk (a function cannot be stored), as in Triton. A config that fails
+to compile or load (out of resources) is skipped with a warning, as Triton skips them.
 
 Benchmarking launches the kernel many times, so arguments it writes would end up wrong:
 ``reset_to_zero`` names arguments zeroed before each benchmarking run (and once after, so the real
@@ -25,7 +26,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import tritium.language as tl
 
-from ..errors import ArgumentError, CompilationError, TritiumError
+from ..errors import ArgumentError, KernelRuntimeError, TritiumError
 from .jit import JITFunction, jit
 
 
@@ -265,9 +266,11 @@ class Autotuner(_Decorated):
                         saved[name].restore()
             try:
                 timings[config] = self.do_bench(call, quantiles=(0.5, 0.2, 0.8))
-            except CompilationError as e:
+            except (ArgumentError, KernelRuntimeError):
+                raise  # the arguments' fault or the kernel's, not the config's
+            except TritiumError as e:  # a compile error, ptxas refusing, too much shared memory, ...
                 failures.append(f"{config}: {e}")
-                warnings.warn(f"tritium.autotune: kernel '{self.__name__}' does not compile with config "
+                warnings.warn(f"tritium.autotune: kernel '{self.__name__}' does not compile or load with config "
                               f"{config}; it is skipped: {e}", stacklevel=3)
         _progress(None)
         if not timings:
