@@ -156,6 +156,20 @@ def test_the_choice_survives_a_new_process(tmp_path):
     assert [r.stdout.split() for r in runs] == [["3", "32"], ["0", "32"]], [r.stderr[-2000:] for r in runs]
 
 
+def test_pre_hooks_run_before_each_run_and_keep_the_choice_off_disk(target):
+    seen = []
+    configs = [tritium.Config({"BLOCK": b}, pre_hook=lambda args: seen.append((args["BLOCK"], args["n"])))
+               for b in (16, 32)]
+    x, xd, outd = data(target, 40)
+    for _ in range(2):  # the second autotuner cannot read a config with a function from disk
+        bench = FakeBench([2.0, 1.0], runs=1)
+        kernel = tuned(bench, configs=configs, reset_to_zero=["out_ptr"])
+        kernel[lambda meta: (tritium.cdiv(40, meta["BLOCK"]),)](xd, outd, 40)
+        assert bench.calls == 2 and kernel.best_config is configs[1]
+    assert seen == [(16, 40), (32, 40), (32, 40)] * 2  # each benchmarking run, then the launch
+    np.testing.assert_array_equal(target.driver.to_host(outd), x)
+
+
 def test_heuristics_compute_meta_parameters(target):
     @tritium.heuristics({"BLOCK": lambda args: tritium.next_power_of_2(args["n"])})
     @tritium.jit

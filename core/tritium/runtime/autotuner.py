@@ -176,6 +176,8 @@ class Autotuner(_Decorated):
                                f"and early_config_prune, not {', '.join(sorted(unknown))}")
         self.perf_model = prune.get("perf_model")
         self.configs_top_k = prune.get("top_k", 1.0)
+        #: what configs set: passing any of it at launch is an error
+        self._tuned_names = frozenset().union(*(c.all_kwargs() for c in self.configs))
         self.early_config_prune = prune.get("early_config_prune")
         self.warmup_ms = 25 if warmup is None else warmup
         self.rep_ms = 100 if rep is None else rep
@@ -198,8 +200,8 @@ class Autotuner(_Decorated):
         key += [str(v.dtype) for v in nargs.values() if hasattr(v, "dtype")]
         return tuple(key)
 
-    def _check_conflicts(self, kwargs: dict, config: Config) -> None:
-        conflicts = sorted(kwargs.keys() & config.all_kwargs().keys())
+    def _check_conflicts(self, kwargs: dict) -> None:
+        conflicts = sorted(kwargs.keys() & self._tuned_names)
         if conflicts:
             raise ArgumentError(f"kernel '{self.__name__}': {', '.join(conflicts)} passed at launch, but the "
                                 "autotuner sets them from its configs; do not pass auto-tuned meta-parameters "
@@ -207,8 +209,7 @@ class Autotuner(_Decorated):
 
     def run(self, *args, grid: Any, **kwargs) -> Any:
         nargs = {**dict(zip(self.arg_names, args)), **{k: v for k, v in kwargs.items() if k in self.arg_names}}
-        for config in self.configs:
-            self._check_conflicts(kwargs, config)
+        self._check_conflicts(kwargs)
         if len(self.configs) > 1:
             key = self._tuning_key(nargs)
             if key not in self.cache:
