@@ -21,16 +21,16 @@ def next_power_of_2(n: int) -> int:
     return 1 if n <= 1 else 1 << (n - 1).bit_length()
 
 
-__all__ = ["ArgumentError", "CompilationError", "CompiledKernel", "JITFunction", "TargetError",
-           "TritiumError", "cdiv", "compile", "jit", "next_power_of_2"]
+__all__ = ["ArgumentError", "CompilationError", "CompiledKernel", "Config", "JITFunction", "TargetError",
+           "TritiumError", "autotune", "cdiv", "compile", "heuristics", "jit", "next_power_of_2"]
 
-
-_NOT_YET = frozenset({"autotune", "Config", "heuristics"})
+#: loaded on first use: the autotuner imports tritium.language, which ``import tritium`` does not need
+_AUTOTUNER = frozenset({"autotune", "Config", "heuristics"})
 
 
 def __getattr__(name: str):
-    if name in _NOT_YET:
-        from .errors import NotImplementedYet
+    if name in _AUTOTUNER:
+        from .runtime import autotuner
 
-        raise NotImplementedYet(f"tritium.{name} (Triton's autotuning API) is not implemented yet")
+        return getattr(autotuner, name)
     raise AttributeError(f"module 'tritium' has no attribute '{name}'")
