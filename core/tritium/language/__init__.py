@@ -10,6 +10,8 @@ from .core import (PropagateNan, clamp, debug_barrier, device_assert, device_pri
 from . import math
 from .math import div_rn, erf, fdiv, fma, sqrt_rn, umulhi
 from .standard import sigmoid, softmax, swizzle2d
+from .random import (pair_uniform_to_normal, philox, rand, rand4x, randint, randint4x, randn, randn4x,
+                     uint_to_uniform_float)
 from .dtypes import (
     bfloat16, dtype, float16, float32, float64, int1, int8, int16, int32, int64, pointer_type, uint8,
     uint16, uint32, uint64,
@@ -28,6 +30,8 @@ __all__ = [
     "device_assert", "device_print", "static_print",
     "PropagateNan", "clamp", "div_rn", "erf", "fdiv", "fma", "math", "sigmoid", "softmax", "sqrt_rn", "umulhi",
     "debug_barrier", "reduce", "swizzle2d", "xor_sum", "zeros_like",
+    "pair_uniform_to_normal", "philox", "rand", "rand4x", "randint", "randint4x", "randn", "randn4x",
+    "uint_to_uniform_float",
 ]
 
 

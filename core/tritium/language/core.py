@@ -378,7 +378,7 @@ def _hint(input, values, field: str):
 NOT_YET = frozenset({
     "dot", "dot_scaled", "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min",
     "atomic_or", "atomic_xchg", "atomic_xor", "cumsum", "cumprod", "associative_scan",
-    "argmax", "argmin", "rand", "randn", "randint", "randint4x", "reshape", "view", "trans",
+    "argmax", "argmin", "reshape", "view", "trans",
     "permute", "join", "split", "cat", "interleave", "histogram", "sort", "flip",
     "inline_asm_elementwise", "make_block_ptr", "advance",
     "make_tensor_descriptor", "full_like", "ravel", "tanh",

@@ -141,3 +141,16 @@ def test_reduce_with_a_user_combine_function_shuffles_it(target):
                             {"x_ptr": "D", "out_ptr": "D"}, {"num_warps": 4})
     ptx = k.asm["ptx"]
     assert "shfl.sync.bfly.b32" in ptx and "mul.f32" in ptx and "call" not in ptx  # the helper is inlined
+
+
+@tritium.jit
+def rand_kernel(out_ptr, seed, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.rand(seed, offs) + tl.randn(seed, offs))
+
+
+def test_random_numbers_are_philox_rounds_of_high_multiplies(target):
+    k = compile_specialized(rand_kernel, target, {"out_ptr": "*fp32", "seed": "i32"}, {"BLOCK": 128},
+                            {"out_ptr": "D", "seed": ""}, {"num_warps": 4})
+    ptx = k.asm["ptx"]
+    assert len(re.findall(r"mul\.hi\.u32", ptx)) >= 15  # two per round, ten rounds (zero counters fold)

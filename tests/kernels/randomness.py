@@ -1,0 +1,30 @@
+"""Kernels of the random-number tests (in a module: @jit reads source files)."""
+
+import tritium
+import tritium.language as tl
+
+
+@tritium.jit
+def philox_kernel(out_ptr, seed, c0, c1, c2, c3, BLOCK: tl.constexpr):
+    """The four Philox blocks of the counters (c0 + i, c1, c2, c3) for i < BLOCK."""
+    i = tl.arange(0, BLOCK)
+    zero = i * 0
+    r0, r1, r2, r3 = tl.philox(seed, c0 + i, c1 + zero, c2 + zero, c3 + zero)
+    tl.store(out_ptr + i, r0)
+    tl.store(out_ptr + BLOCK + i, r1)
+    tl.store(out_ptr + 2 * BLOCK + i, r2)
+    tl.store(out_ptr + 3 * BLOCK + i, r3)
+
+
+@tritium.jit
+def random_kernel(out_ptr, seed, n, KIND: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    if KIND == "randint":
+        r = tl.randint(seed, offs)
+    elif KIND == "randint64":
+        r = tl.randint(seed, offs.to(tl.int64))
+    elif KIND == "rand":
+        r = tl.rand(seed, offs)
+    else:
+        r = tl.randn(seed, offs)
+    tl.store(out_ptr + offs, r, mask=offs < n)
