@@ -290,3 +290,18 @@ def test_reduce_refuses_what_it_cannot_do_naming_the_line(target, case, message)
     with pytest.raises(tritium.errors.TritiumError, match=message) as info:
         bad_reduce_kernel[(1,)](x, dev.to_device(np.zeros(1, np.float32)), BLOCK=16, CASE=case)
     assert "bad_reduce_kernel" in str(info.value) and "tl.reduce(" in str(info.value)
+
+
+def test_builtins_are_tensor_methods_too(target):
+    from .kernels.mathfns import member_kernel
+
+    dev = target.driver
+    x = np.random.default_rng(18).standard_normal((4, 16)).astype(np.float32)
+    out = dev.to_device(np.zeros(8, np.float32))
+    member_kernel[(1,)](dev.to_device(x), out, M=4, N=16)
+    got = dev.to_host(out)
+    x64 = x.astype(np.float64)
+    want = (x64.sum(1) + 2 * x64.max(1) + np.exp(x64).min(1) + np.sqrt(np.abs(x64)).sum(1)
+            + (1 / (1 + np.exp(-x64))).sum(1))
+    np.testing.assert_allclose(got[:4], want, rtol=1e-5)
+    np.testing.assert_array_equal(got[:4], got[4:])  # the same computation either way

@@ -154,3 +154,16 @@ def bad_reduce_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr, CASE: tl.constexpr):
     else:
         r, s = tl.reduce((x, x), 0, _product)
     tl.store(out_ptr, r)
+
+
+@tritium.jit
+def member_kernel(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
+    """Builtins called as tensor methods, beside the same builtins called as functions."""
+    rows = tl.arange(0, M)[:, None]
+    cols = tl.arange(0, N)[None, :]
+    x = tl.load(x_ptr + rows * N + cols)
+    a = x.sum(axis=1) + x.max(axis=1) * 2 + x.exp().min(1) + x.abs().sqrt().sum(1) + x.sigmoid().sum(1)
+    b = tl.sum(x, axis=1) + tl.max(x, axis=1) * 2 + tl.min(tl.exp(x), 1) + tl.sum(tl.sqrt(tl.abs(x)), 1) \
+        + tl.sum(tl.sigmoid(x), 1)
+    tl.store(out_ptr + tl.arange(0, M), a)
+    tl.store(out_ptr + M + tl.arange(0, M), b)

@@ -35,6 +35,25 @@ __all__ = [
 ]
 
 
+#: the builtins that are also methods of tensors, as in Triton (``x.sum(axis=0)``, ``x.exp()``)
+MEMBER_FUNCTIONS = ("abs", "broadcast_to", "cdiv", "ceil", "cos", "div_rn", "erf", "exp", "exp2", "expand_dims",
+                    "fdiv", "floor", "fma", "log", "log2", "max", "min", "reduce", "rsqrt", "sigmoid", "sin",
+                    "softmax", "sqrt", "sqrt_rn", "sum", "umulhi", "xor_sum")
+
+
+def _member(fn):
+    def method(self, *args, **kwargs):
+        return fn(self, *args, **kwargs)
+
+    method.__name__, method.__doc__ = fn.__name__, fn.__doc__
+    return method
+
+
+for _name in MEMBER_FUNCTIONS:
+    setattr(tensor, _name, _member(globals()[_name]))
+del _name
+
+
 def __getattr__(name: str):
     from ..errors import NotImplementedYet
 
