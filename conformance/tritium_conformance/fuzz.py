@@ -12,6 +12,7 @@ carries the seed, so ``--fuzz 1 --seed S`` re-runs it.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import pickle
 import tempfile
@@ -22,7 +23,7 @@ import numpy as np
 
 from .fuzz_gen import Kernel, generate
 from .fuzz_model import same_value
-from .workers import Death, Worker
+from .workers import Death, Worker, run_lanes
 
 
 @dataclasses.dataclass
@@ -126,7 +127,6 @@ def run(seeds: Iterable[int], targets: list[str], jobs: int = 1, timeout: float 
     seeds = list(seeds)
     findings: list[Finding] = []
     lock = threading.Lock()
-    failures: list[BaseException] = []
     with tempfile.TemporaryDirectory(prefix="tritium-fuzz-") as workdir:
         def lane(mine: list[int]) -> None:
             workers = {t: _Worker(t, workdir, timeout) for t in targets}
@@ -141,17 +141,9 @@ def run(seeds: Iterable[int], targets: list[str], jobs: int = 1, timeout: float 
                         findings.extend(found)
                         if on_kernel is not None:
                             on_kernel(seed, found)
-            except BaseException as exc:  # the fuzzer's own bug: re-raised in the caller's thread
-                failures.append(exc)
             finally:
                 for w in workers.values():
                     w.close()
 
-        threads = [threading.Thread(target=lane, args=(seeds[i::jobs],)) for i in range(max(1, jobs))]
-        for th in threads:
-            th.start()
-        for th in threads:
-            th.join()
-    if failures:
-        raise failures[0]
+        run_lanes([functools.partial(lane, seeds[i::jobs]) for i in range(max(1, jobs))])
     return findings

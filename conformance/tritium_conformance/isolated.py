@@ -24,7 +24,7 @@ from typing import Callable, Iterable
 
 from .suite import (CASES, CRASH, FAIL, TIMEOUT, XFAIL, Case, CompileOnlyDevice, Device, Result, check_case,
                     declared_gap, installed_target, load_cases)
-from .workers import Death, Worker, serve
+from .workers import Death, Worker, run_lanes, serve
 
 #: the most cases a worker gets at a time
 BATCH = 8
@@ -59,7 +59,6 @@ def run_isolated(target: str, selected: Iterable[Case], expectations: dict[str, 
         tasks.put(_Task(ids[i:i + size]))
     results: dict[str, Result] = {}
     lock = threading.Lock()
-    failures: list[BaseException] = []
 
     def stop() -> None:
         for _ in range(lanes):
@@ -78,20 +77,10 @@ def run_isolated(target: str, selected: Iterable[Case], expectations: dict[str, 
         try:
             while (task := tasks.get()) is not None:
                 _run_task(worker, task, gaps, tasks, record)
-        except BaseException as exc:  # the suite's own bug: re-raised in the caller's thread
-            failures.append(exc)
-            stop()
         finally:
             worker.close()
 
-    # daemons: an interrupted run (Ctrl-C, whose SIGINT reaches the workers too) does not wait for them
-    threads = [threading.Thread(target=lane, daemon=True) for _ in range(lanes)] if ids else []
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
-    if failures:
-        raise failures[0]
+    run_lanes([lane] * lanes if ids else [], on_failure=stop)
     return [results[i] for i in ids]
 
 

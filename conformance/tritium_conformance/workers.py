@@ -19,6 +19,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from typing import Callable, Iterable
 
 READY = "ready"
@@ -137,3 +138,26 @@ def serve(handle: Callable[[str], Iterable[str]]) -> None:
     for request in sys.stdin:
         for line in handle(request.rstrip("\n")):
             answers.write(line + "\n")
+
+
+def run_lanes(lanes: list[Callable[[], None]], on_failure: Callable[[], None] = lambda: None) -> None:
+    """Run each of ``lanes`` in its own thread and wait for them all; the first exception one raised
+    (the runner's own bug, not a case's) is re-raised here, in the caller's thread, after
+    ``on_failure`` has been called in the failing lane (to stop the others). The threads are daemons:
+    an interrupted run (Ctrl-C, whose SIGINT reaches the workers too) does not wait for them."""
+    failures: list[BaseException] = []
+
+    def guarded(lane: Callable[[], None]) -> None:
+        try:
+            lane()
+        except BaseException as exc:
+            failures.append(exc)
+            on_failure()
+
+    threads = [threading.Thread(target=guarded, args=(lane,), daemon=True) for lane in lanes]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    if failures:
+        raise failures[0]
