@@ -201,9 +201,7 @@ def launch(target, jitfn, grid: Any, args: tuple, kwargs: dict) -> Any:
                 kernel.launcher((grid[0], 1, 1), values)  # the most common grid, checked inline
                 return kernel
             meta = dict(zip(jitfn.arg_names, binder.params(*args, **kwargs))) if callable(grid) else {}
-            dims = normalize_grid(grid, meta, kernel.name)
-            if dims[0] * dims[1] * dims[2]:
-                kernel.launcher(dims, values)
+            run_on_grid(kernel, grid, values, meta)
             return kernel
     p = prepare(target, jitfn, args, kwargs)
     if key is not None:
