@@ -207,8 +207,12 @@ class Autotuner(_Decorated):
                                 "autotuner sets them from its configs; do not pass auto-tuned meta-parameters "
                                 "or options yourself")
 
+    def _named(self, args: tuple, kwargs: dict) -> dict:
+        """The launch's kernel arguments by name (options and meta-parameters not in the signature left out)."""
+        return {**dict(zip(self.arg_names, args)), **{k: v for k, v in kwargs.items() if k in self.arg_names}}
+
     def run(self, *args, grid: Any, **kwargs) -> Any:
-        nargs = {**dict(zip(self.arg_names, args)), **{k: v for k, v in kwargs.items() if k in self.arg_names}}
+        nargs = self._named(args, kwargs)
         self._check_conflicts(kwargs)
         if len(self.configs) > 1:
             key = self._tuning_key(nargs)
@@ -324,7 +328,7 @@ class Autotuner(_Decorated):
 
     def warmup(self, *args, grid: Any = (1,), **kwargs) -> list[Any]:
         """Compile every (pruned) config without launching."""
-        nargs = {**dict(zip(self.arg_names, args)), **{k: v for k, v in kwargs.items() if k in self.arg_names}}
+        nargs = self._named(args, kwargs)
         return [self.fn.warmup(*args, grid=grid, **kwargs, **c.all_kwargs()) for c in self.prune_configs(nargs, kwargs)]
 
 
@@ -367,15 +371,17 @@ class Heuristics(_Decorated):
         super().__init__(fn)
         self.values = dict(values)
 
-    def run(self, *args, grid: Any, **kwargs) -> Any:
+    def _computed(self, args: tuple, kwargs: dict) -> dict:
+        """``kwargs`` with each heuristic's meta-parameter added (a later heuristic sees the earlier ones)."""
         for name, heur in self.values.items():
             kwargs[name] = heur({**dict(zip(self.arg_names, args)), **kwargs})
-        return self.fn.run(*args, grid=grid, **kwargs)
+        return kwargs
+
+    def run(self, *args, grid: Any, **kwargs) -> Any:
+        return self.fn.run(*args, grid=grid, **self._computed(args, kwargs))
 
     def warmup(self, *args, grid: Any = (1,), **kwargs) -> Any:
-        for name, heur in self.values.items():
-            kwargs[name] = heur({**dict(zip(self.arg_names, args)), **kwargs})
-        return self.fn.warmup(*args, grid=grid, **kwargs)
+        return self.fn.warmup(*args, grid=grid, **self._computed(args, kwargs))
 
 
 def heuristics(values: Mapping[str, Callable[[dict], Any]]) -> Callable[[Any], Heuristics]:
