@@ -9,7 +9,7 @@ import tritium
 import tritium.language as tl
 from tritium.ir import tile
 from tritium.ir.mlir import ir
-from tritium.passes.axis_info import MAX_DIVISOR, AxisInfo, analyze, axis_info_text
+from tritium.passes.axis_info import MAX_DIVISOR, AxisInfo, analyze, axis_info_text, walk
 from tritium.runtime.compiler import compile_specialized
 
 from .kernels.basic import loops_kernel, pointer_walk_kernel, reduce2d_kernel
@@ -241,15 +241,7 @@ def _kernel_facts(specs) -> list[AxisInfo]:
     with tile.context():
         module = ir.Module.parse(asm["tile-opt"])
         infos = analyze(module)
-        return [infos[op.operands[0]] for op in _ops(module.operation) if op.name == "tile.store"]
-
-
-def _ops(op):
-    for region in op.regions:
-        for block in region.blocks:
-            for inner in block.operations:
-                yield inner.operation
-                yield from _ops(inner.operation)
+        return [infos[op.operands[0]] for op in walk(module.operation) if op.name == "tile.store"]
 
 
 def test_hints_and_specialisation_reach_the_analysis():
@@ -290,7 +282,7 @@ def test_a_hint_on_a_kernel_argument(hint, div):
                               {"HINT": hint}, {"x_ptr": "D"}, {}).asm
     with tile.context():
         module = ir.Module.parse(asm["tile-opt"])
-        store = next(op for op in _ops(module.operation) if op.name == "tile.store")
+        store = next(op for op in walk(module.operation) if op.name == "tile.store")
         assert analyze(module)[store.operands[0]] == AxisInfo((8,), (div,), (1,))
 
 
@@ -318,7 +310,7 @@ def test_every_integer_and_pointer_value_of_a_kernel_has_facts_of_its_rank():
     types = {"x_ptr": "*fp32", "out0_ptr": "*fp32", "out1_ptr": "*fp32"}
     ctx, module, infos = _analyzed(reduce2d_kernel, types, {"M": 4, "N": 8, "KIND": "sum"}, {"x_ptr": "D"})
     with ctx:
-        values = [r for op in _ops(module.operation) for r in op.results]
+        values = [r for op in walk(module.operation) for r in op.results]
         tensor = lambda t: isinstance(t, ir.RankedTensorType)  # noqa: E731
         element = lambda t: ir.RankedTensorType(t).element_type if tensor(t) else t  # noqa: E731
         tracked = [v for v in values if isinstance(element(v.type), ir.IntegerType) or tile.is_ptr(element(v.type))]
@@ -329,7 +321,7 @@ def test_every_integer_and_pointer_value_of_a_kernel_has_facts_of_its_rank():
             assert info.rank == len(shape)
             assert all(1 <= c <= n for c, n in zip(info.contiguity, shape))
             assert all(1 <= k <= n for k, n in zip(info.constancy, shape))
-        loads = [op for op in _ops(module.operation) if op.name == "tile.load"]
+        loads = [op for op in walk(module.operation) if op.name == "tile.load"]
         # rows[:, None] * 8 + cols[None, :]: rows of 8 elements starting 16-byte aligned
         assert infos[loads[0].operands[0]] == AxisInfo((1, 8), (4, 16), (1, 1))
 
@@ -339,14 +331,14 @@ def test_kernels_loop_carried_pointers_and_loop_offsets():
     specs = {"src_ptr": "D", "dst_ptr": "D", "other_ptr": "D"}
     ctx, module, infos = _analyzed(pointer_walk_kernel, types, {"BLOCK": 32}, specs)
     with ctx:
-        stores = [op for op in _ops(module.operation) if op.name == "tile.store"]
+        stores = [op for op in walk(module.operation) if op.name == "tile.store"]
         assert infos[stores[0].operands[0]] == AxisInfo((32,), (16,), (1,))
         assert infos[stores[1].operands[0]] == AxisInfo((1,), (16,), (1,))  # one of two aligned pointers
 
     types = {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}
     ctx, module, infos = _analyzed(loops_kernel, types, {"BLOCK": 32}, {"x_ptr": "D", "n": "D"})
     with ctx:
-        load = next(op for op in _ops(module.operation) if op.name == "tile.load")
+        load = next(op for op in walk(module.operation) if op.name == "tile.load")
         # start steps by 32 from 0: offs runs of 32 from a multiple of 32; n % 16 == 0
         assert infos[load.operands[0]] == AxisInfo((32,), (16,), (1,))
         assert infos[load.operands[1]] == AxisInfo((1,), (1,), (16,))

@@ -234,15 +234,22 @@ def test_expand_dims_of_a_loaded_tensor_is_converted():
     assert layouts_of(text, "tile.make_range") == [layouts_of(text, "tile.load")[0]]  # no clone needed
 
 
-def test_loop_yield_is_converted_to_the_carried_layout():
-    text, _ = laid_out_text(kernel(LOAD16x16 + """
+def loop_adding(lhs: str, rhs: str) -> str:
+    """Laid-out text of a loop whose carried ``%a`` (init ``%a1``, slice 1 of the load) becomes
+    ``lhs + rhs``, where ``%a0`` (slice 0) is available."""
+    text, _ = laid_out_text(kernel(LOAD16x16 + f"""
     %c0 = arith.constant 0 : i32
     %c1 = arith.constant 1 : i32
-    %acc = scf.for %i = %c0 to %n step %c1 iter_args(%a = %a1) -> (tensor<16xf32>) : i32 {
-      %b = arith.addf %a, %a0 : tensor<16xf32>
+    %acc = scf.for %i = %c0 to %n step %c1 iter_args(%a = %a1) -> (tensor<16xf32>) : i32 {{
+      %b = arith.addf {lhs}, {rhs} : tensor<16xf32>
       scf.yield %b : tensor<16xf32>
-    }
+    }}
 """ + use("%acc", "tensor<16xf32>")))
+    return text
+
+
+def test_loop_yield_is_converted_to_the_carried_layout():
+    text = loop_adding("%a", "%a0")
     (load,) = layouts_of(text, "tile.load")
     carried = Slice(1, load)  # the init's
     assert layouts_of(text, "scf.for") == [carried]
@@ -255,14 +262,7 @@ def test_loop_yield_is_converted_to_the_carried_layout():
 
 
 def test_a_yield_in_another_layout_is_converted_in_the_body():
-    text, _ = laid_out_text(kernel(LOAD16x16 + """
-    %c0 = arith.constant 0 : i32
-    %c1 = arith.constant 1 : i32
-    %acc = scf.for %i = %c0 to %n step %c1 iter_args(%a = %a1) -> (tensor<16xf32>) : i32 {
-      %b = arith.addf %a0, %a : tensor<16xf32>
-      scf.yield %b : tensor<16xf32>
-    }
-""" + use("%acc", "tensor<16xf32>")))
+    text = loop_adding("%a0", "%a")
     (load,) = layouts_of(text, "tile.load")
     assert layouts_of(text, "scf.for") == [Slice(1, load)]
     assert layouts_of(text, "arith.addf")[-1] == Slice(0, load)  # a0 decides, the carried value converts

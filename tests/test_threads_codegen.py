@@ -34,6 +34,7 @@ from tritium.ir.mlir import ir
 from tritium.layout import assign_encodings
 from tritium.layout.distributed import Blocked, Slice, default_blocked, distribute
 from tritium.runtime.compiler import compile_specialized
+from tritium.passes.axis_info import walk
 
 from .kernels.basic import add_kernel, loops_kernel
 from .kernels.frontend_only import FrontendOnly
@@ -122,13 +123,6 @@ def with_layouts(text: str, num_warps: int, warp_size: int, vector: int = 4,
     Reductions and conversions get distinct ``tile.shared_offset`` (no reuse, so no barriers)."""
     module = ir.Module.parse(text)
     shapes: dict[int, tuple[int, ...]] = {}
-
-    def walk(op):
-        for region in op.regions:
-            for block in region.blocks:
-                for inner in block.operations:
-                    yield inner.operation
-                    yield from walk(inner.operation)
 
     for op in walk(module.operation):
         for res in op.results:

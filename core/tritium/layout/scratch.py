@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import math
 
-from ..codegen.types import PointerBits, llvm_type, pointers_of_64_bits, size_in_bytes
+from ..codegen.types import PointerBits, pointers_of_64_bits
 from ..ir.mlir import ir
+from .choose import element_bytes
 from .distributed import Distribution, distribute, layout_of_type
 
 
@@ -37,11 +38,11 @@ def scratch_bytes(op: ir.Operation, pointer_bits: PointerBits = pointers_of_64_b
     if op.name not in ("tile.convert_layout", "tile.reduce"):
         return 0
     src = ir.RankedTensorType(op.operands[0].type)
-    element_bytes = size_in_bytes(llvm_type(src.element_type), pointer_bits)
+    size = element_bytes(src, pointer_bits)
     dist = distribute(layout_of_type(src), tuple(src.shape))
     if op.name == "tile.reduce":
-        return reduce_scratch_bytes(dist, ir.IntegerAttr(op.attributes["axis"]).value, element_bytes)
+        return reduce_scratch_bytes(dist, ir.IntegerAttr(op.attributes["axis"]).value, size)
     res = ir.RankedTensorType(op.results[0].type)
     if distribute(layout_of_type(res), tuple(res.shape)) == dist:
         return 0
-    return math.prod(src.shape) * element_bytes
+    return math.prod(src.shape) * size

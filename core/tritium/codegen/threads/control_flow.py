@@ -38,18 +38,25 @@ class ControlFlow:
             for phi, v in zip(flat(phis), flat(value)):
                 phi.add_incoming(v, block)
 
+    def enter_loop(self, name: str, types: list, inits: list) -> tuple:
+        """Branch into a new loop header whose phis start at ``inits``; returns the header, body and
+        exit blocks (named ``name``, ``name.body``, ``name.end``) and the phis, positioned in the header."""
+        b = self.b
+        header = self.fn.append_basic_block(name)
+        body = self.fn.append_basic_block(name + ".body")
+        exit_block = self.fn.append_basic_block(name + ".end")
+        entered_from = b.block
+        b.branch(header)
+        b.position_at_end(header)
+        return header, body, exit_block, self.join(types, [(inits, entered_from)])
+
     def emit_for(self, op: ir.Operation) -> None:
         b = self.b
         lb, ub, step = (self.env[o] for o in list(op.operands)[:3])
         inits = [self.env[o] for o in list(op.operands)[3:]]
         body_block = op.regions[0].blocks[0]
-        header = self.fn.append_basic_block("for")
-        body = self.fn.append_basic_block("for.body")
-        exit_block = self.fn.append_basic_block("for.end")
-        before = b.block
-        b.branch(header)
-        b.position_at_end(header)
-        iv, *carried = self.join([a.type for a in body_block.arguments], [([lb, *inits], before)])
+        header, body, exit_block, (iv, *carried) = self.enter_loop(
+            "for", [a.type for a in body_block.arguments], [lb, *inits])
         compare = b.icmp_unsigned if "unsignedCmp" in op.attributes else b.icmp_signed
         b.cbranch(compare("<", iv, ub), body, exit_block)
         b.position_at_end(body)
@@ -79,14 +86,8 @@ class ControlFlow:
     def emit_while(self, op: ir.Operation) -> None:
         b = self.b
         before_block, after_block = op.regions[0].blocks[0], op.regions[1].blocks[0]
-        header = self.fn.append_basic_block("while")
-        body = self.fn.append_basic_block("while.body")
-        exit_block = self.fn.append_basic_block("while.end")
-        entered_from = b.block
-        b.branch(header)
-        b.position_at_end(header)
-        state = self.join([a.type for a in before_block.arguments],
-                          [([self.env[o] for o in op.operands], entered_from)])
+        header, body, exit_block, state = self.enter_loop(
+            "while", [a.type for a in before_block.arguments], [self.env[o] for o in op.operands])
         cond = self.emit_region(before_block, state)
         forwarded = [self.env[o] for o in list(cond.operands)[1:]]
         b.cbranch(self.env[cond.operands[0]], body, exit_block)
