@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import functools
 import importlib.util
-import json
 import os
 import shutil
 
 from tritium.errors import TritiumError
-from tritium.runtime.cache import cache_dir, cache_disabled
+from tritium.runtime.cache import Cache, cache_key
 
 from .arch import cuda_of_release
 
@@ -63,18 +62,18 @@ def ptxas_path() -> str | None:
 
 @functools.cache
 def ptxas_cuda_version(path: str) -> int | None:
-    """The CUDA release of the ptxas at ``path`` (12090 for 12.9), from ``ptxas --version``; kept in
-    the kernel cache directory by the binary's path, size and time, since the release is part of
+    """The CUDA release of the ptxas at ``path`` (12090 for 12.9), from ``ptxas --version``; kept as
+    an entry of the kernel cache keyed by the binary's path, size and time, since the release is part of
     every cache key and a first launch with a warm cache should not start a process."""
     try:
         st = os.stat(path)
     except OSError:
         return None
-    key = f"{path}:{st.st_size}:{st.st_mtime_ns}"
-    memo = None if cache_disabled() else os.path.join(cache_dir(), "ptxas-versions.json")
-    known = _read_json(memo) if memo else {}
-    if key in known:
-        return known[key]
+    cache = Cache()
+    key = cache_key({"ptxas --version": path, "size": st.st_size, "mtime_ns": st.st_mtime_ns})
+    known = cache.get(key)
+    if known is not None:
+        return known.metadata.get("cuda")
     import subprocess
 
     try:
@@ -82,31 +81,8 @@ def ptxas_cuda_version(path: str) -> int | None:
     except (OSError, subprocess.SubprocessError):
         return None
     version = cuda_of_release(out)
-    if memo:
-        _write_json(memo, {**known, key: version})
+    cache.put(key, b"", {"cuda": version}, name="ptxas --version")  # a failed write only asks again next time
     return version
-
-
-def _read_json(path: str) -> dict:
-    try:
-        with open(path) as f:
-            found = json.load(f)
-        return found if isinstance(found, dict) else {}
-    except (OSError, ValueError):
-        return {}
-
-
-def _write_json(path: str, value: dict) -> None:
-    """Written whole, then renamed into place (readers never see half a file); a failure only
-    means asking ptxas again next time."""
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w") as f:
-            json.dump(value, f)
-        os.replace(tmp, path)
-    except OSError:
-        pass
 
 
 @functools.cache
