@@ -218,3 +218,14 @@ def test_compile_error_from_compile_is_trimmed_too():
     with pytest.raises(tritium.CompilationError) as info:
         tritium.compile(bad.uses_undefined, signature="*fp32", target=FrontendOnly())
     assert [f.filename.endswith("errors.py") for f in _library_frames(info.value)] == [True]
+
+
+def test_missing_builtins_say_whether_triton_has_them():
+    import tritium.language as tl
+    from tritium.errors import NotImplementedYet
+
+    with pytest.raises(NotImplementedYet, match=r"tl\.cumsum is a Triton builtin that tritium does not implement yet"):
+        tl.cumsum
+    for name in ("full_like", "tanh"):  # not in triton.language either: a plain AttributeError
+        with pytest.raises(AttributeError, match=rf"has no attribute '{name}'"):
+            getattr(tl, name)

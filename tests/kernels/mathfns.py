@@ -5,12 +5,8 @@ import tritium.language as tl
 
 
 @tritium.jit
-def math_kernel(x_ptr, y_ptr, z_ptr, out_ptr, n, FN: tl.constexpr, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    m = offs < n
-    x = tl.load(x_ptr + offs, mask=m, other=1)
-    y = tl.load(y_ptr + offs, mask=m, other=1)
-    z = tl.load(z_ptr + offs, mask=m, other=1)
+def math_fn(x, y, z, FN: tl.constexpr):
+    """The math function named ``FN`` of up to three operands."""
     if FN == "erf":
         r = tl.erf(x)
     elif FN == "math.erf":
@@ -37,8 +33,23 @@ def math_kernel(x_ptr, y_ptr, z_ptr, out_ptr, n, FN: tl.constexpr, BLOCK: tl.con
         r = tl.maximum(x, y, propagate_nan=tl.PropagateNan.ALL)
     elif FN == "minimum_nan":
         r = tl.minimum(x, y, tl.PropagateNan.ALL)
+    elif FN == "clamp_bad_nan":
+        r = tl.clamp(x, y, z, propagate_nan=3)
+    elif FN == "softmax":
+        r = tl.softmax(x)
     else:
         tl.static_assert(False, "unknown FN")
+    return r
+
+
+@tritium.jit
+def math_kernel(x_ptr, y_ptr, z_ptr, out_ptr, n, FN: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m, other=1)
+    y = tl.load(y_ptr + offs, mask=m, other=1)
+    z = tl.load(z_ptr + offs, mask=m, other=1)
+    r = math_fn(x, y, z, FN)
     tl.store(out_ptr + offs, r, mask=m)
 
 
@@ -64,26 +75,7 @@ def softmax_row_kernel(x_ptr, out_ptr, N: tl.constexpr):
 def typed_kernel(x_ptr, y_ptr, FN: tl.constexpr, EXPECT: tl.constexpr):
     x = tl.load(x_ptr + tl.arange(0, 4))
     y = tl.load(y_ptr + tl.arange(0, 4))
-    if FN == "erf":
-        r = tl.erf(x)
-    elif FN == "sqrt_rn":
-        r = tl.sqrt_rn(x)
-    elif FN == "div_rn":
-        r = tl.div_rn(x, y)
-    elif FN == "fdiv":
-        r = tl.fdiv(x, y)
-    elif FN == "fma":
-        r = tl.fma(x, y, x)
-    elif FN == "umulhi":
-        r = tl.umulhi(x, y)
-    elif FN == "sigmoid":
-        r = tl.sigmoid(x)
-    elif FN == "clamp":
-        r = tl.clamp(x, y, y)
-    elif FN == "clamp_bad_nan":
-        r = tl.clamp(x, y, y, propagate_nan=3)
-    else:
-        r = tl.softmax(x)
+    r = math_fn(x, y, y, FN)
     tl.static_assert(r.dtype == EXPECT)
 
 

@@ -40,13 +40,11 @@ class IRBuilder:
 
     ``debug`` (the ``debug`` launch option) decides whether ``tl.device_assert`` emits anything."""
 
-    def __init__(self, debug: bool = False, quiet: bool = False, call_jit: Callable | None = None):
+    def __init__(self, debug: bool, quiet: bool, *, call_jit: Callable):
         """``debug`` keeps device assertions; ``quiet`` (the interpreter only checking a kernel it
         will run) leaves ``static_print`` to the run; ``call_jit(jfn, args, kwargs)`` emits a call
         of a @jit function (the frontend's)."""
-        self.debug, self.quiet = debug, quiet
-        if call_jit is not None:
-            self.call_jit = call_jit
+        self.debug, self.quiet, self.call_jit = debug, quiet, call_jit
 
     def python_value(self, x) -> Any:
         from ..language.semantic import SemanticError

@@ -27,8 +27,9 @@ from ..runtime.jit import JIT_CODE
 from ..runtime.compiler import COMPILE_LOCK, CompiledKernel
 from ..runtime.launch import bind_arguments, normalize_grid, split_arguments
 from ..target import Driver, KernelSignature, LaunchOptions, Target
+from .memory import AccessError, Pointers, region_of
 
-# The interpreter's machinery (``memory``, ``numpy_builder``, ``rewrite``) loads when it first
+# The interpreter's machinery (``numpy_builder``, ``rewrite``) loads when it first
 # runs a kernel: plugin discovery imports this module on every first launch, on every target.
 
 
@@ -57,7 +58,6 @@ class InterpreterTarget(Target):
         return self._driver
 
     def bind_arg(self, value: Any, arg_type: str, arg_name: str) -> Any:
-        from .memory import Pointers, region_of
         from .numpy_builder import np_dtype
 
         t = T.from_signature(arg_type)
@@ -67,7 +67,6 @@ class InterpreterTarget(Target):
         return tlc.tensor(np.array(value).astype(np_dtype(t)), t, ())
 
     def execute(self, kernel, grid, args: tuple, kwargs: dict) -> None:
-        from .memory import AccessError, Pointers
         from .numpy_builder import NumpyBuilder
         from .rewrite import Program
 
@@ -154,7 +153,5 @@ def _located(kernel, e: Exception, kind: type[LocatedError] = CompilationError) 
             filename, lineno = tb.tb_frame.f_code.co_filename, tb.tb_lineno
         tb = tb.tb_next
     line = linecache.getline(filename, lineno) if lineno else ""
-    from .memory import AccessError
-
     message = str(e) if isinstance(e, (TritiumError, AccessError)) else f"{type(e).__name__}: {e}"
     return kind(kernel.__name__, message, filename=filename, lineno=lineno, source_line=line.strip())

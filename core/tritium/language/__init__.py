@@ -41,16 +41,8 @@ MEMBER_FUNCTIONS = ("abs", "broadcast_to", "cdiv", "ceil", "cos", "div_rn", "erf
                     "softmax", "sqrt", "sqrt_rn", "sum", "umulhi", "xor_sum")
 
 
-def _member(fn):
-    def method(self, *args, **kwargs):
-        return fn(self, *args, **kwargs)
-
-    method.__name__, method.__doc__ = fn.__name__, fn.__doc__
-    return method
-
-
-for _name in MEMBER_FUNCTIONS:
-    setattr(tensor, _name, _member(globals()[_name]))
+for _name in MEMBER_FUNCTIONS:  # a plain function on a class binds the tensor as its first argument
+    setattr(tensor, _name, globals()[_name])
 del _name
 
 

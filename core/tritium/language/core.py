@@ -12,6 +12,7 @@ import operator
 from typing import Any, Sequence
 
 from . import semantic
+from ..errors import NotImplementedYet
 from .dtypes import bfloat16, dtype, float32
 
 
@@ -267,8 +268,7 @@ def reduce(input, axis, combine_fn, keep_dims=False) -> tensor:
     """Reduce ``input`` along ``axis`` (every axis when None) with ``combine_fn(a, b)``, a @jit
     function of two scalars of ``input``'s dtype; it must be associative and commutative (targets
     combine in any order). One tensor at a time: a tuple of tensors is not supported yet."""
-    from ..errors import NotImplementedYet
-    from ..runtime.jit import JITFunction
+    from ..runtime.jit import JITFunction  # the runtime imports the language
 
     combine_fn = _unwrap(combine_fn)
     if isinstance(input, tuple):
@@ -381,7 +381,7 @@ NOT_YET = frozenset({
     "argmax", "argmin", "reshape", "view", "trans",
     "permute", "join", "split", "cat", "interleave", "histogram", "sort", "flip",
     "inline_asm_elementwise", "make_block_ptr", "advance",
-    "make_tensor_descriptor", "full_like", "ravel", "tanh",
+    "make_tensor_descriptor", "ravel",
 })
 
 

@@ -645,15 +645,13 @@ def reduce_builtin(kind: str, x, axis, keep_dims: bool):
         if not x.dtype.is_int():
             raise SemanticError(f"tl.xor_sum reduces integers only, got {x.dtype}")
         combine = lambda a, b: bitwise("xor", a, b)  # noqa: E731
-    elif x.dtype.primitive_bitwidth < 32:  # Triton's standard library widens narrow inputs
-        if kind == "sum":
-            if x.dtype.is_int():  # same signedness; bool counts as unsigned
-                x = cast(x, T.uint32 if x.dtype.is_int_unsigned() else T.int32)
-        else:
-            x = cast(x, T.float32 if x.dtype.is_floating() else T.int32)
-    if kind == "sum":
+    elif kind == "sum":
+        if x.dtype.is_int() and x.dtype.primitive_bitwidth < 32:  # Triton widens narrow integers,
+            x = cast(x, T.uint32 if x.dtype.is_int_unsigned() else T.int32)  # same signedness (bool: unsigned)
         combine = add
-    elif kind != "xor_sum":
+    else:
+        if x.dtype.primitive_bitwidth < 32:  # Triton's standard library widens narrow inputs
+            x = cast(x, T.float32 if x.dtype.is_floating() else T.int32)
         combine = lambda a, b: minmax(kind, a, b)  # noqa: E731
     return reduce_axes(x, axis, combine, keep_dims, f"tl.{kind}")
 
