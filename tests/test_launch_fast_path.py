@@ -103,3 +103,31 @@ def test_a_warm_launch_leaves_nothing_for_the_garbage_collector(compiling_target
     finally:
         gc.enable()
     assert left < 200, f"{left} objects tracked by the collector outlived 1000 launches"
+
+
+@tritium.jit
+def shadowing(k0, t0, b0, s6, o, g, kernel, n, BLOCK: tritium.language.constexpr):
+    """Parameters named like the locals the generated launch function once used (a fuzzed kernel's
+    ``s6`` was overwritten by the specialisation of argument 6, and launched as 0)."""
+    offs = tritium.language.arange(0, BLOCK)
+    mask = offs < n
+    x = tritium.language.load(k0 + offs, mask=mask) + tritium.language.load(t0 + offs, mask=mask)
+    tritium.language.store(b0 + offs, x * s6 + o * g + kernel, mask=mask)
+
+
+def test_parameter_names_do_not_collide_with_the_generated_code(compiling_target, host_target):
+    x = np.arange(8, dtype=np.float32)
+    for _ in range(2):  # the general path, then the generated one
+        out = np.zeros(8, np.float32)
+        shadowing[(1,)](x, x, out, 12, 2, 3, 5, 8, BLOCK=8)
+        np.testing.assert_array_equal(out, 2 * x * 12 + 2 * 3 + 5)
+
+
+def test_missing_and_extra_arguments_on_a_warm_kernel_are_worded_by_the_general_path(compiling_target,
+                                                                                   host_target):
+    _launch(17)
+    x = np.zeros(64, np.float32)
+    with pytest.raises(ArgumentError, match=r"kernel 'add_kernel'.*missing"):
+        add_kernel[(1,)](x, x, x, BLOCK=64)
+    with pytest.raises(ArgumentError, match=r"kernel 'add_kernel'.*too many positional"):
+        add_kernel[(1,)](x, x, x, 17, 64, 5)

@@ -25,3 +25,13 @@ def raw_reader(name: str):
         return lambda: os.environ.get(name)
     key = os.fsencode(name)
     return lambda: _RAW.get(key)
+
+
+def raw_expression(name: str, scope: dict) -> str:
+    """Python source reading ``raw(name)``, for generated code: a lookup in the raw mapping, bound
+    in ``scope`` (no call on POSIX)."""
+    if _RAW is None:
+        scope[f"_tritium_read_{name}"] = raw_reader(name)
+        return f"_tritium_read_{name}()"
+    scope["_tritium_environ"] = _RAW
+    return f"_tritium_environ.get({os.fsencode(name)!r})"

@@ -1,21 +1,25 @@
 """The launch fast path: one small Python function generated per kernel and target.
 
 A warm launch must cost little more than the driver call (a GPU launch from Python has a floor
-of about 5 µs). Binding arguments through ``inspect``-like dictionaries and generators costs more
-than that, so, as Triton does, each kernel gets a binder generated from its parameter list: Python
-itself binds positional and keyword arguments, and the body types, binds and specialises each
-runtime argument inline and returns the specialisation key. Anything unusual (an error, a ``None``
-argument, a parameter that is not plain) makes the binder give up, and the general path in
-``launch`` runs instead: it words the errors and compiles. Nothing here is compiled to C. The key
-holds the same facts as the general path's (``args.specialization``), spelled differently.
+of about 5 µs). Binding arguments through ``inspect``-like dictionaries, generators and layers of
+calls costs more than that, so, as Triton does, each kernel gets a launch function generated from
+its parameter list: Python itself binds positional and keyword arguments, and the body types,
+binds and specialises each runtime argument inline, looks the specialisation up and runs the
+launcher. ``kernel[grid]`` hands out this function with the grid bound, so a warm launch is three
+Python calls and the target's launcher. Anything unusual (an error, a ``None`` argument, a new
+specialisation) goes to the general path (``launch.general_launch``), which words the errors and
+compiles. Nothing here is compiled to C. The key holds the same facts as the general path's
+(``args.specialization``), spelled differently.
 """
 
 from __future__ import annotations
 
+import builtins
 import keyword
 from typing import Any, Callable
 
-from ..environment import raw_reader
+from ..environment import raw_expression, raw_reader
+from ..errors import TritiumError
 from .args import ARRAY_TYPES, SPECIALIZED_INTS, arg_type
 
 #: environment variables that change what compiles
@@ -29,59 +33,108 @@ def environment_key() -> tuple:
 
 
 class Binder:
-    """``bind(*args, **kwargs) -> (key, values)`` for one kernel on one target, where ``values`` are
-    the bound runtime arguments in signature order; raises on anything the general path should
-    handle. ``params(*args, **kwargs)`` gives every parameter's value in order (for grid callables
-    and the read-only check), apart: a launch allocates as few objects as it can, since each one
-    brings Python's garbage collector closer (it cost a third of a GPU launch)."""
+    """The generated functions of one kernel on one target, for the general path and the fast one:
 
-    def __init__(self, jitfn: Any, target: Any):
+    - ``bind(*args, **kwargs) -> (key, values)``: ``values`` are the bound runtime arguments in
+      signature order; raises on anything the general path should handle;
+    - ``launch(grid, *args, **kwargs)``: the whole warm launch, handing anything else to
+      ``general(grid, args, kwargs)``;
+    - ``on_grid(grid)``: what ``kernel[grid]`` returns: ``launch`` on ``grid``, where arguments
+      that do not bind to the parameters (a missing or repeated one) reach ``general`` too.
+
+    A launch allocates as few objects as it can, since each one brings Python's garbage collector
+    closer (it cost a third of a GPU launch).
+    """
+
+    def __init__(self, jitfn: Any, target: Any, general: Callable[[Any, tuple, dict], Any]):
         names = jitfn.arg_names
-        self.usable = jitfn.plain_params and all(n.isidentifier() and not keyword.iskeyword(n)
+        self.usable = jitfn.plain_params and all(n.isidentifier() and not keyword.iskeyword(n)  # names the
+                                                 and not hasattr(builtins, n)  # generated code can take
                                                  and not n.startswith("_tritium") for n in names)
         if not self.usable:
             return
         from ..language.core import constexpr
+        from .launch import check_writable, run_on_grid
 
         scope: dict[str, Any] = {
             "_tritium_type": arg_type, "_tritium_dtypes": ARRAY_TYPES, "_tritium_none": {},
             "_tritium_ints": SPECIALIZED_INTS,
             "_tritium_bind": target.bind_arg,
             "_tritium_constexpr": constexpr, "_tritium_defaults": jitfn.defaults, "_tritium_debug": jitfn.debug,
-            "_tritium_kernel": jitfn.__name__, **{f"_tritium_env{i}": read for i, read in enumerate(_READERS)},
+            "_tritium_kernel": jitfn.__name__,
+            "_tritium_jit": jitfn, "_tritium_kernels": jitfn.kernels, "_tritium_self": self,
+            "_tritium_general": general, "_tritium_run_on_grid": run_on_grid, "_tritium_check": check_writable,
+            "_tritium_error": TritiumError,
         }
         params = [f"{n}=_tritium_defaults[{n!r}]" if n in jitfn.defaults else n for n in names]
         lines, key, values = [], [], []
         for i, n in enumerate(names):
             if n in jitfn.constexprs:
-                lines.append(f"c{i} = {n}.value if type({n}) is _tritium_constexpr else {n}")
-                lines.append(f"hash(c{i})")
-                key.append(f"c{i}")
+                lines.append(f"_tritium_c{i} = {n}.value if type({n}) is _tritium_constexpr else {n}")
+                lines.append(f"hash(_tritium_c{i})")
+                key.append(f"_tritium_c{i}")
                 continue
             lines += [  # arg_type, target.bind_arg and specialization, with their common cases inline
-                f"k{i} = type({n})",
-                f"t{i} = ('i32' if -2147483648 <= {n} <= 2147483647 else _tritium_type({n}, {n!r}, _tritium_kernel)) "
-                f"if k{i} is int else 'fp32' if k{i} is float else "
-                f"(_tritium_dtypes.get(k{i}) or _tritium_none).get(getattr({n}, 'dtype', None)) "
+                f"_tritium_k{i} = type({n})",
+                f"_tritium_t{i} = ('i32' if -2147483648 <= {n} <= 2147483647 else "
+                f"_tritium_type({n}, {n!r}, _tritium_kernel)) if _tritium_k{i} is int else "
+                f"'fp32' if _tritium_k{i} is float else "
+                f"(_tritium_dtypes.get(_tritium_k{i}) or _tritium_none).get(getattr({n}, 'dtype', None)) "
                 f"or _tritium_type({n}, {n!r}, _tritium_kernel)",
-                f"b{i} = _tritium_bind({n}, t{i}, {n!r})"]
+                f"_tritium_b{i} = _tritium_bind({n}, _tritium_t{i}, {n!r})"]
             if n in jitfn.do_not_specialize:
-                key.append(f"t{i}")
+                key.append(f"_tritium_t{i}")
             else:
-                lines.append(f"s{i} = ((b{i} % 16 == 0) if isinstance(b{i}, int) else None) if t{i}[0] == '*' else "
-                             f"(b{i} == 1) + 2 * (b{i} % 16 == 0) if t{i} in _tritium_ints else None")
-                key += [f"t{i}", f"s{i}"]
-            values.append(f"b{i}")
+                lines.append(f"_tritium_s{i} = ((_tritium_b{i} % 16 == 0) if isinstance(_tritium_b{i}, int) else None) "
+                             f"if _tritium_t{i}[0] == '*' else (_tritium_b{i} == 1) + 2 * (_tritium_b{i} % 16 == 0) "
+                             f"if _tritium_t{i} in _tritium_ints else None")
+                key += [f"_tritium_t{i}", f"_tritium_s{i}"]
+            values.append(f"_tritium_b{i}")
         if jitfn.debug is not None:
             lines.append("if 'debug' not in _tritium_options: _tritium_options['debug'] = _tritium_debug")
-        lines.append("o = tuple(sorted(_tritium_options.items())) if _tritium_options else ()")
-        key.append("o")
-        key += [f"_tritium_env{i}()" for i in range(len(_READERS))]
+        lines.append("_tritium_o = tuple(sorted(_tritium_options.items())) if _tritium_options else ()")
+        key.append("_tritium_o")
+        key += [raw_expression(name, scope) for name in COMPILE_ENVIRONMENT]
         body = "\n    ".join(lines)
         signature = ", ".join(params + ["**_tritium_options"])
+        args = ", ".join(names) + ("," if names else "")
+        key_src, values_src = ", ".join(key) + ",", ", ".join(values) + ("," if values else "")
         src = (f"def binder({signature}):\n    {body}\n"
-               f"    return ({', '.join(key)},), ({', '.join(values)}{',' if values else ''})\n"
-               f"def params({signature}):\n    return ({', '.join(names)}{',' if names else ''})\n")
-        exec(compile(src, f"<tritium binder of {jitfn.__name__}>", "exec"), scope)
+               f"    return ({key_src}), ({values_src})\n"
+               f"def launch(_tritium_grid, {signature}):\n"
+               f"    try:\n        {body.replace(chr(10), chr(10) + '    ')}\n"
+               f"        _tritium_k = _tritium_kernels.get((_tritium_self, ({key_src})))\n"
+               f"    except Exception:  # the general path words the error\n"
+               f"        _tritium_k = None\n"
+               f"    if _tritium_k is None:\n"
+               f"        return _tritium_general(_tritium_grid, ({args}), _tritium_options)\n"
+               f"    if _tritium_jit.used_globals:\n"
+               f"        _tritium_jit.check_globals()\n"
+               f"    if _tritium_k.written_params:\n"
+               f"        _tritium_check(_tritium_k, _tritium_jit, ({args}))\n"
+               f"    _tritium_g = _tritium_grid\n"
+               f"    if type(_tritium_g) is tuple and len(_tritium_g) == 1 and type(_tritium_g[0]) is int \\\n"
+               f"            and 0 < _tritium_g[0] < 2147483648:  # the most common grid, checked inline\n"
+               f"        _tritium_k.launcher((_tritium_g[0], 1, 1), ({values_src}))\n"
+               f"    else:\n"
+               f"        _tritium_run_on_grid(_tritium_k, _tritium_g, ({values_src}), "
+               f"dict(zip(_tritium_jit.arg_names, ({args}))) if callable(_tritium_g) else None)\n"
+               f"    return _tritium_k\n"
+               f"def on_grid(_tritium_grid):\n"
+               f"    def launch_on_grid(*args, **kwargs):\n"
+               f"        try:\n"
+               f"            return launch(_tritium_grid, *args, **kwargs)\n"
+               f"        except TypeError as e:  # not bindable to the parameters: the general path words it\n"
+               f"            if e.__traceback__.tb_next is not None:  # raised inside, not by the call\n"
+               f"                raise\n"
+               f"        except _tritium_error as e:  # the user's line and the message, not the library's frames\n"
+               f"            raise e.with_traceback(None) from None\n"
+               f"        try:\n"
+               f"            return _tritium_general(_tritium_grid, args, kwargs)\n"
+               f"        except _tritium_error as e:\n"
+               f"            raise e.with_traceback(None) from None\n"
+               f"    return launch_on_grid\n")
+        exec(compile(src, f"<tritium launch of {jitfn.__name__}>", "exec"), scope)
         self.bind: Callable[..., tuple] = scope["binder"]
-        self.params: Callable[..., tuple] = scope["params"]
+        self.launch: Callable[..., Any] = scope["launch"]
+        self.on_grid: Callable[[Any], Callable[..., Any]] = scope["on_grid"]

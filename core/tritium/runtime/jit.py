@@ -90,7 +90,7 @@ class JITFunction:
         #: kernel for the launch fast path (``runtime.binder``)
         self.kernels: dict[Any, Any] = {}
         self.binders: dict[Any, Any] = {}  # target -> its launch fast path (runtime.binder.Binder)
-        self._last_launch: functools.partial | None = None  # ``self[grid]`` for the last grid
+        self._last_launch: tuple | None = None  # (grid, target, ``self[grid]``) of the last grid
         self._cache_key: str | None = None
         #: (globals dict, name, value) of every constexpr global and @jit function this function
         #: and its callees read, recorded with the cache key and checked on every launch
@@ -184,11 +184,24 @@ class JITFunction:
             f"do not reassign globals that kernels read: pass the value as a tl.constexpr parameter instead")
 
     def __getitem__(self, grid) -> Callable[..., Any]:
+        """``kernel[grid]``: the launch function for ``grid`` on the selected target, its generated
+        fast path where the target compiles (``runtime.binder``)."""
+        try:
+            target = _selected_target()
+        except TritiumError:  # the launch itself reports it
+            return functools.partial(self.run, grid=grid)
         last = self._last_launch  # a loop launches on one grid object: one partial for all of it
-        if last is not None and last.keywords["grid"] is grid:
-            return last
-        self._last_launch = functools.partial(self.run, grid=grid)
-        return self._last_launch
+        if last is not None and last[0] is grid and last[1] is target:
+            return last[2]
+        fast = None
+        if target.compiles:
+            from .launch import binder_of
+
+            binder = binder_of(target, self)
+            fast = binder.on_grid(grid) if binder.usable else None
+        fn = fast or functools.partial(self.run, grid=grid)
+        self._last_launch = (grid, target, fn)
+        return fn
 
     @user_facing
     def run(self, *args, grid, **kwargs) -> Any:

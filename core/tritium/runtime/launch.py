@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import dataclasses
 import operator
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
-from ..errors import ArgumentError
+from ..errors import ArgumentError, user_facing
 from .args import arg_type, bind, specialization
 from .binder import Binder, environment_key
 from .host import HostMemory, host_address
@@ -151,7 +151,7 @@ def _hashable(v: Any) -> bool:
     return True
 
 
-def normalize_grid(grid: Any, meta: dict, kernel_name: str) -> tuple[int, int, int]:
+def normalize_grid(grid: Any, meta: dict | None, kernel_name: str) -> tuple[int, int, int]:
     if type(grid) is tuple and 0 < len(grid) <= 3 and all(type(g) is int and 0 <= g < 2**31 for g in grid):
         return grid + (1,) * (3 - len(grid))  # the common case, checked without operator.index
     if callable(grid):
@@ -168,41 +168,45 @@ def normalize_grid(grid: Any, meta: dict, kernel_name: str) -> tuple[int, int, i
     return dims + (1,) * (3 - len(dims))
 
 
-def run_on_grid(kernel, grid: Any, values: list[Any], meta: dict[str, Any]) -> None:
-    """Launch a compiled kernel with bound ``values`` (an empty grid launches nothing)."""
+def run_on_grid(kernel, grid: Any, values: Sequence[Any], meta: dict[str, Any] | None) -> None:
+    """Launch a compiled kernel with bound ``values`` (an empty grid launches nothing); ``meta``
+    (every argument by name) is what a grid callable gets."""
     dims = normalize_grid(grid, meta, kernel.name)
     if dims[0] * dims[1] * dims[2]:
         kernel.launcher(dims, values)
 
 
-def launch(target, jitfn, grid: Any, args: tuple, kwargs: dict) -> Any:
-    """Compile (or fetch) the specialisation for these arguments and run it on ``grid``.
-
-    A warm launch goes through the kernel's generated binder (``binder.Binder``); the general path
-    (``prepare``) handles first launches and everything the binder gives up on, and tells the
-    binder which kernel its key selects (kept in ``jitfn.kernels`` too: clearing it forgets both).
-    """
+def binder_of(target, jitfn) -> Binder:
+    """The kernel's generated launch functions for ``target`` (made on its first launch there)."""
     binder = jitfn.binders.get(target)
     if binder is None:
-        binder = jitfn.binders[target] = Binder(jitfn, target)
+        binder = jitfn.binders[target] = Binder(jitfn, target, lambda grid, args, kwargs:
+                                                general_launch(target, jitfn, grid, args, kwargs))
+    return binder
+
+
+def launch(target, jitfn, grid: Any, args: tuple, kwargs: dict) -> Any:
+    """Compile (or fetch) the specialisation for these arguments and run it on ``grid``: through the
+    kernel's generated launch function (``binder.Binder``) where there is one."""
+    binder = binder_of(target, jitfn)
+    if binder.usable:
+        return binder.launch(grid, *args, **kwargs)
+    return general_launch(target, jitfn, grid, args, kwargs)
+
+
+@user_facing
+def general_launch(target, jitfn, grid: Any, args: tuple, kwargs: dict) -> Any:
+    """The launch path for first launches and everything the generated one gives up on: it words
+    the errors, compiles, and tells the generated path which kernel its key selects (kept in
+    ``jitfn.kernels``: clearing it forgets that too)."""
+    binder = binder_of(target, jitfn)
     key = None
     if binder.usable:
         try:
-            key, values = binder.bind(*args, **kwargs)
-            kernel = jitfn.kernels.get((binder, key))
-        except Exception:  # the general path below reports it (or handles what the binder does not)
-            key = kernel = None
-        if kernel is not None:
-            if jitfn.used_globals:
-                jitfn.check_globals()
-            if kernel.written_params:
-                _check_writable(kernel, jitfn, binder.params(*args, **kwargs))
-            if type(grid) is tuple and len(grid) == 1 and type(grid[0]) is int and 0 < grid[0] < 2**31:
-                kernel.launcher((grid[0], 1, 1), values)  # the most common grid, checked inline
-                return kernel
-            meta = dict(zip(jitfn.arg_names, binder.params(*args, **kwargs))) if callable(grid) else {}
-            run_on_grid(kernel, grid, values, meta)
-            return kernel
+            key, _ = binder.bind(*args, **kwargs)
+        except Exception:  # an argument the generated path cannot take: this one stays general
+            pass
+    # after binder.bind: a target may keep what its last bind_arg calls saw for the launch
     p = prepare(target, jitfn, args, kwargs)
     if key is not None:
         if isinstance(target.driver, HostMemory):  # only host arrays can be read-only (numpy's flags)
@@ -215,7 +219,7 @@ def launch(target, jitfn, grid: Any, args: tuple, kwargs: dict) -> Any:
 _HAS_FLAGS: dict[type, bool] = {}
 
 
-def _check_writable(kernel, jitfn, params: tuple) -> None:
+def check_writable(kernel, jitfn, params: tuple) -> None:
     """``kernel.check_writable`` when a written argument is of a class with numpy's ``flags``."""
     for i in kernel.written_params:
         cls = type(params[i])

@@ -8,6 +8,7 @@ import ctypes
 from typing import Any
 
 from tritium.errors import ArgumentError
+from tritium.runtime.args import bind_scalar
 
 from .memory import DeviceBuffer, DevicePointer
 
@@ -17,6 +18,10 @@ _DLPACK_CUDA = (2, 13)
 
 #: classes known to be torch tensors (the launch path's fast case, looked up by class)
 _TORCH_CLASSES: dict[type, bool] = {}
+#: device -> address -> its DevicePointer: launches on the same tensors (a training loop, a
+#: benchmark) allocate no new objects, which keeps Python's garbage collector off the launch path
+_TORCH_POINTERS: dict[int, dict[int, DevicePointer]] = {}
+_CACHED_POINTERS = 1 << 14
 
 
 def device_pointer(value: Any, name: str) -> DevicePointer:
@@ -25,12 +30,19 @@ def device_pointer(value: Any, name: str) -> DevicePointer:
     if cls is DeviceBuffer:
         return value.pointer
     torch = _TORCH_CLASSES.get(cls)
-    if torch is None:
-        torch = _TORCH_CLASSES[cls] = cls.__module__.startswith("torch") and hasattr(cls, "data_ptr")
-    if torch:
-        if not value.is_cuda:
+    if torch:  # on every launch: one call, no helper
+        device = value.get_device()  # -1 on the host
+        by_address = _TORCH_POINTERS.get(device)
+        if by_address is not None:
+            p = by_address.get(value.data_ptr())
+            if p is not None:
+                return p
+        if device < 0:
             raise _host(name, f"a torch tensor on {value.device}", f"{name}.cuda()")
-        return _torch_pointer(value.data_ptr(), value.get_device())
+        return _torch_pointer(value.data_ptr(), device)
+    if torch is None:
+        _TORCH_CLASSES[cls] = cls.__module__.startswith("torch") and hasattr(cls, "data_ptr")
+        return device_pointer(value, name)
     module = cls.__module__
     if module.startswith("cupy"):
         return DevicePointer.at(value.data.ptr, value.device.id, "cupy")
@@ -49,12 +61,6 @@ def device_pointer(value: Any, name: str) -> DevicePointer:
                         "a CuPy array, or an object with __cuda_array_interface__ or CUDA DLPack")
 
 
-#: device -> address -> its DevicePointer: launches on the same tensors (a training loop, a
-#: benchmark) allocate no new objects, which keeps Python's garbage collector off the launch path
-_TORCH_POINTERS: dict[int, dict[int, DevicePointer]] = {}
-_CACHED_POINTERS = 1 << 14
-
-
 def _torch_pointer(address: int, device: int) -> DevicePointer:
     by_address = _TORCH_POINTERS.get(device)
     if by_address is None:
@@ -65,6 +71,13 @@ def _torch_pointer(address: int, device: int) -> DevicePointer:
             by_address.clear()
         p = by_address[address] = DevicePointer.at(address, device, "torch")
     return p
+
+
+def bind_argument(value: Any, arg_type: str, arg_name: str) -> Any:
+    """``NvptxTarget.bind_arg`` as a plain function (a launch calls it once per argument)."""
+    if arg_type[0] == "*":
+        return device_pointer(value, arg_name)
+    return bind_scalar(value, arg_type, arg_name, "nvptx")
 
 
 def _host(name: str, what: str, fix: str) -> ArgumentError:

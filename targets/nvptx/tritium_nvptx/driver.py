@@ -37,26 +37,25 @@ def _fp16_bits(value: float) -> int:
 _CONVERT = {"fp16": _fp16_bits, "bf16": bf16_bits}
 
 
-_torch_raw_stream = None
+def _torch_stream(device: int) -> int:
+    """torch's current stream on ``device`` as an int (what Triton calls: no Stream object)."""
+    import torch
+
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None) or \
+        (lambda device: torch.cuda.current_stream(device).cuda_stream)
+    _STREAMS["torch"] = raw
+    return raw(device)
 
 
-def _stream(framework: str, device: int) -> int:
-    """The current stream of ``framework`` on ``device`` (0, the default stream, for none)."""
-    global _torch_raw_stream
-    if framework == "torch":
-        if _torch_raw_stream is None:
-            import torch
+def _cupy_stream(device: int) -> int:
+    import cupy
 
-            # what Triton calls: an int, no Stream object
-            _torch_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) or \
-                (lambda device: torch.cuda.current_stream(device).cuda_stream)
-        return _torch_raw_stream(device)
-    if framework == "cupy":
-        import cupy
+    with cupy.cuda.Device(device):
+        return cupy.cuda.get_current_stream().ptr
 
-        with cupy.cuda.Device(device):
-            return cupy.cuda.get_current_stream().ptr
-    return 0
+
+#: framework -> its current stream on a device; "" (no framework) is the default stream
+_STREAMS: dict[str, Any] = {"torch": _torch_stream, "cupy": _cupy_stream, "": lambda device: 0}
 
 
 class NvptxLauncher:
@@ -79,6 +78,8 @@ class NvptxLauncher:
         self._plain = [(i, s) for i, (s, t) in enumerate(zip(self._slots, types)) if t not in _CONVERT]
         self._converted = [(i, s, _CONVERT[t]) for i, (s, t) in enumerate(zip(self._slots, types)) if t in _CONVERT]
         self._pointers = [i for i, t in enumerate(types) if t.startswith("*")]
+        self._first_pointer = self._pointers[0] if self._pointers else 0
+        self._other_pointers = self._pointers[1:]
         self._lock = threading.Lock()
         self._launch = cuda.api().cuLaunchKernel
 
@@ -105,6 +106,7 @@ class NvptxLauncher:
         return fn
 
     def _placement(self, args: Sequence[Any]) -> tuple[int, str]:
+        """The GPU and framework of the pointer arguments, which must all be on one GPU."""
         device, framework, first = -1, "", 0
         for i in self._pointers:
             p = args[i]
@@ -122,8 +124,17 @@ class NvptxLauncher:
         if gy > _MAX_GRID_YZ or gz > _MAX_GRID_YZ:
             raise ArgumentError(f"kernel '{self._name}': grid {tuple(grid)} exceeds CUDA's limit of "
                                 f"{_MAX_GRID_YZ} programs along axes 1 and 2")
-        device, framework = self._placement(args)
-        stream = _stream(framework, device) if framework else 0
+        p = args[self._first_pointer] if self._pointers else None
+        if type(p) is DevicePointer:  # the common case inline: the first pointer names the GPU, the rest agree
+            device, framework = p.device, p.framework
+            for i in self._other_pointers:
+                q = args[i]
+                if type(q) is not DevicePointer or q.device != device:
+                    device, framework = self._placement(args)
+                    break
+        else:
+            device, framework = self._placement(args)
+        stream = _STREAMS[framework](device)
         with self._lock:
             fn = self._functions.get(device)
             if fn is None:
@@ -134,8 +145,7 @@ class NvptxLauncher:
                 slot.value = args[i]
             for i, slot, convert in self._converted:
                 slot.value = convert(args[i])
-            err, = self._launch(fn, gx, gy, gz, self._block, 1, 1, self._shared, stream,
-                                             self._params_address, 0)
+            err, = self._launch(fn, gx, gy, gz, self._block, 1, 1, self._shared, stream, self._params_address, 0)
         if err:
             raise cuda.failure(f"cuLaunchKernel of kernel {self._name}", err)
 

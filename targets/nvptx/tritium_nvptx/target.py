@@ -14,13 +14,12 @@ from typing import Any
 
 import llvmlite
 from tritium.errors import TritiumError
-from tritium.runtime.args import bind_scalar
 from tritium.runtime.cache import source_hash
 from tritium.target import Driver, LaunchOptions, Target
 
 from . import arch as archs
 from . import cuda, toolchain
-from .args import device_pointer
+from .args import bind_argument
 
 #: compile for this arch when no ``arch`` option is given (e.g. without a GPU)
 ARCH_ENV = "TRITIUM_NVPTX_ARCH"
@@ -125,10 +124,8 @@ class NvptxTarget(Target):
         stages["ptx"] = compiler.ptx
         stages["cubin"] = compiler.cubin
 
-    def bind_arg(self, value: Any, arg_type: str, arg_name: str) -> Any:
-        if arg_type[0] == "*":
-            return device_pointer(value, arg_name)
-        return bind_scalar(value, arg_type, arg_name, self.name)
+    #: a plain function, not a method: a launch calls it once per argument
+    bind_arg = staticmethod(bind_argument)
 
     @property
     def driver(self) -> Driver:
