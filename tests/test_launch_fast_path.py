@@ -131,3 +131,27 @@ def test_missing_and_extra_arguments_on_a_warm_kernel_are_worded_by_the_general_
         add_kernel[(1,)](x, x, x, BLOCK=64)
     with pytest.raises(ArgumentError, match=r"kernel 'add_kernel'.*too many positional"):
         add_kernel[(1,)](x, x, x, 17, 64, 5)
+
+
+def test_other_targets_tuning_hints_are_ignored_and_typos_refused(compiling_target, host_target):
+    """Triton's backends ignore options they do not have, and tutorial 03 gives AMD's
+    ``waves_per_eu`` to every target that is not CUDA: such hints are accepted; a misspelt option
+    and ``num_ctas`` > 1 (thread-block clusters) are clear errors."""
+    x = np.arange(64, dtype=np.float32)
+    out = np.zeros(64, np.float32)
+    add_kernel[(1,)](x, x, out, 64, BLOCK=64, waves_per_eu=2, num_ctas=1, maxnreg=128)
+    np.testing.assert_array_equal(out, 2 * x)
+    with pytest.raises(tritium.TritiumError, match="unknown launch option.*num_warp"):
+        add_kernel[(1,)](x, x, out, 64, BLOCK=64, num_warp=4)
+    with pytest.raises(tritium.TritiumError, match="num_ctas=2 .*not supported on the"):
+        add_kernel[(1,)](x, x, out, 64, BLOCK=64, num_ctas=2)
+
+
+def test_tritium_testing_comes_with_import_tritium():
+    """As ``import triton`` gives ``triton.testing`` (Triton's tutorials never import it)."""
+    import subprocess
+    import sys
+
+    code = "import tritium; print(tritium.testing.do_bench.__name__)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True).stdout.strip() == "do_bench"

@@ -33,4 +33,8 @@ def __getattr__(name: str):
         from .runtime import autotuner
 
         return getattr(autotuner, name)
+    if name == "testing":  # Triton's ``import triton`` brings triton.testing too; here on first use
+        import importlib
+
+        return importlib.import_module(".testing", __name__)
     raise AttributeError(f"module 'tritium' has no attribute '{name}'")

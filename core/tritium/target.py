@@ -44,6 +44,10 @@ class LaunchOptions:
         from .errors import TritiumError
 
         known = {f.name: f.type for f in dataclasses.fields(cls)}
+        if options.get("num_ctas", 1) != 1 and "num_ctas" not in known:
+            raise TritiumError(f"num_ctas={options['num_ctas']!r} (programs in thread-block clusters) is not supported "
+                               f"on the {target} target: leave num_ctas at 1")
+        options = {k: v for k, v in options.items() if k in known or k not in OTHER_TARGETS_HINTS}
         unknown = sorted(set(options) - set(known))
         if unknown:
             raise TritiumError(f"unknown launch option(s) or parameter(s) {', '.join(unknown)} for the {target} "
@@ -56,6 +60,14 @@ class LaunchOptions:
         if "debug" in known and "debug" not in options and debug_from_environment():
             options = {**options, "debug": True}
         return cls(**options)
+
+
+#: Triton's launch options that only tune code for some GPUs, never change what a kernel computes; a
+#: target without them ignores them, as Triton's backends do, so one autotuning config list serves
+#: every target (Triton's tutorial 03 gives AMD's ``waves_per_eu`` to every target that is not CUDA).
+#: Other unknown options are errors: a misspelt ``num_warp`` must not pass silently.
+OTHER_TARGETS_HINTS = frozenset({"num_ctas", "maxnreg", "waves_per_eu", "matrix_instr_nonkdim", "kpack",
+                                 "instruction_sched_variant", "schedule_hint"})
 
 
 def debug_from_environment() -> bool:
