@@ -8,6 +8,7 @@ __version__ = "0.1.0"
 from .errors import ArgumentError, CompilationError, TargetError, TritiumError  # noqa: E402
 from .runtime.compiler import CompiledKernel, compile  # noqa: E402,A004
 from .runtime.jit import JITFunction, jit  # noqa: E402
+from .runtime.reinterpret import TensorWrapper, reinterpret  # noqa: E402
 
 
 def cdiv(x, y):
@@ -22,7 +23,8 @@ def next_power_of_2(n: int) -> int:
 
 
 __all__ = ["ArgumentError", "CompilationError", "CompiledKernel", "Config", "JITFunction", "TargetError",
-           "TritiumError", "autotune", "cdiv", "compile", "heuristics", "jit", "next_power_of_2"]
+           "TensorWrapper", "TritiumError", "autotune", "cdiv", "compile", "heuristics", "jit", "next_power_of_2",
+           "reinterpret"]
 
 #: loaded on first use: the autotuner imports tritium.language, which ``import tritium`` does not need
 _AUTOTUNER = frozenset({"autotune", "Config", "heuristics"})

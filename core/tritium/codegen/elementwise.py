@@ -13,7 +13,7 @@ from llvmlite import ir as ll
 
 from ..errors import TritiumError
 from ..ir.mlir import ir
-from . import intrinsics
+from . import fp8, intrinsics
 from .math import INTRINSICS, TRANSCENDENTAL, MathHooks
 from .types import const, scalar_of
 
@@ -22,6 +22,8 @@ Emitter = Callable[[ll.IRBuilder, Sequence[ll.Value], ll.Type, Mapping[str, ir.A
 EMITTERS: dict[str, Emitter] = {}
 #: the unit attribute marking a correctly rounded ``math.sqrt`` / ``arith.divf`` (``tl.sqrt_rn``, ``tl.div_rn``)
 IEEE = "tile.ieee"
+#: the unit attribute marking an ``arith.truncf`` that rounds toward zero (``fp_downcast_rounding="rtz"``)
+TOWARD_ZERO = "tile.rtz"
 
 
 def emit(builder: ll.IRBuilder, op_name: str, operands: Sequence[ll.Value], result_type: ll.Type,
@@ -35,6 +37,9 @@ def emit(builder: ll.IRBuilder, op_name: str, operands: Sequence[ll.Value], resu
 
 def scalar_constant(attr: ir.Attribute, t: ll.Type) -> ll.Constant:
     """The LLVM constant of type ``t`` of a scalar integer, boolean or float attribute."""
+    fmt = fp8.format_of(attr.type)
+    if fmt is not None:
+        return ll.Constant(t, fp8.constant_bits(ir.FloatAttr(attr).value, fmt))
     if isinstance(t, ll.IntType):
         value = attr.value if isinstance(attr, ir.BoolAttr) else ir.IntegerAttr(attr).value
         return ll.Constant(t, int(value))
@@ -133,6 +138,40 @@ def _negf(b, ops, ty, attrs, hooks):
     return b.fneg(ops[0])
 
 
+def _float_to(b: ll.IRBuilder, x: ll.Value, ty: ll.Type, hooks: MathHooks, src_fp8: str | None = None,
+              dst_fp8: str | None = None) -> ll.Value:
+    """Float ``x`` converted to the float type ``ty``, rounding to nearest; ``src_fp8``/``dst_fp8``
+    name the fp8 format when ``x``/the result are fp8 bits (``i8``)."""
+    if src_fp8 is not None:
+        x = fp8.to_f32(b, x, src_fp8)  # exact, as is every float type wider than fp8 it then goes to
+    if dst_fp8 is not None:
+        wider = _float_to(b, x, fp8.f32_like(x.type), hooks)  # f16/bf16: exact; f64: rounded once before
+        return fp8.from_f32(b, wider, ty, dst_fp8)
+    if x.type == ty:
+        return x
+    if fp8.width(scalar_of(ty)) > fp8.width(scalar_of(x.type)):
+        return b.fpext(x, ty)
+    return hooks.convert(b, "fptrunc", x, ty)
+
+
+def _fp8_format(attrs: Mapping[str, ir.Attribute]) -> str | None:
+    attr = attrs.get(fp8.FORMAT_ATTRIBUTE)
+    return None if attr is None else ir.StringAttr(attr).value
+
+
+def _extf(b, ops, ty, attrs, hooks):
+    return _float_to(b, ops[0], ty, hooks, src_fp8=_fp8_format(attrs))
+
+
+def _truncf(b, ops, ty, attrs, hooks):
+    fmt = _fp8_format(attrs)
+    nearest = _float_to(b, ops[0], ty, hooks, dst_fp8=fmt)
+    if TOWARD_ZERO not in attrs:
+        return nearest
+    back = _float_to(b, nearest, ops[0].type, hooks, src_fp8=fmt)
+    return fp8.toward_zero(b, ops[0], nearest, back)
+
+
 def _int_resize(int_method: str) -> Emitter:
     """``index_cast``-style casts that extend or truncate depending on the widths."""
     def emit_cast(b, ops, ty, attrs, hooks):
@@ -156,7 +195,7 @@ EMITTERS.update({
     "arith.maximumf": _intrinsic("llvm.maximum"), "arith.minimumf": _intrinsic("llvm.minimum"),
     "arith.maxsi": _intrinsic("llvm.smax"), "arith.minsi": _intrinsic("llvm.smin"),
     "arith.maxui": _intrinsic("llvm.umax"), "arith.minui": _intrinsic("llvm.umin"),
-    "arith.extf": _cast("fpext"), "arith.truncf": _convert("fptrunc"),
+    "arith.extf": _extf, "arith.truncf": _truncf,
     "arith.sitofp": _convert("sitofp"), "arith.uitofp": _convert("uitofp"),
     "arith.fptosi": _cast("fptosi"), "arith.fptoui": _cast("fptoui"),
     "arith.extsi": _cast("sext"), "arith.extui": _cast("zext"), "arith.trunci": _cast("trunc"),

@@ -34,6 +34,12 @@ class BFloatType(ll.types._BaseFloatType):
 
 BFloatType._create_instance()
 
+#: MLIR's fp8 type classes: LLVM has none, so an fp8 value is an ``i8`` in the IR, and conversions
+#: (which carry the format, ``codegen/fp8.py``) do the arithmetic on its bits
+FP8_TYPES = ("Float8E4M3FNType", "Float8E5M2Type", "Float8E4M3B11FNUZType", "Float8E4M3FNUZType",
+             "Float8E5M2FNUZType")
+
+
 AddrspaceMap = Callable[[int], int]
 #: ``pointer_bits(llvm_address_space) -> bits``, as ``Target.pointer_bits`` gives it
 PointerBits = Callable[[int], int]
@@ -59,7 +65,9 @@ def llvm_type(t: ir.Type, addrspace_map: AddrspaceMap = _same_addrspace) -> ll.T
     for mlir_cls, ll_type in floats:
         if isinstance(t, mlir_cls):
             return ll_type
-    raise TritiumError(f"type {t} has no LLVM equivalent")
+    if any(isinstance(t, getattr(ir, name)) for name in FP8_TYPES):
+        return ll.IntType(8)
+    raise TritiumError(f"type {t} has no LLVM equivalent (tritium cannot compute with it yet)")
 
 
 def element_type(t: ir.Type) -> ir.Type:

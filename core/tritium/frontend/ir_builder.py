@@ -27,7 +27,9 @@ def scalar_type(t: dtype) -> ir.Type:
         return tile.ptr_type(scalar_type(t.element_ty), t.address_space)
     if t.is_int():
         return ir.IntegerType.get_signless(t.primitive_bitwidth)
-    return {"fp16": ir.F16Type, "bf16": ir.BF16Type, "fp32": ir.F32Type, "fp64": ir.F64Type}[t.name].get()
+    return {"fp16": ir.F16Type, "bf16": ir.BF16Type, "fp32": ir.F32Type, "fp64": ir.F64Type,
+            "fp8e4nv": ir.Float8E4M3FNType, "fp8e5": ir.Float8E5M2Type, "fp8e4b15": ir.Float8E4M3B11FNUZType,
+            "fp8e4b8": ir.Float8E4M3FNUZType, "fp8e5b16": ir.Float8E5M2FNUZType}[t.name].get()
 
 
 def ir_type(t: dtype, shape: Sequence[int]) -> ir.Type:
@@ -84,8 +86,11 @@ class IRBuilder:
             return arith.cmpf(getattr(arith.CmpFPredicate, pred.upper()), a, b)
         return arith.cmpi(getattr(arith.CmpIPredicate, pred), a, b)
 
-    def cast(self, op: str, h, src: dtype, dst: dtype, shape) -> ir.Value:
-        return ir.Operation.create(f"arith.{op}", results=[ir_type(dst, shape)], operands=[h]).result
+    def cast(self, op: str, h, src: dtype, dst: dtype, shape, toward_zero: bool = False) -> ir.Value:
+        attrs = {"tile.rtz": ir.UnitAttr.get()} if toward_zero else {}
+        if src.is_fp8() or dst.is_fp8():  # LLVM has no fp8 types: the conversion carries the format
+            attrs["tile.fp8"] = ir.StringAttr.get((src if src.is_fp8() else dst).name)
+        return ir.Operation.create(f"arith.{op}", results=[ir_type(dst, shape)], operands=[h], attributes=attrs).result
 
     def retype(self, h, src: dtype, dst: dtype, shape) -> ir.Value:
         return h  # MLIR integers are signless

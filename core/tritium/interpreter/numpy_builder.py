@@ -24,7 +24,8 @@ from .memory import AccessError, Pointers, Region, check, pointers, select
 
 _NP = {"int1": np.bool_, "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
        "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
-       "fp16": np.float16, "fp32": np.float32, "fp64": np.float64}
+       "fp16": np.float16, "fp32": np.float32, "fp64": np.float64,
+       "fp8e4nv": np.uint8, "fp8e5": np.uint8}  # fp8: the bits (``language.fp8`` converts them)
 
 
 def np_dtype(t: dtype) -> Any:
@@ -33,6 +34,18 @@ def np_dtype(t: dtype) -> Any:
     if t.name not in _NP:
         raise SemanticError(f"the interpreter does not support {t} (numpy has no such type)")
     return _NP[t.name]
+
+
+def _convert(h: np.ndarray, src: dtype, dst: dtype) -> np.ndarray:
+    """A numeric conversion, rounding to nearest; fp8 values are their bits (``language.fp8``)."""
+    from ..language import fp8
+
+    if src.is_fp8():
+        h = fp8.decode(h, fp8.FORMATS[src.name])
+    if dst.is_fp8():
+        return fp8.encode(np.asarray(h, dtype=np.float64).astype(np.float32), fp8.FORMATS[dst.name])
+    with np.errstate(all="ignore"):
+        return np.asarray(h).astype(np_dtype(dst))
 
 
 def _c_div(a, b):
@@ -124,13 +137,19 @@ class NumpyBuilder:
         base = base[1:] if base[0] in "su" and base not in ("eq", "ne") else base
         return np.asarray(_CMP[base](a, b))
 
-    def cast(self, op: str, h, src: dtype, dst: dtype, shape):
+    def cast(self, op: str, h, src: dtype, dst: dtype, shape, toward_zero: bool = False):
         if dst.is_ptr():
             return _as_pointer(h)
         if op == "bitcast":
             return np.asarray(h).view(np_dtype(dst))
-        with np.errstate(all="ignore"):
-            return np.asarray(h).astype(np_dtype(dst))
+        nearest = _convert(np.asarray(h), src, dst)
+        if not toward_zero:
+            return nearest
+        back = _convert(nearest, dst, src)  # to nearest went one step too far from zero, or not
+        with np.errstate(invalid="ignore"):
+            too_far = np.abs(back.astype(np.float64)) > np.abs(np.asarray(h, dtype=np.float64))
+        bits = nearest.view(np.uint8 if dst.is_fp8() else f"u{np.dtype(np_dtype(dst)).itemsize}")
+        return np.where(too_far, bits - 1, bits).astype(bits.dtype).view(np_dtype(dst))
 
     def retype(self, h, src: dtype, dst: dtype, shape):
         if dst.is_ptr():

@@ -13,8 +13,8 @@ from .standard import sigmoid, softmax, swizzle2d
 from .random import (pair_uniform_to_normal, philox, rand, rand4x, randint, randint4x, randn, randn4x,
                      uint_to_uniform_float)
 from .dtypes import (
-    bfloat16, dtype, float16, float32, float64, int1, int8, int16, int32, int64, pointer_type, uint8,
-    uint16, uint32, uint64,
+    bfloat16, dtype, float8e4b8, float8e4b15, float8e4nv, float8e5, float8e5b16, float16, float32, float64, int1,
+    int8, int16, int32, int64, pointer_type, uint8, uint16, uint32, uint64,
 )
 
 float = float32  # noqa: A001 - the spellings tl.float / tl.double are Triton's too
@@ -27,6 +27,7 @@ __all__ = [
     "max_constancy", "max_contiguous", "multiple_of", "num_programs", "pointer_type", "program_id", "range",
     "rsqrt", "sin", "sqrt", "static_assert", "static_range", "store", "sum", "tensor", "uint8", "uint16",
     "uint32", "uint64", "where", "zeros",
+    "float8e4b8", "float8e4b15", "float8e4nv", "float8e5", "float8e5b16",
     "device_assert", "device_print", "static_print",
     "PropagateNan", "clamp", "div_rn", "erf", "fdiv", "fma", "math", "sigmoid", "softmax", "sqrt_rn", "umulhi",
     "debug_barrier", "reduce", "swizzle2d", "xor_sum", "zeros_like",

@@ -138,8 +138,10 @@ class tensor:
     def __getitem__(self, idx):
         return semantic.subscript(self, idx if isinstance(idx, tuple) else (idx,))
 
-    def to(self, dtype: dtype, bitcast: bool = False) -> "tensor":
-        return semantic.cast(self, _unwrap(dtype), bitcast=_unwrap(bitcast))
+    def to(self, dtype: dtype, fp_downcast_rounding: str | None = None, bitcast: bool = False) -> "tensor":
+        """This tensor converted to ``dtype`` (Triton's signature: the rounding mode comes second)."""
+        return semantic.cast(self, _unwrap(dtype), bitcast=_unwrap(bitcast),
+                             fp_downcast_rounding=_unwrap(fp_downcast_rounding))
 
 
 # -- builtins ------------------------------------------------------------------------------------

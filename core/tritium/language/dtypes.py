@@ -7,17 +7,25 @@ class dtype:
     """A scalar element type. ``name`` is Triton's (``fp32``, ``int32``, ``int1``)."""
 
     FLOATS = ("fp16", "bf16", "fp32", "fp64")
+    #: Triton's 8-bit floats: e4m3 with no infinities (NVIDIA's), e5m2 (with infinities), and three
+    #: variants whose values tritium cannot convert yet (e4m3 with bias 15, AMD's e4m3/e5m2 "fnuz")
+    FP8 = ("fp8e4nv", "fp8e5", "fp8e4b15", "fp8e4b8", "fp8e5b16")
+    #: the fp8 types whose values convert (``language.fp8.FORMATS``)
+    FP8_CONVERTED = ("fp8e4nv", "fp8e5")
     SINTS = ("int1", "int8", "int16", "int32", "int64")
     UINTS = ("uint8", "uint16", "uint32", "uint64")
 
     def __init__(self, name: str):
-        if name not in self.FLOATS + self.SINTS + self.UINTS:
+        if name not in self.FLOATS + self.FP8 + self.SINTS + self.UINTS:
             raise ValueError(f"unknown dtype {name!r}")
         self.name = name
 
     # -- classification ------------------------------------------------------------------------
     def is_floating(self) -> bool:
-        return self.name in self.FLOATS
+        return self.name in self.FLOATS or self.name in self.FP8
+
+    def is_fp8(self) -> bool:
+        return self.name in self.FP8
 
     def is_int(self) -> bool:
         return self.name in self.SINTS + self.UINTS
@@ -36,6 +44,8 @@ class dtype:
 
     @property
     def primitive_bitwidth(self) -> int:
+        if self.name in self.FP8:
+            return 8
         return int("".join(c for c in self.name if c.isdigit()))
 
     @property
@@ -96,14 +106,17 @@ class pointer_type(dtype):
         return f"pointer<{self.element_ty!r}>"
 
 
-_PUBLIC = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64"}
+_PUBLIC = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64", "fp8e4nv": "float8e4nv",
+           "fp8e5": "float8e5", "fp8e4b15": "float8e4b15", "fp8e4b8": "float8e4b8", "fp8e5b16": "float8e5b16"}
 
 int1, int8, int16, int32, int64 = (dtype(n) for n in dtype.SINTS)
 uint8, uint16, uint32, uint64 = (dtype(n) for n in dtype.UINTS)
 float16, bfloat16, float32, float64 = (dtype(n) for n in dtype.FLOATS)
+float8e4nv, float8e5, float8e4b15, float8e4b8, float8e5b16 = (dtype(n) for n in dtype.FP8)
 
 _BY_SHORT = {t.short: t for t in (int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-                                  float16, bfloat16, float32, float64)}
+                                  float16, bfloat16, float32, float64, float8e4nv, float8e5, float8e4b15,
+                                  float8e4b8, float8e5b16)}
 
 # numpy / torch / DLPack spellings of element types
 _BY_FOREIGN = {
@@ -111,7 +124,9 @@ _BY_FOREIGN = {
     "uint8": uint8, "uint16": uint16, "uint32": uint32, "uint64": uint64,
     "float16": float16, "half": float16, "bfloat16": bfloat16, "float32": float32, "float": float32,
     "float64": float64, "double": float64,
+    "float8_e4m3fn": float8e4nv, "float8_e5m2": float8e5, "float8_e4m3fnuz": float8e4b8, "float8_e5m2fnuz": float8e5b16,
 }
+_BY_FOREIGN.update({public: _BY_SHORT[name] for name, public in _PUBLIC.items()})  # tritium's own (reinterpret)
 
 
 def from_signature(text: str) -> dtype:

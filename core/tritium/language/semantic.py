@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from . import dtypes as T
 from .dtypes import dtype
-from ..errors import TritiumError
+from ..errors import NotImplementedYet, TritiumError
 
 
 class SemanticError(TritiumError):
@@ -102,7 +102,10 @@ def argument_dtype(v: Any) -> dtype:
 
 
 def constant(v: Any, t: dtype):
-    """A scalar constant ``v`` of type ``t`` (the caller checked that ``v`` fits)."""
+    """A scalar constant ``v`` of type ``t`` (the caller checked that ``v`` fits); an fp8 one is
+    rounded as converting the fp32 constant rounds (saturating, as every fp8 conversion)."""
+    if t.is_fp8():
+        return cast(constant(v, T.float32), t)
     return _core().tensor(builder().constant(v, t), t, ())
 
 
@@ -238,21 +241,44 @@ def computation_type(a: dtype, b: dtype, div_or_mod: bool = False, a_literal: bo
         return T.float32 if div_or_mod else T.bfloat16
     if T.bfloat16 in (a, b):
         return T.float32
+    if a.is_fp8() and b.is_fp8():
+        return a if a == b else T.float16
+    if a.is_fp8() or b.is_fp8():
+        raise SemanticError(f"unsupported operand types {a} and {b}: convert the fp8 value with .to() first")
     if div_or_mod and a.is_int_unsigned() != b.is_int_unsigned():
         raise SemanticError(f"cannot use /, // or % with {a} and {b} because they have different signedness; "
                             "cast them to the same signedness")
     return _int_promote(a, b)
 
 
-def cast(x, to: dtype, bitcast: bool = False):
+def cast(x, to: dtype, bitcast: bool = False, fp_downcast_rounding: str | None = None):
+    """``x.to(to)`` as Triton converts: ``fp_downcast_rounding`` ("rtne", the default, or "rtz")
+    applies only to conversions to a narrower float type; fp8 converts from and to floats only."""
     core = _core()
     x = to_tensor(x)
     if not isinstance(to, dtype):
         raise SemanticError(f".to() expects a tritium dtype such as tl.float32, got {to!r}")
     src = x.dtype
+    if fp_downcast_rounding not in (None, "rtne", "rtz"):
+        raise SemanticError(f"invalid rounding mode {fp_downcast_rounding!r}: the supported rounding modes are "
+                            "'rtne' and 'rtz'")
+    downcast = src.is_floating() and to.is_floating() and to.primitive_bitwidth < src.primitive_bitwidth
+    if fp_downcast_rounding is not None and not (downcast and not bitcast):
+        raise SemanticError(f"fp_downcast_rounding applies only to conversions to a narrower float type, not "
+                            f"from {src} to {to}")
     if src == to:
         return x
     b = builder()
+    if not bitcast:
+        for t in (src, to):
+            if t.is_fp8() and t.name not in T.dtype.FP8_CONVERTED:
+                raise NotImplementedYet(f"converting {t} values is not supported yet (only tl.float8e4nv and "
+                                        "tl.float8e5 are); load and store them, or bitcast them")
+        if (src.is_fp8() or to.is_fp8()) and not (src.is_floating() and to.is_floating()):
+            raise SemanticError(f"cannot convert {src} to {to} directly: fp8 converts to and from floats only; "
+                                "go through tl.float32")
+        if src.is_fp8() and to.is_fp8():  # through fp32, which holds every fp8 value exactly
+            return cast(cast(x, T.float32), to, fp_downcast_rounding=fp_downcast_rounding)
     if bitcast:
         if src.primitive_bitwidth != to.primitive_bitwidth:
             raise SemanticError(f"cannot bitcast {src} to {to}: sizes differ")
@@ -265,7 +291,7 @@ def cast(x, to: dtype, bitcast: bool = False):
         op = "extf" if to.primitive_bitwidth > src.primitive_bitwidth else "truncf"
         if src.primitive_bitwidth == to.primitive_bitwidth:  # fp16 <-> bf16
             x = cast(x, T.float32)
-            return cast(x, to)
+            return cast(x, to, fp_downcast_rounding=fp_downcast_rounding)
     elif src.is_int() and to.is_floating():
         op = "uitofp" if src.is_int_unsigned() else "sitofp"
     elif src.is_floating() and to.is_int():
@@ -276,7 +302,9 @@ def cast(x, to: dtype, bitcast: bool = False):
         op = "trunci"
     else:  # same-width signed <-> unsigned: the bits stay, only the type changes
         return core.tensor(b.retype(x.handle, src, to, x.shape), to, x.shape)
-    return core.tensor(b.cast(op, x.handle, src, to, x.shape), to, x.shape)
+    toward_zero = fp_downcast_rounding == "rtz"
+    return core.tensor(b.cast(op, x.handle, src, to, x.shape, toward_zero) if toward_zero else
+                       b.cast(op, x.handle, src, to, x.shape), to, x.shape)
 
 
 # -- arithmetic ----------------------------------------------------------------------------------
@@ -322,7 +350,12 @@ def _typed_operands(a, b, div_or_mod: bool = False):
 
 
 def _emit(op: str, operands: Sequence[Any], t: dtype, shape):
+    """``op`` on ``operands`` of type ``t``; fp8 values compute in fp32 and round back to ``t``
+    (no target has fp8 arithmetic; fp32 holds any product of two fp8 values exactly)."""
     core = _core()
+    if t.is_fp8():
+        wide = _emit(op, [cast(o, T.float32) for o in operands], T.float32, shape)
+        return cast(wide, t)
     return core.tensor(builder().arith(op, [o.handle for o in operands], t, shape), t, shape)
 
 
@@ -423,6 +456,8 @@ def compare(kind: str, a, b):
     a, b = _binary_operands(a, b)
     t, shape = a.dtype, a.shape
     signed, unsigned, fl = _PRED[kind]
+    if t.is_fp8():
+        a, b, t = cast(a, T.float32), cast(b, T.float32), T.float32
     if t.is_floating():
         h = builder().cmp("f", fl, a.handle, b.handle, t, shape)
     else:

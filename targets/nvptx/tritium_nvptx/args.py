@@ -9,6 +9,7 @@ from typing import Any
 
 from tritium.errors import ArgumentError
 from tritium.runtime.args import bind_scalar
+from tritium.runtime.reinterpret import TensorWrapper
 
 from .memory import DeviceBuffer, DevicePointer
 
@@ -29,6 +30,8 @@ def device_pointer(value: Any, name: str) -> DevicePointer:
     cls = type(value)
     if cls is DeviceBuffer:
         return value.pointer
+    if cls is TensorWrapper:  # tritium.reinterpret: the array's memory, device and stream
+        return device_pointer(value.base, name)
     torch = _TORCH_CLASSES.get(cls)
     if torch:  # on every launch: one call, no helper
         device = value.get_device()  # -1 on the host

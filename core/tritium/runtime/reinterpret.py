@@ -1,0 +1,37 @@
+"""``tritium.reinterpret``: an array seen as holding another element type, as Triton's
+``triton.reinterpret`` does, for element types that numpy and torch lack (``tl.float8e4nv`` bits in
+a ``uint8`` array) or to read one type's bits as another's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class TensorWrapper:
+    """``base`` with element type ``dtype`` (a tritium dtype); everything else is ``base``'s."""
+
+    def __init__(self, base: Any, dtype: Any):
+        self.base, self.dtype = base, dtype
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.base, name)
+
+    def __repr__(self) -> str:
+        return f"TensorWrapper[{self.dtype}]({self.base!r})"
+
+
+def reinterpret(tensor: Any, dtype: Any) -> Any:
+    """``tensor`` (a torch tensor, numpy array or another wrapper) seen as holding ``dtype``
+    elements: kernels see pointers to ``dtype``. Reinterpreting a wrapper back to its array's own
+    type gives the array."""
+    from ..language.dtypes import dtype as tl_dtype
+
+    if not isinstance(dtype, tl_dtype):
+        raise TypeError(f"reinterpret takes a tritium dtype such as tl.float8e5, not {dtype!r}")
+    if isinstance(tensor, TensorWrapper):
+        tensor = tensor.base
+    if not (hasattr(tensor, "data_ptr") or hasattr(tensor, "__array_interface__")
+            or hasattr(tensor, "__cuda_array_interface__")):
+        raise TypeError(f"reinterpret takes an array (a torch tensor or numpy array), not {type(tensor).__name__}")
+    same = str(getattr(tensor, "dtype", "")).rsplit(".", 1)[-1] in (dtype.name, repr(dtype)[3:])
+    return tensor if same else TensorWrapper(tensor, dtype)

@@ -1,0 +1,63 @@
+"""Kernels converting to and from 8-bit floats and rounding toward zero (tests/test_fp8.py)."""
+
+import tritium
+import tritium.language as tl
+
+
+@tritium.jit
+def to_fp8(x_ptr, e4_ptr, e5_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m)
+    tl.store(e4_ptr + offs, x.to(tl.float8e4nv).to(tl.uint8, bitcast=True), mask=m)
+    tl.store(e5_ptr + offs, x.to(tl.float8e5).to(tl.uint8, bitcast=True), mask=m)
+
+
+@tritium.jit
+def from_fp8(bits_ptr, f32_ptr, f16_ptr, f64_ptr, other_ptr, E5: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    bits = tl.load(bits_ptr + offs)
+    x = bits.to(tl.float8e5 if E5 else tl.float8e4nv, bitcast=True)
+    tl.store(f32_ptr + offs, x.to(tl.float32))
+    tl.store(f16_ptr + offs, x.to(tl.float16))
+    tl.store(f64_ptr + offs, x.to(tl.float64))
+    # fp8 -> the other fp8 format, through fp32
+    tl.store(other_ptr + offs, x.to(tl.float8e4nv if E5 else tl.float8e5).to(tl.uint8, bitcast=True))
+
+
+@tritium.jit
+def fp8_pointers(a_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """fp8 through typed pointers (``tritium.reinterpret``): loads with a constant for masked-off
+    elements, arithmetic (in fp32, rounded back), a store."""
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    a = tl.load(a_ptr + offs, mask=m, other=0.0)
+    b = tl.load(b_ptr + offs, mask=m, other=0.0)
+    tl.static_assert(a.dtype == tl.float8e4nv)
+    c = a * b + 1.5
+    tl.static_assert(c.dtype == tl.float8e4nv)
+    tl.store(out_ptr + offs, c, mask=m)
+
+
+@tritium.jit
+def toward_zero(x_ptr, h_ptr, hz_ptr, f_ptr, fz_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m)
+    tl.store(h_ptr + offs, x.to(tl.float16), mask=m)
+    tl.store(hz_ptr + offs, x.to(tl.float16, "rtz"), mask=m)  # Triton's positional order
+    tl.store(f_ptr + offs, x.to(tl.float32, fp_downcast_rounding="rtne"), mask=m)
+    tl.store(fz_ptr + offs, x.to(tl.float32, fp_downcast_rounding="rtz"), mask=m)
+
+
+@tritium.jit
+def bad_cast(x_ptr, WHAT: tl.constexpr):
+    x = tl.load(x_ptr)
+    if WHAT == "int":
+        tl.store(x_ptr, x.to(tl.float8e5).to(tl.int32).to(tl.float32))
+    elif WHAT == "e4b15":
+        tl.store(x_ptr, x.to(tl.float8e4b15).to(tl.float32))
+    elif WHAT == "upcast-rtz":
+        tl.store(x_ptr, x.to(tl.float64, "rtz").to(tl.float32))
+    else:
+        tl.store(x_ptr, x.to(tl.float16, "up"))

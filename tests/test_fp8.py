@@ -1,0 +1,146 @@
+"""8-bit floats (``tl.float8e4nv``, ``tl.float8e5``) and downcasts that round toward zero, on every
+available target, against a reference written here: every fp8 value from its definition, and
+rounding as the nearest of them (ties to the even bit pattern), saturating at the largest finite
+value as PTX's ``cvt.rn.satfinite`` does (Triton's conversion on NVIDIA GPUs)."""
+
+import math
+
+import numpy as np
+import pytest
+import tritium
+import tritium.language as tl
+
+from .kernels import fp8 as K
+
+#: (exponent bits, mantissa bits, bias, has infinities)
+FORMATS = {"e4m3": (4, 3, 7, False), "e5m2": (5, 2, 15, True)}
+
+
+def value_of(bits: int, fmt: str) -> float:
+    e_bits, m_bits, bias, inf = FORMATS[fmt]
+    sign = -1.0 if bits & 0x80 else 1.0
+    e, m = (bits >> m_bits) & ((1 << e_bits) - 1), bits & ((1 << m_bits) - 1)
+    if e == (1 << e_bits) - 1 and (inf or m == (1 << m_bits) - 1):
+        return sign * math.inf if inf and m == 0 else math.nan
+    if e == 0:
+        return sign * m * 2.0 ** (1 - bias - m_bits)
+    return sign * (1 + m / 2 ** m_bits) * 2.0 ** (e - bias)
+
+
+def nearest_bits(x: float, fmt: str) -> int:
+    """Round to nearest, ties to the even pattern; beyond the largest finite value (infinities
+    included) saturate; NaN is 0x7f."""
+    if math.isnan(x):
+        return 0x7F
+    finite = [(value_of(b, fmt), b) for b in range(128) if math.isfinite(value_of(b, fmt))]
+    top = max(v for v, _ in finite)
+    a = min(abs(x), top)
+    best = min(finite, key=lambda vb: (abs(vb[0] - a), vb[1] & 1))
+    return best[1] | (0x80 if math.copysign(1, x) < 0 else 0)
+
+
+def _sample() -> np.ndarray:
+    rng = np.random.default_rng(8)
+    pos = [value_of(b, "e4m3") for b in range(127)] + [value_of(b, "e5m2") for b in range(124)]
+    mids = [(a + b) / 2 for a, b in zip(sorted(pos), sorted(pos)[1:])]  # ties, both formats
+    x = np.concatenate([rng.standard_normal(300) * s for s in (1e-3, 0.05, 1, 30, 3e4)] +
+                       [pos, mids, np.negative(mids), [np.inf, -np.inf, np.nan, 1e9, -1e9, 0.0, -0.0, 464, 61440]])
+    return x.astype(np.float32)
+
+
+def test_float32_rounds_to_the_nearest_fp8_saturating(target):
+    x = _sample()
+    n = x.size
+    dev = target.driver
+    e4, e5 = dev.to_device(np.zeros(n, np.uint8)), dev.to_device(np.zeros(n, np.uint8))
+    K.to_fp8[(1,)](dev.to_device(x), e4, e5, n, BLOCK=triton_block(n))
+    got4, got5 = dev.to_host(e4), dev.to_host(e5)
+    want4 = [nearest_bits(float(v), "e4m3") for v in x]
+    want5 = [nearest_bits(float(v), "e5m2") for v in x]
+    assert got4.tolist() == want4
+    assert got5.tolist() == want5
+
+
+def triton_block(n: int) -> int:
+    return tritium.next_power_of_2(n)
+
+
+@pytest.mark.parametrize("fmt", ["e4m3", "e5m2"])
+def test_every_fp8_value_converts_exactly_to_wider_floats(target, fmt):
+    dev = target.driver
+    bits = np.arange(256, dtype=np.uint8)
+    want = np.array([value_of(int(b), fmt) for b in bits])
+    f32, f16, f64, other = (dev.to_device(np.zeros(256, t)) for t in (np.float32, np.float16, np.float64, np.uint8))
+    K.from_fp8[(1,)](dev.to_device(bits), f32, f16, f64, other, E5=fmt == "e5m2", BLOCK=256)
+    for out in (f32, f16, f64):
+        np.testing.assert_array_equal(dev.to_host(out).astype(np.float64), want)
+    other_fmt = "e4m3" if fmt == "e5m2" else "e5m2"
+    assert dev.to_host(other).tolist() == [nearest_bits(v, other_fmt) for v in want]
+
+
+def test_fp8_pointers_arithmetic_and_constants(target):
+    dev = target.driver
+    rng = np.random.default_rng(3)
+    n = 100
+    a = np.array([nearest_bits(v, "e4m3") for v in rng.standard_normal(n) * 4], np.uint8)
+    b = np.array([nearest_bits(v, "e4m3") for v in rng.standard_normal(n) * 4], np.uint8)
+    out = dev.to_device(np.zeros(n, np.uint8))
+    fp8 = [tritium.reinterpret(dev.to_device(v), tl.float8e4nv) for v in (a, b)] + \
+        [tritium.reinterpret(out, tl.float8e4nv)]
+    K.fp8_pointers[(1,)](*fp8, n, BLOCK=128)
+    # a * b is an fp8 value (rounded), then + 1.5 rounds again, as in Triton
+    products = [value_of(nearest_bits(value_of(int(x), "e4m3") * value_of(int(y), "e4m3"), "e4m3"), "e4m3")
+                for x, y in zip(a, b)]
+    want = [nearest_bits(p + 1.5, "e4m3") for p in products]
+    assert dev.to_host(out).tolist() == want
+
+
+def test_reinterpret_back_to_the_array_s_own_type_unwraps():
+    x = np.zeros(4, np.uint8)
+    w = tritium.reinterpret(x, tl.float8e5)
+    assert isinstance(w, tritium.TensorWrapper) and w.dtype == tl.float8e5 and w.shape == (4,)
+    assert tritium.reinterpret(w, tl.uint8) is x
+    with pytest.raises(TypeError, match="tritium dtype"):
+        tritium.reinterpret(x, np.float32)
+
+
+def test_downcasts_round_toward_zero_when_asked(target):
+    dev = target.driver
+    rng = np.random.default_rng(5)
+    x = np.concatenate([rng.standard_normal(500) * 1e3, [1e6, -1e6, 65520.0, 65519.0, 1e-9, -1e-9, 0.0]])
+    n = x.size
+    h, hz = dev.to_device(np.zeros(n, np.float16)), dev.to_device(np.zeros(n, np.float16))
+    f, fz = dev.to_device(np.zeros(n, np.float32)), dev.to_device(np.zeros(n, np.float32))
+    K.toward_zero[(1,)](dev.to_device(x), h, hz, f, fz, n, BLOCK=triton_block(n))
+    for nearest, zero, t in ((h, hz, np.float16), (f, fz, np.float32)):
+        nearest, zero = dev.to_host(nearest), dev.to_host(zero)
+        np.testing.assert_array_equal(nearest, x.astype(t))
+        finite = np.finfo(t)
+        for v, z in zip(x, zero.astype(np.float64)):  # the representable value next to v toward zero
+            assert abs(z) <= abs(v) and (abs(v) - abs(z) < _ulp(z, t) or abs(z) == finite.max), (v, z)
+
+
+def _ulp(z: float, t) -> float:
+    with np.errstate(over="ignore"):
+        return float(np.spacing(np.abs(t(z))))
+
+
+@pytest.mark.parametrize("what,error", [
+    ("int", "fp8 converts to and from floats only"),
+    ("e4b15", "not supported yet"),
+    ("upcast-rtz", "only to conversions to a narrower float"),
+    ("bad-mode", "invalid rounding mode 'up'"),
+])
+def test_conversions_triton_refuses_are_clear_errors(target, what, error):
+    x = target.driver.to_device(np.ones(1, np.float32))
+    with pytest.raises(tritium.TritiumError, match=error):
+        K.bad_cast[(1,)](x, WHAT=what)
+
+
+def test_torch_fp8_dtypes_name_the_fp8_types():
+    from tritium.language import dtypes
+
+    assert dtypes.from_foreign("torch.float8_e4m3fn") == tl.float8e4nv
+    assert dtypes.from_foreign("torch.float8_e5m2") == tl.float8e5
+    assert tl.float8e5.primitive_bitwidth == 8 and tl.float8e5.is_fp8() and tl.float8e5.is_floating()
+    assert repr(tl.float8e4nv) == "tl.float8e4nv"
