@@ -378,10 +378,9 @@ def _hint(input, values, field: str):
 NOT_YET = frozenset({
     "dot", "dot_scaled", "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min",
     "atomic_or", "atomic_xchg", "atomic_xor", "cumsum", "cumprod", "associative_scan",
-    "argmax", "argmin", "reshape", "view", "trans",
-    "permute", "join", "split", "cat", "interleave", "histogram", "sort", "flip",
+    "argmax", "argmin", "histogram", "sort",
     "inline_asm_elementwise", "make_block_ptr", "advance",
-    "make_tensor_descriptor", "ravel",
+    "make_tensor_descriptor",
 })
 
 
