@@ -8,9 +8,10 @@ import pytest
 
 import tritium
 import tritium.language as tl
+from tritium.passes.axis_info import AxisInfo
 
-from .kernels.shapes import (bad_shape_kernel, masked_pointer_kernel, pointer_kernel, shape_kernel,
-                             split_scalars_kernel)
+from .kernels.shapes import (bad_shape_kernel, in_place_kernel, masked_pointer_kernel, pointer_kernel,
+                             shape_kernel, split_scalars_kernel)
 from .kernels.frontend_only import FrontendOnly
 
 
@@ -196,6 +197,16 @@ def test_masked_load_through_transposed_pointers(target):
     np.testing.assert_array_equal(dev.to_host(out), want)
 
 
+@pytest.mark.parametrize("op,ref", [("trans", np.transpose), ("flip", lambda x: np.flip(x, 1))])
+def test_stored_over_its_own_input(target, op, ref):
+    """As on a GPU, where the re-indexing passes through a barrier: all of x is read before any store."""
+    dev = target.driver
+    x = data((16, 16), np.float32)
+    buf = dev.to_device(x.copy())
+    in_place_kernel[(1,)](buf, N=16, OP=op)
+    np.testing.assert_array_equal(dev.to_host(buf), ref(x))
+
+
 def test_split_and_reshape_to_scalars(target):
     dev = target.driver
     x = np.array([3, 5, 7], np.int32)
@@ -233,8 +244,42 @@ def test_what_triton_refuses(op, message):
     assert message in text and "shapes.py:" in text and "bad_shape_kernel" in text
 
 
-def test_view_warns_as_triton_does():
+def test_view_warns_as_triton_does(monkeypatch, tmp_path):
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))  # compiled afresh, not found in a cache
     with pytest.warns(UserWarning, match="view is deprecated"):
         tritium.compile(shape_kernel, signature="*fp32,*fp32,*fp32,*fp32",
-                        constants={"OP": "view", "ARG": (8, 8), "S0": 4, "S1": 16, "S2": 1, "RANK": 2},
+                        constants={"OP": "view", "ARG": (2, 32), "S0": 4, "S1": 16, "S2": 1, "RANK": 2},
                         target=FrontendOnly())
+
+
+ROWS = """
+    %r = "tile.make_range"() {start = 0 : i32, end = 16 : i32} : () -> tensor<16xi32>
+    %row = "tile.expand_dims"(%r) {axis = 0 : i32} : (tensor<16xi32>) -> tensor<1x16xi32>
+    %rows = "tile.broadcast"(%row) : (tensor<1x16xi32>) -> tensor<4x16xi32>
+    %c = "tile.make_range"() {start = 0 : i32, end = 4 : i32} : () -> tensor<4xi32>
+    %col = "tile.expand_dims"(%c) {axis = 1 : i32} : (tensor<4xi32>) -> tensor<4x1xi32>
+    %c16 = arith.constant dense<16> : tensor<4x1xi32>
+    %starts = arith.muli %col, %c16 : tensor<4x1xi32>
+    %startb = "tile.broadcast"(%starts) : (tensor<4x1xi32>) -> tensor<4x16xi32>
+    %offs = arith.addi %startb, %rows : tensor<4x16xi32> loc("offs")
+    %t = "tile.trans"(%offs) {order = [1 : i32, 0 : i32]} : (tensor<4x16xi32>) -> tensor<16x4xi32> loc("t")
+    %flat = "tile.reshape"(%offs) : (tensor<4x16xi32>) -> tensor<64xi32> loc("flat")
+    %narrow = "tile.reshape"(%offs) : (tensor<4x16xi32>) -> tensor<8x8xi32> loc("narrow")
+    %fl = "tile.flip"(%offs) {axis = 1 : i32} : (tensor<4x16xi32>) -> tensor<4x16xi32> loc("flip")
+    %j = "tile.join"(%offs, %offs) : (tensor<4x16xi32>, tensor<4x16xi32>) -> tensor<4x16x2xi32> loc("join")
+    %s = "tile.split"(%j) {part = 0 : i32} : (tensor<4x16x2xi32>) -> tensor<4x16xi32> loc("split")
+"""
+
+
+def test_axis_info_of_reindexed_offsets():
+    """Facts that stay true after re-indexing, and no contiguity where the order changed."""
+    from .test_axis_info import facts
+
+    f = facts(ROWS)
+    assert f["offs"] == AxisInfo((1, 16), (1, 16), (1, 1))  # rows of 16 contiguous offsets from 16 * i
+    assert f["t"] == AxisInfo((16, 1), (16, 1), (1, 1))
+    assert f["flat"] == AxisInfo((16,), (16,), (1,))  # the runs of a row stay runs, no longer ones
+    assert f["narrow"] == AxisInfo((1, 8), (1, 8), (1, 1))
+    assert f["flip"] == AxisInfo((1, 1), (1, 1), (1, 1))
+    assert f["join"] == AxisInfo((1, 1, 1), (1, 1, 1), (1, 1, 1))
+    assert f["split"] == AxisInfo((1, 1), (1, 1), (1, 1))

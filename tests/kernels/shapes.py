@@ -158,3 +158,15 @@ def bad_shape_kernel(x_ptr, OP: tl.constexpr):
     else:
         r = x
     tl.store(x_ptr + offsets(4, 8, 1, 2), x)
+
+
+@tritium.jit
+def in_place_kernel(x_ptr, N: tl.constexpr, OP: tl.constexpr):
+    """A square block overwritten by its own transpose or flip: every load must come first."""
+    offs = offsets(N, N, 1, 2)
+    x = tl.load(x_ptr + offs)
+    if OP == "trans":
+        r = tl.trans(x)
+    else:
+        r = tl.flip(x, 1)
+    tl.store(x_ptr + offs, r)
