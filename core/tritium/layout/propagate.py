@@ -6,6 +6,8 @@ The rules, as in Triton:
 - values made from nothing (``make_range``, ``splat``, dense constants) and memory ops (their
   pointers, masks, values and results: coalescing is decided for them) take the rank's default;
 - ``tile.reduce`` along ``axis`` gives ``#tile.slice<axis, layout of its operand>``;
+- re-indexing ops (``tile.reshape``, ``trans``, ``join``, ``split``, ``flip``) take their operands
+  as they come and give their rank's default (their data moves through shared memory anyway);
 - ``expand_dims`` at ``axis`` of a ``slice<axis, P>`` gives ``P``; of anything else the default,
   its operand converted to ``slice<axis, default>``; ``broadcast`` keeps its operand's layout;
 - elementwise ops take the layout of their first operand that is not *free* (made from nothing,
@@ -141,6 +143,8 @@ class _Propagation:
         if name == "tile.reduce":
             axis = ir.IntegerAttr(op.attributes["axis"]).value
             return self.set(op.result, Slice(axis, self.layouts[op.operands[0]]))
+        if name in tile.REINDEXING:
+            return self.set(op.result, None)
         if name == "tile.expand_dims":
             return self.expand_dims(op)
         if name == "tile.broadcast":
