@@ -11,7 +11,7 @@ import tritium.language as tl
 from tritium.passes.axis_info import AxisInfo
 
 from .kernels.shapes import (bad_shape_kernel, in_place_kernel, masked_pointer_kernel, pointer_kernel,
-                             shape_kernel, split_scalars_kernel)
+                             shape_kernel, split_pointers_kernel, split_scalars_kernel)
 from .kernels.frontend_only import FrontendOnly
 
 
@@ -212,6 +212,8 @@ def test_split_and_reshape_to_scalars(target):
     x = np.array([3, 5, 7], np.int32)
     out = dev.to_device(np.zeros(1, np.int32))
     split_scalars_kernel[(1,)](dev.to_device(x), out)
+    assert dev.to_host(out)[0] == 357
+    split_pointers_kernel[(1,)](dev.to_device(x), out)
     assert dev.to_host(out)[0] == 357
 
 

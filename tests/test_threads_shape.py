@@ -13,12 +13,14 @@ import pytest
 
 from tritium.ir import tile
 from tritium.ir.mlir import ir
+from tritium.layout.distributed import layout_of_type
 from tritium.passes.axis_info import walk
 from tritium.passes.gpu_layout import assign_gpu_layouts
 from tritium.runtime.compiler import compile_specialized
 
 from .kernels.frontend_only import FrontendOnly
-from .kernels.shapes import in_place_kernel, pointer_kernel, shape_kernel
+from .kernels.shapes import (in_place_kernel, pairs_kernel, pointer_kernel, shape_kernel, split_pointers_kernel,
+                             split_scalars_kernel)
 from .test_shape_ops import data
 from .test_threads_codegen import nvptx
 from .threads_emulator import run
@@ -132,18 +134,43 @@ def test_stored_over_its_own_input(op, ref):
     np.testing.assert_array_equal(buf, ref(x))
 
 
-def test_two_ops_in_a_row_get_scratch_and_a_barrier_between():
-    """The second op's writes must wait until every thread has read the first op's scratch."""
+@pytest.mark.parametrize("kernel", [split_scalars_kernel, split_pointers_kernel])
+def test_split_and_reshape_to_scalars(kernel):
+    x, out = np.array([3, 5, 7], np.int32), np.zeros(1, np.int32)
+    with tile.context():
+        run(laid_out(kernel, {"x_ptr": "*i32", "out_ptr": "*i32"}, {}, 2, 8), (1,), [x, out], 2, 8)
+    assert out[0] == 357
+
+
+def test_scratch_only_where_elements_change_threads_and_barriers_between():
+    """trans permutes the layout (registers renamed, no scratch); reshape and flip go through shared
+    memory, and the second one's writes wait until every thread has read the first one's."""
     with tile.context():
         module = laid_out(shape_kernel, {n: "*fp32" for n in ("x_ptr", "y_ptr", "out_ptr", "out2_ptr")},
                           {"OP": "chain", "ARG": (16, 8), "S0": 8, "S1": 16, "S2": 1, "RANK": 2}, 4, 32)
         ops = [op for op in walk(module.operation)]
-        users = [i for i, op in enumerate(ops) if op.name in tile.REINDEXING]
-        assert [ops[i].name for i in users] == ["tile.reshape", "tile.trans", "tile.flip"]
-        for i in users:
-            assert "tile.shared_offset" in ops[i].attributes
-        for a, b in zip(users, users[1:]):
-            assert any(op.name == "tile.barrier" for op in ops[a:b])
+        users = {op.name: i for i, op in enumerate(ops) if op.name in tile.REINDEXING}
+        assert list(users) == ["tile.reshape", "tile.trans", "tile.flip"]
+        trans = ops[users["tile.trans"]]
+        assert "tile.shared_offset" not in trans.attributes
+        src, res = (layout_of_type(v.type) for v in (trans.operands[0], trans.results[0]))
+        assert res.size_per_thread == src.size_per_thread[::-1] and res.threads_per_warp == src.threads_per_warp[::-1]
+        assert all("tile.shared_offset" in ops[users[n]].attributes for n in ("tile.reshape", "tile.flip"))
+        assert any(op.name == "tile.barrier" for op in ops[users["tile.reshape"]:users["tile.flip"]])
+
+
+@pytest.mark.parametrize("num_warps,warp_size", LAUNCHES)
+def test_split_and_join_of_pairs_stay_in_registers(num_warps, warp_size):
+    """(a, b) pairs loaded as (N, 2): split and join move no data, so they use no shared memory."""
+    x = data((64, 2), np.float32)
+    out = np.full((64, 2), 7, np.float32)
+    with tile.context():
+        module = laid_out(pairs_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32"}, {"N": 64}, num_warps, warp_size)
+        ops = list(walk(module.operation))
+        assert [op.name for op in ops if op.name in tile.REINDEXING] == ["tile.split", "tile.split", "tile.join"]
+        assert not any("tile.shared_offset" in op.attributes for op in ops)
+        run(module, (1,), [x, out], num_warps, warp_size)
+    np.testing.assert_array_equal(out, np.stack([x[:, 1] * 2, x[:, 0]], -1))
 
 
 @pytest.mark.parametrize("op,arg,dtype", [("permute", (1, 0), np.float16), ("reshape", (16, 4), np.int64),

@@ -170,3 +170,19 @@ def in_place_kernel(x_ptr, N: tl.constexpr, OP: tl.constexpr):
     else:
         r = tl.flip(x, 1)
     tl.store(x_ptr + offs, r)
+
+
+@tritium.jit
+def pairs_kernel(x_ptr, out_ptr, N: tl.constexpr):
+    """(a, b) pairs loaded as an (N, 2) block become (2b, a): split, arithmetic, join."""
+    offs = tl.arange(0, N)[:, None] * 2 + tl.arange(0, 2)[None, :]
+    a, b = tl.split(tl.load(x_ptr + offs))
+    tl.store(out_ptr + offs, tl.join(b * 2, a))
+
+
+@tritium.jit
+def split_pointers_kernel(x_ptr, out_ptr):
+    """Pointers split and reshaped to scalar pointers, then loaded through."""
+    p0, p1 = tl.split(x_ptr + tl.arange(0, 2))
+    q = tl.reshape(x_ptr + 2 + tl.arange(0, 1), ())
+    tl.store(out_ptr, tl.load(p0) * 100 + tl.load(p1) * 10 + tl.load(q))

@@ -7,6 +7,10 @@ holding copies write the same values), waits at a barrier, and reads each of its
 at the position core's maps give (``tritium.codegen.reindex``). Rows move as vectors where the
 distribution and the scratch offset allow; a reshape also reads them as vectors, since it keeps
 row-major positions.
+
+Where the layout stage gave the result a layout that keeps every element in its thread (a
+``trans`` of a blocked layout, a ``join``, a ``split`` of an in-thread dimension: see
+``layout.reindexed``), the op only renames registers and has no scratch.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import math
 
 from ...ir.mlir import ir
+from ...layout.reindexed import register_map
 from ..reindex import Reindex, value
 from ..types import memory_type, vector_of
 from .memory import MAX_VECTOR_BYTES
@@ -23,8 +28,12 @@ class ShapeOps:
     """Re-indexing ops; mixed into the walker."""
 
     def emit_reindex(self, op: ir.Operation) -> None:
-        m = Reindex.of(op)
         res = op.results[0]
+        renamed = register_map(op)
+        if renamed is not None:
+            self.env[res] = [self.env[op.operands[k]][r] for k, r in renamed]
+            return
+        m = Reindex.of(op)
         elem = self.lltype(res.type)
         mem = memory_type(elem)
         size = self.element_bytes(mem)

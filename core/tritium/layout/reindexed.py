@@ -1,0 +1,70 @@
+"""Layouts for the re-indexing ops (``tile.trans``, ``join``, ``split``, ...) that keep every element
+in its thread, and the check that a pair of layouts does.
+
+``register_layout`` is the layout stage's choice (``propagate``), as Triton makes it: a ``trans``
+permutes its operand's blocked layout, a ``join`` adds the new dimension inside each thread, a
+``split`` of a dimension held inside each thread drops it. ``register_map`` then decides, for the
+types the stage gave, whether the op moves no data: every thread finds each element of its result
+registers in its own operand registers, at the same register whatever the thread. Then the code
+generator only renames registers and the op needs no shared memory (``scratch``); otherwise the
+operands go through shared memory.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from ..codegen.reindex import Reindex
+from ..ir.mlir import ir
+from .distributed import Blocked, Layout, distribute, layout_of_type
+
+
+def register_layout(m: Reindex, src: Layout) -> Layout | None:
+    """The result layout that keeps the elements of an operand laid out as ``src`` in their
+    threads; None when there is none to propose (the result then takes its rank's default)."""
+    if not isinstance(src, Blocked):
+        return None
+    if m.kind == "trans":
+        where = {d: i for i, d in enumerate(m.order)}  # source dimension -> result dimension
+        pick = lambda xs: tuple(xs[d] for d in m.order)  # noqa: E731
+        return Blocked(pick(src.size_per_thread), pick(src.threads_per_warp), pick(src.warps_per_cta),
+                       tuple(where[d] for d in src.order))
+    if m.kind == "join":
+        rank = src.rank
+        return Blocked(src.size_per_thread + (2,), src.threads_per_warp + (1,), src.warps_per_cta + (1,),
+                       (rank,) + src.order)
+    last = src.rank - 1
+    if m.kind == "split" and src.threads_per_warp[last] == 1 and src.warps_per_cta[last] == 1 and last > 0:
+        return Blocked(src.size_per_thread[:last], src.threads_per_warp[:last], src.warps_per_cta[:last],
+                       tuple(d for d in src.order if d != last))
+    return None
+
+
+def register_map(op: ir.Operation) -> tuple[tuple[int, int], ...] | None:
+    """For each result register of ``op`` (its types carry layouts): the operand and the register
+    of it that hold the element, the same in every thread; None when some element lies in another
+    thread."""
+    layouts = tuple(layout_of_type(ir.RankedTensorType(o.type)) for o in op.operands)
+    return _register_map(Reindex.of(op), layouts, layout_of_type(ir.RankedTensorType(op.results[0].type)))
+
+
+@functools.lru_cache(maxsize=256)
+def _register_map(m: Reindex, src_layouts: tuple[Layout, ...], res_layout: Layout):
+    result = distribute(res_layout, m.res_shape)
+    sources = [distribute(layout, m.src_shape) for layout in src_layouts]
+    found = None
+    for lane in range(1 << len(result.lane_bases)):
+        for warp in range(1 << len(result.warp_bases)):
+            held = [{c: r for r, c in enumerate(s.coordinates(lane, warp))} for s in sources]
+            regs = []
+            for coords in result.coordinates(lane, warp):
+                which, src = m.source(None, coords)
+                r = held[which].get(src)
+                if r is None:
+                    return None
+                regs.append((which, r))
+            if found is None:
+                found = tuple(regs)
+            elif found != tuple(regs):
+                return None
+    return found
