@@ -86,6 +86,16 @@ def test_trans_spellings(target):
     np.testing.assert_array_equal(got, np.transpose(x, (1, 0, 2)))
 
 
+def test_transpose_property_and_expand_dims_of_several_axes(target):
+    x = data((4, 16), np.int8)
+    got, _ = run(target, "T", x, (16, 4))
+    np.testing.assert_array_equal(got, x.T)
+    x = data((16,), np.float32)
+    for axes in [(0, 2), (-1, 0), (2, -3)]:
+        got, _ = run(target, "expand_dims", x, (1, 16, 1), arg=axes)
+        np.testing.assert_array_equal(got, x[None, :, None])
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", [(16,), (4, 8)])
 def test_join_split(target, dtype, shape):
@@ -238,6 +248,9 @@ def test_names_and_methods_are_tritons():
     ("cat", "tl.cat supports only can_reorder=True"),
     ("join_dtype", "tl.join needs two tensors of one dtype, got tl.float32 and tl.int8"),
     ("flip_dim", "tl.flip: dim must be a constant integer in [-2, 2) for a 2-d input, got 2"),
+    ("T_3d", "x.T: dims [1, 0] must have one entry per dimension of the 3-d input"),
+    ("expand_twice", "tl.expand_dims received duplicate axes, normalized axes = [1, 1]"),
+    ("expand_range", "tl.expand_dims: invalid axis 4, expected -4 <= axis < 4"),
 ])
 def test_what_triton_refuses(op, message):
     with pytest.raises(tritium.CompilationError) as info:

@@ -56,6 +56,10 @@ def shape_fn(x, y, OP: tl.constexpr, ARG: tl.constexpr):
         r = tl.trans(x, ARG)
     elif OP == "trans_method":
         r = x.trans()
+    elif OP == "T":
+        r = x.T
+    elif OP == "expand_dims":
+        r = tl.expand_dims(x, ARG)
     elif OP == "join":
         r = tl.join(x, y)
     elif OP == "join_scalar":
@@ -155,6 +159,12 @@ def bad_shape_kernel(x_ptr, OP: tl.constexpr):
         r = tl.join(x, x.to(tl.int8))
     elif OP == "flip_dim":
         r = tl.flip(x, 2)
+    elif OP == "T_3d":
+        r = tl.reshape(x, 2, 2, 8).T
+    elif OP == "expand_twice":
+        r = tl.expand_dims(x, (1, -3))
+    elif OP == "expand_range":
+        r = tl.expand_dims(x, (0, 4))
     else:
         r = x
     tl.store(x_ptr + offsets(4, 8, 1, 2), x)

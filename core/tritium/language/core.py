@@ -186,7 +186,21 @@ def broadcast_to(input, *shape) -> tensor:
 
 
 def expand_dims(input, axis) -> tensor:
-    return semantic.expand_dims(semantic.to_tensor(input), _axis(axis))
+    """``input`` with a dimension of size 1 inserted at ``axis``, or at each axis of a sequence
+    (axes of the result, as in Triton)."""
+    x = semantic.to_tensor(_unwrap(input))
+    axis = _unwrap(axis)
+    axes = [_axis(a) for a in axis] if isinstance(axis, (tuple, list)) else [_axis(axis)]
+    rank = len(x.shape) + len(axes)
+    for a in axes:
+        if not -rank <= a < rank:
+            raise semantic.SemanticError(f"tl.expand_dims: invalid axis {a}, expected {-rank} <= axis < {rank}")
+    axes = [a % rank for a in axes]
+    if len(set(axes)) != len(axes):
+        raise semantic.SemanticError(f"tl.expand_dims received duplicate axes, normalized axes = {axes}")
+    for a in sorted(axes):
+        x = semantic.expand_dims(x, a)
+    return x
 
 
 def _math(op: str, doc: str):

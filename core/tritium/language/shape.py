@@ -143,6 +143,14 @@ def _permute(x: tensor, dims: tuple[int, ...], what: str) -> tensor:
     return tensor(semantic.builder().trans(x.handle, x.dtype, dims, shape), x.dtype, shape)
 
 
+def _transposed(self: tensor) -> tensor:
+    """``x.T``: the transpose of a 2-D block (Triton's frontend spells it ``permute(x, (1, 0))``)."""
+    return _permute(_block(self, "x.T"), (1, 0), "x.T")
+
+
+tensor.T = property(_transposed)
+
+
 # -- join and split --------------------------------------------------------------------------------
 
 
