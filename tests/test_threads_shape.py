@@ -124,6 +124,18 @@ def test_loads_through_reindexed_pointers(op, shape, arg, ref):
     np.testing.assert_array_equal(out, want)
 
 
+@pytest.mark.parametrize("num_warps,warp_size", LAUNCHES)
+def test_flip_within_threads_moves_no_data(num_warps, warp_size):
+    """Pairs loaded as (N, 2) lie in one thread each: flipping them renames registers."""
+    x = data((64, 2), np.float32)
+    with tile.context():
+        module = laid_out(shape_kernel, {n: "*fp32" for n in ("x_ptr", "y_ptr", "out_ptr", "out2_ptr")},
+                          {"OP": "flip", "ARG": 1, "S0": 64, "S1": 2, "S2": 1, "RANK": 2}, num_warps, warp_size)
+        assert not any("tile.shared_offset" in op.attributes for op in walk(module.operation))
+    got, _ = shape_case("flip", x, (64, 2), 1, num_warps, warp_size)
+    np.testing.assert_array_equal(got, x[:, ::-1])
+
+
 @pytest.mark.parametrize("op,ref", [("trans", np.transpose), ("flip", lambda x: np.flip(x, 1))])
 def test_stored_over_its_own_input(op, ref):
     x = data((16, 16), np.float32)

@@ -8,8 +8,9 @@ The rules, as in Triton:
 - ``tile.reduce`` along ``axis`` gives ``#tile.slice<axis, layout of its operand>``;
 - re-indexing ops (``tile.reshape``, ``trans``, ``join``, ``split``, ``flip``) take their operands
   as they come; a ``trans`` of a blocked layout permutes it, a ``join`` extends it (its second
-  operand converted to the first's) and a ``split`` of an in-thread last dimension drops it, so
-  their data stays in the threads (``reindexed``); the others give their rank's default;
+  operand converted to the first's), a ``split`` of an in-thread last dimension drops it and a
+  ``flip`` keeps it, so their data stays in the threads where it can (``reindexed``); a
+  ``reshape`` gives its rank's default;
 - ``expand_dims`` at ``axis`` of a ``slice<axis, P>`` gives ``P``; of anything else the default,
   its operand converted to ``slice<axis, default>``; ``broadcast`` keeps its operand's layout;
 - elementwise ops take the layout of their first operand that is not *free* (made from nothing,

@@ -3,7 +3,7 @@ in its thread, and the check that a pair of layouts does.
 
 ``register_layout`` is the layout stage's choice (``propagate``), as Triton makes it: a ``trans``
 permutes its operand's blocked layout, a ``join`` adds the new dimension inside each thread, a
-``split`` of a dimension held inside each thread drops it. ``register_map`` then decides, for the
+``split`` of a dimension held inside each thread drops it, a ``flip`` keeps its operand's layout. ``register_map`` then decides, for the
 types the stage gave, whether the op moves no data: every thread finds each element of its result
 registers in its own operand registers, at the same register whatever the thread. Then the code
 generator only renames registers and the op needs no shared memory (``scratch``); otherwise the
@@ -22,6 +22,8 @@ from .distributed import Blocked, Layout, distribute, layout_of_type
 def register_layout(m: Reindex, src: Layout) -> Layout | None:
     """The result layout that keeps the elements of an operand laid out as ``src`` in their
     threads; None when there is none to propose (the result then takes its rank's default)."""
+    if m.kind == "flip":  # the same layout: the elements stay in their threads where the flipped
+        return src        # dimension lies within each thread, and the consumers of both agree
     if not isinstance(src, Blocked):
         return None
     if m.kind == "trans":
