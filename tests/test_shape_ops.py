@@ -10,7 +10,7 @@ import tritium
 import tritium.language as tl
 from tritium.passes.axis_info import AxisInfo
 
-from .kernels.shapes import (bad_shape_kernel, in_place_kernel, masked_pointer_kernel, pointer_kernel,
+from .kernels.shapes import (bad_shape_kernel, in_place_kernel, loop_kernel, masked_pointer_kernel, pointer_kernel,
                              shape_kernel, split_pointers_kernel, split_scalars_kernel)
 from .kernels.frontend_only import FrontendOnly
 
@@ -215,6 +215,18 @@ def test_stored_over_its_own_input(target, op, ref):
     buf = dev.to_device(x.copy())
     in_place_kernel[(1,)](buf, N=16, OP=op)
     np.testing.assert_array_equal(dev.to_host(buf), ref(x))
+
+
+def loop_reference(x: np.ndarray) -> np.ndarray:
+    return sum((i + 1) * np.flip(x[i].T, 0) for i in range(len(x)))
+
+
+def test_in_a_loop(target):
+    dev = target.driver
+    x = data((3, 16, 16), np.float32)
+    out = dev.to_device(np.zeros((16, 16), np.float32))
+    loop_kernel[(1,)](dev.to_device(x), out, 3, N=16)
+    np.testing.assert_allclose(dev.to_host(out), loop_reference(x.astype(np.float64)), rtol=1e-6, atol=1e-5)
 
 
 def test_split_and_reshape_to_scalars(target):

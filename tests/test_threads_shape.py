@@ -19,9 +19,9 @@ from tritium.passes.gpu_layout import assign_gpu_layouts
 from tritium.runtime.compiler import compile_specialized
 
 from .kernels.frontend_only import FrontendOnly
-from .kernels.shapes import (in_place_kernel, pairs_kernel, pointer_kernel, shape_kernel, split_pointers_kernel,
+from .kernels.shapes import (in_place_kernel, loop_kernel, pairs_kernel, pointer_kernel, shape_kernel, split_pointers_kernel,
                              split_scalars_kernel)
-from .test_shape_ops import data
+from .test_shape_ops import data, loop_reference
 from .test_threads_codegen import nvptx
 from .threads_emulator import run
 
@@ -144,6 +144,15 @@ def test_stored_over_its_own_input(op, ref):
         module = laid_out(in_place_kernel, {"x_ptr": "*fp32"}, {"N": 16, "OP": op}, 4, 8)
         run(module, (1,), [buf], 4, 8)
     np.testing.assert_array_equal(buf, ref(x))
+
+
+def test_in_a_loop():
+    x = data((3, 16, 16), np.float32)
+    out = np.zeros((16, 16), np.float32)
+    with tile.context():
+        module = laid_out(loop_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32", "ITERS": "i32"}, {"N": 16}, 4, 8)
+        run(module, (1,), [x, out, 3], 4, 8)
+    np.testing.assert_allclose(out, loop_reference(x.astype(np.float64)), rtol=1e-6, atol=1e-5)
 
 
 @pytest.mark.parametrize("kernel", [split_scalars_kernel, split_pointers_kernel])

@@ -196,3 +196,14 @@ def split_pointers_kernel(x_ptr, out_ptr):
     p0, p1 = tl.split(x_ptr + tl.arange(0, 2))
     q = tl.reshape(x_ptr + 2 + tl.arange(0, 1), ())
     tl.store(out_ptr, tl.load(p0) * 100 + tl.load(p1) * 10 + tl.load(q))
+
+
+@tritium.jit
+def loop_kernel(x_ptr, out_ptr, ITERS, N: tl.constexpr):
+    """Re-indexing inside a loop, into a loop-carried accumulator."""
+    offs = offsets(N, N, 1, 2)
+    acc = tl.zeros((N, N), tl.float32)
+    for i in range(ITERS):
+        x = tl.load(x_ptr + i * N * N + offs)
+        acc += tl.flip(tl.trans(x), 0) * (i + 1)
+    tl.store(out_ptr + offs, tl.reshape(tl.ravel(acc), N, N))
