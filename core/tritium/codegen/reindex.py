@@ -2,7 +2,8 @@
 ``join``, ``split``, ``flip``): one definition of the ops' meaning that every code generator uses.
 
 Indices are per-dimension entries that are Python ints (folded at compile time) or LLVM ``i32``
-values; the helpers here fold ints and emit arithmetic only where a value is not known. Every
+values; the helpers here fold ints and emit arithmetic only where a value is not known (the cpu
+target's chunk loops use them too). Every
 dimension is a power of two, so row-major positions unflatten with shifts and masks.
 """
 
@@ -100,7 +101,8 @@ class Reindex:
 
     def source(self, b: ll.IRBuilder, idx: Sequence[Index]) -> tuple[Index, tuple[Index, ...]]:
         """The operand (0 or 1; an LLVM value for ``join`` at a position unknown at compile
-        time) and the position in it of the result element at ``idx``."""
+        time) and the position in it of the result element at ``idx`` (``b`` may be None when
+        every index is an int)."""
         idx = tuple(idx)
         if self.kind == "reshape":
             return 0, unflatten(b, row_major(b, idx, self.res_shape), self.src_shape)
@@ -126,7 +128,3 @@ class Reindex:
         which, src = self.source(b, idx)
         pos = row_major(b, src, self.src_shape)
         return add(b, pos, mul(b, which, math.prod(self.src_shape))) if self.operands == 2 else pos
-
-
-def is_reindexing(op: ir.Operation) -> bool:
-    return op.name in tile.REINDEXING

@@ -16,6 +16,7 @@ from typing import Sequence
 
 from llvmlite import ir as ll
 from tritium.codegen.reindex import Reindex, add
+from tritium.ir.mlir import ir
 
 from .chunks import I32, Chunk, Index, as_value
 
@@ -32,7 +33,7 @@ def _run(m: Reindex, w: int) -> tuple[int, bool]:
     return 1, False  # split: the source's last index is the part, whatever the lane
 
 
-def evaluate(ev, op: ll.Value, idx: Sequence[Index], w: int) -> Chunk:
+def evaluate(ev, op: ir.Operation, idx: Sequence[Index], w: int) -> Chunk:
     """The chunk of ``op``'s result at ``idx`` (``ev``: the ``ChunkEvaluator``)."""
     m = Reindex.of(op)
     b = ev.b
