@@ -14,6 +14,7 @@ import pytest
 from tritium.ir import tile
 from tritium.ir.mlir import ir
 from tritium.layout.distributed import layout_of_type
+from tritium.layout.reindexed import register_map
 from tritium.passes.axis_info import walk
 from tritium.passes.gpu_layout import assign_gpu_layouts
 from tritium.runtime.compiler import compile_specialized
@@ -163,21 +164,27 @@ def test_split_and_reshape_to_scalars(kernel):
     assert out[0] == 357
 
 
-def test_scratch_only_where_elements_change_threads_and_barriers_between():
-    """trans permutes the layout (registers renamed, no scratch); reshape and flip go through shared
-    memory, and the second one's writes wait until every thread has read the first one's."""
+@pytest.mark.parametrize("num_warps,warp_size", [(4, 32), (2, 8)])
+def test_scratch_only_where_elements_change_threads_and_barriers_between(num_warps, warp_size):
+    """trans permutes the layout and reshape keeps positions in their threads (registers renamed,
+    no scratch); a flip across threads goes through shared memory, and each scratch user waits
+    until every thread has read the previous one's bytes."""
     with tile.context():
         module = laid_out(shape_kernel, {n: "*fp32" for n in ("x_ptr", "y_ptr", "out_ptr", "out2_ptr")},
-                          {"OP": "chain", "ARG": (16, 8), "S0": 8, "S1": 16, "S2": 1, "RANK": 2}, 4, 32)
-        ops = [op for op in walk(module.operation)]
-        users = {op.name: i for i, op in enumerate(ops) if op.name in tile.REINDEXING}
-        assert list(users) == ["tile.reshape", "tile.trans", "tile.flip"]
-        trans = ops[users["tile.trans"]]
-        assert "tile.shared_offset" not in trans.attributes
+                          {"OP": "chain", "ARG": (16, 8), "S0": 8, "S1": 16, "S2": 1, "RANK": 2}, num_warps, warp_size)
+        ops = list(walk(module.operation))
+        reindexing = {op.name: op for op in ops if op.name in tile.REINDEXING}
+        assert list(reindexing) == ["tile.reshape", "tile.trans", "tile.flip"]
+        for op in reindexing.values():
+            assert ("tile.shared_offset" in op.attributes) == (register_map(op) is None)
+        trans = reindexing["tile.trans"]
         src, res = (layout_of_type(v.type) for v in (trans.operands[0], trans.results[0]))
         assert res.size_per_thread == src.size_per_thread[::-1] and res.threads_per_warp == src.threads_per_warp[::-1]
-        assert all("tile.shared_offset" in ops[users[n]].attributes for n in ("tile.reshape", "tile.flip"))
-        assert any(op.name == "tile.barrier" for op in ops[users["tile.reshape"]:users["tile.flip"]])
+        assert register_map(trans) is not None and register_map(reindexing["tile.reshape"]) is not None
+        assert "tile.shared_offset" in reindexing["tile.flip"].attributes
+        users = [i for i, op in enumerate(ops) if "tile.shared_offset" in op.attributes]
+        for a, b in zip(users, users[1:]):
+            assert any(op.name == "tile.barrier" for op in ops[a:b + 1])
 
 
 @pytest.mark.parametrize("num_warps,warp_size", LAUNCHES)

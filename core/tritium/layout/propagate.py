@@ -9,8 +9,8 @@ The rules, as in Triton:
 - re-indexing ops (``tile.reshape``, ``trans``, ``join``, ``split``, ``flip``) take their operands
   as they come; a ``trans`` of a blocked layout permutes it, a ``join`` extends it (its second
   operand converted to the first's), a ``split`` of an in-thread last dimension drops it and a
-  ``flip`` keeps it, so their data stays in the threads where it can (``reindexed``); a
-  ``reshape`` gives its rank's default;
+  ``flip`` keeps it, and a ``reshape`` takes the layout that keeps each position in its thread,
+  so their data stays in the threads where it can (``reindexed``; else their rank's default);
 - ``expand_dims`` at ``axis`` of a ``slice<axis, P>`` gives ``P``; of anything else the default,
   its operand converted to ``slice<axis, default>``; ``broadcast`` keeps its operand's layout;
 - elementwise ops take the layout of their first operand that is not *free* (made from nothing,

@@ -9,7 +9,8 @@ distribution and the scratch offset allow; a reshape also reads them as vectors,
 row-major positions.
 
 Where the layout stage gave the result a layout that keeps every element in its thread (a
-``trans`` of a blocked layout, a ``join``, a ``split`` of an in-thread dimension: see
+``trans`` of a blocked layout, a ``join``, a ``split`` of an in-thread dimension, a ``reshape``
+whose layout keeps every position's thread, a ``flip`` of an in-thread dimension: see
 ``layout.reindexed``), the op only renames registers and has no scratch.
 """
 
