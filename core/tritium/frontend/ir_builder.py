@@ -74,6 +74,21 @@ class IRBuilder:
     def expand_dims(self, h, t: dtype, axis: int, shape) -> ir.Value:
         return tile.ExpandDimsOp(h, tile.i32_attr(axis), res=ir_type(t, shape)).res
 
+    def reshape(self, h, t: dtype, src_shape, shape) -> ir.Value:
+        return tile.ReshapeOp(h, res=ir_type(t, shape)).res
+
+    def trans(self, h, t: dtype, order, shape) -> ir.Value:
+        return tile.TransOp(h, tile.i32_array(order), res=ir_type(t, shape)).res
+
+    def join(self, a, b, t: dtype, shape) -> ir.Value:
+        return tile.JoinOp(a, b, res=ir_type(t, shape)).res
+
+    def split(self, h, t: dtype, part: int, shape) -> ir.Value:
+        return tile.SplitOp(h, tile.i32_attr(part), res=ir_type(t, shape)).res
+
+    def flip(self, h, t: dtype, axis: int, shape) -> ir.Value:
+        return tile.FlipOp(h, tile.i32_attr(axis), res=ir_type(t, shape)).res
+
     def arith(self, op: str, operands: Sequence[ir.Value], t: dtype, shape) -> ir.Value:
         if op in _IEEE:
             return ir.Operation.create(_IEEE[op], results=[ir_type(t, shape)], operands=list(operands),

@@ -124,6 +124,25 @@ class NumpyBuilder:
             return h.like(np.expand_dims(h.addr, axis), np.expand_dims(h.which, axis))
         return np.expand_dims(h, axis)
 
+    def reshape(self, h, t, src_shape, shape):
+        return _each(h, lambda a: np.reshape(a, shape))
+
+    def trans(self, h, t, order, shape):
+        return _each(h, lambda a: np.transpose(a, order))
+
+    def join(self, a, b, t, shape):
+        if t.is_ptr():  # each element keeps its origin: a select between the two, stacked
+            first = np.broadcast_to(np.array([True, False]), shape)
+            twice = lambda p: _each(pointers(p), lambda x: np.stack([x, x], -1))  # noqa: E731
+            return select(first, twice(a), twice(b))
+        return np.stack([np.asarray(a), np.asarray(b)], axis=-1)
+
+    def split(self, h, t, part, shape):
+        return _each(h, lambda a: a[..., part])
+
+    def flip(self, h, t, axis, shape):
+        return _each(h, lambda a: np.flip(a, axis))
+
     def arith(self, op: str, operands, t: dtype, shape):
         if t.is_bool() and op in _WRAPPING:  # i1 arithmetic wraps modulo 2 (True + True == False)
             operands = [np.asarray(o, dtype=np.uint8) for o in operands]
@@ -247,6 +266,13 @@ class NumpyBuilder:
             raise DeviceAssertionError(self.kernel, debug_output.assertion_message(message, self.pid, failed[0]),
                                        filename=file, lineno=line,
                                        source_line=linecache.getline(file, line) if line else "")
+
+
+def _each(h, fn: Callable):
+    """``fn`` applied to a block's values, or to both arrays of pointers."""
+    if isinstance(h, Pointers):
+        return h.like(fn(h.addr), fn(np.broadcast_to(h.which, h.addr.shape)))
+    return fn(np.asarray(h))
 
 
 def _as_pointer(h) -> Pointers:

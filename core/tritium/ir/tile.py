@@ -98,6 +98,55 @@ class ExpandDimsOp(Tile.Operation, name="expand_dims", traits=[Pure]):
     res: Result[Any] = result()
 
 
+# Re-indexing ops: each result element is one operand element, found by the maps of
+# ``tritium.codegen.reindex`` (which every target shares). Triton's ``cat`` is ``join``, ``trans``
+# and ``reshape``; ``interleave`` and ``ravel`` are ``join``/``reshape``.
+
+
+class ReshapeOp(Tile.Operation, name="reshape", traits=[Pure]):
+    """The same elements in row-major order, in the result's shape (same element count)."""
+
+    src: Operand[Any] = operand()
+    res: Result[Any] = result()
+
+
+class TransOp(Tile.Operation, name="trans", traits=[Pure]):
+    """Permuted dimensions: result dimension ``i`` is ``src`` dimension ``order[i]``."""
+
+    src: Operand[Any] = operand()
+    order: ir.ArrayAttr
+    res: Result[Any] = result()
+
+
+class JoinOp(Tile.Operation, name="join", traits=[Pure]):
+    """``lhs`` and ``rhs`` (one type) stacked along a new last dimension of size 2."""
+
+    lhs: Operand[Any] = operand()
+    rhs: Operand[Any] = operand()
+    res: Result[Any] = result()
+
+
+class SplitOp(Tile.Operation, name="split", traits=[Pure]):
+    """Element ``part`` (0 or 1) of ``src``'s last dimension, which has size 2 (the inverse of
+    ``join``; one op per part, so every op has one result)."""
+
+    src: Operand[Any] = operand()
+    part: ir.IntegerAttr
+    res: Result[Any] = result()
+
+
+class FlipOp(Tile.Operation, name="flip", traits=[Pure]):
+    """``src`` reversed along dimension ``axis``."""
+
+    src: Operand[Any] = operand()
+    axis: ir.IntegerAttr
+    res: Result[Any] = result()
+
+
+#: the re-indexing ops, by name
+REINDEXING = frozenset({"tile.reshape", "tile.trans", "tile.join", "tile.split", "tile.flip"})
+
+
 class AddPtrOp(Tile.Operation, name="addptr", traits=[Pure]):
     """``ptr + offset`` elements (not bytes); scalars, or tensors of one shape."""
 
@@ -207,6 +256,15 @@ def pointee(t: ir.Type) -> ir.Type:
 
 def addrspace(t: ir.Type) -> int:
     return ir.IntegerAttr(t.addrspace).value
+
+
+def i32_array(values) -> ir.ArrayAttr:
+    return ir.ArrayAttr.get([i32_attr(x) for x in values])
+
+
+def ints(attr: ir.Attribute) -> list[int]:
+    """An ``ArrayAttr`` of integers as plain ints."""
+    return [ir.IntegerAttr(x).value for x in ir.ArrayAttr(attr)]
 
 
 def blocked(size_per_thread, threads_per_warp, warps_per_cta, order) -> ir.Attribute:

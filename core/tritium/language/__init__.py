@@ -10,6 +10,8 @@ from .core import (PropagateNan, clamp, debug_barrier, device_assert, device_pri
 from . import math
 from .math import div_rn, erf, fdiv, fma, sqrt_rn, umulhi
 from .standard import sigmoid, softmax, swizzle2d
+from .shape import (TRITON_MAX_TENSOR_NUMEL, cat, flip, interleave, join, permute, ravel, reshape, split, trans,
+                    view)
 from .random import (pair_uniform_to_normal, philox, rand, rand4x, randint, randint4x, randn, randn4x,
                      uint_to_uniform_float)
 from .dtypes import (
@@ -33,13 +35,16 @@ __all__ = [
     "debug_barrier", "reduce", "swizzle2d", "xor_sum", "zeros_like",
     "pair_uniform_to_normal", "philox", "rand", "rand4x", "randint", "randint4x", "randn", "randn4x",
     "uint_to_uniform_float",
+    "TRITON_MAX_TENSOR_NUMEL", "cat", "flip", "interleave", "join", "permute", "ravel", "reshape", "split",
+    "trans", "view",
 ]
 
 
 #: the builtins that are also methods of tensors, as in Triton (``x.sum(axis=0)``, ``x.exp()``)
 MEMBER_FUNCTIONS = ("abs", "broadcast_to", "cdiv", "ceil", "cos", "div_rn", "erf", "exp", "exp2", "expand_dims",
                     "fdiv", "floor", "fma", "log", "log2", "max", "min", "reduce", "rsqrt", "sigmoid", "sin",
-                    "softmax", "sqrt", "sqrt_rn", "sum", "umulhi", "xor_sum")
+                    "softmax", "sqrt", "sqrt_rn", "sum", "umulhi", "xor_sum",
+                    "flip", "permute", "ravel", "reshape", "split", "trans", "view")
 
 
 for _name in MEMBER_FUNCTIONS:  # a plain function on a class binds the tensor as its first argument

@@ -188,7 +188,21 @@ def broadcast_to(input, *shape) -> tensor:
 
 
 def expand_dims(input, axis) -> tensor:
-    return semantic.expand_dims(semantic.to_tensor(input), _axis(axis))
+    """``input`` with a dimension of size 1 inserted at ``axis``, or at each axis of a sequence
+    (axes of the result, as in Triton)."""
+    x = semantic.to_tensor(_unwrap(input))
+    axis = _unwrap(axis)
+    axes = [_axis(a) for a in axis] if isinstance(axis, (tuple, list)) else [_axis(axis)]
+    rank = len(x.shape) + len(axes)
+    for a in axes:
+        if not -rank <= a < rank:
+            raise semantic.SemanticError(f"tl.expand_dims: invalid axis {a}, expected {-rank} <= axis < {rank}")
+    axes = [a % rank for a in axes]
+    if len(set(axes)) != len(axes):
+        raise semantic.SemanticError(f"tl.expand_dims received duplicate axes, normalized axes = {axes}")
+    for a in sorted(axes):
+        x = semantic.expand_dims(x, a)
+    return x
 
 
 def _math(op: str, doc: str):
@@ -380,10 +394,9 @@ def _hint(input, values, field: str):
 NOT_YET = frozenset({
     "dot", "dot_scaled", "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min",
     "atomic_or", "atomic_xchg", "atomic_xor", "cumsum", "cumprod", "associative_scan",
-    "argmax", "argmin", "reshape", "view", "trans",
-    "permute", "join", "split", "cat", "interleave", "histogram", "sort", "flip",
+    "argmax", "argmin", "histogram", "sort",
     "inline_asm_elementwise", "make_block_ptr", "advance",
-    "make_tensor_descriptor", "ravel",
+    "make_tensor_descriptor",
 })
 
 

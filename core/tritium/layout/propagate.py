@@ -6,6 +6,11 @@ The rules, as in Triton:
 - values made from nothing (``make_range``, ``splat``, dense constants) and memory ops (their
   pointers, masks, values and results: coalescing is decided for them) take the rank's default;
 - ``tile.reduce`` along ``axis`` gives ``#tile.slice<axis, layout of its operand>``;
+- re-indexing ops (``tile.reshape``, ``trans``, ``join``, ``split``, ``flip``) take their operands
+  as they come; a ``trans`` of a blocked layout permutes it, a ``join`` extends it (its second
+  operand converted to the first's), a ``split`` of an in-thread last dimension drops it and a
+  ``flip`` keeps it, and a ``reshape`` takes the layout that keeps each position in its thread,
+  so their data stays in the threads where it can (``reindexed``; else their rank's default);
 - ``expand_dims`` at ``axis`` of a ``slice<axis, P>`` gives ``P``; of anything else the default,
   its operand converted to ``slice<axis, default>``; ``broadcast`` keeps its operand's layout;
 - elementwise ops take the layout of their first operand that is not *free* (made from nothing,
@@ -23,8 +28,10 @@ from __future__ import annotations
 
 from ..ir import tile
 from ..ir.mlir import ir
+from ..codegen.reindex import Reindex
 from .assign import retyped
 from .distributed import Blocked, Layout, Slice, encoded, layout_of_type
+from .reindexed import register_layout
 
 #: ops whose results cost nothing to rebuild in any layout: they never decide an elementwise layout
 FREE = frozenset({"tile.make_range", "tile.splat", "arith.constant"})
@@ -141,6 +148,8 @@ class _Propagation:
         if name == "tile.reduce":
             axis = ir.IntegerAttr(op.attributes["axis"]).value
             return self.set(op.result, Slice(axis, self.layouts[op.operands[0]]))
+        if name in tile.REINDEXING:
+            return self.reindexed(op)
         if name == "tile.expand_dims":
             return self.expand_dims(op)
         if name == "tile.broadcast":
@@ -159,6 +168,13 @@ class _Propagation:
             self.set(res, layout)
         if op.name == "arith.constant" and is_tensor(op.result):
             op.attributes["value"] = retyped(op.attributes["value"], op.result.type)
+
+    def reindexed(self, op: ir.Operation) -> None:
+        src = self.layouts[op.operands[0]]
+        layout = register_layout(Reindex.of(op), src)
+        if layout is not None and op.name == "tile.join":
+            self.need(op, 1, src)
+        self.set(op.result, layout)
 
     def expand_dims(self, op: ir.Operation) -> None:
         axis = ir.IntegerAttr(op.attributes["axis"]).value

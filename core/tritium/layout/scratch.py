@@ -5,6 +5,9 @@ layout stage, which allocates it (``tile.shared_offset``), and the per-thread co
 - ``tile.convert_layout`` between different distributions: the whole tensor, row-major.
 - ``tile.reduce`` whose axis crosses warps: one partial per warp along the axis and per element of
   the result, row-major within each warp's block (``reduce``).
+- the re-indexing ops (``tile.reshape``, ``trans``, ``join``, ``split``, ``flip``) that move
+  elements between threads (``reindexed.register_map``): each operand whole, row-major, one after
+  the other (``codegen.threads.shape``).
 
 Every other op, and these where the data stays in the threads, uses none.
 """
@@ -14,9 +17,11 @@ from __future__ import annotations
 import math
 
 from ..codegen.types import PointerBits, pointers_of_64_bits
+from ..ir import tile
 from ..ir.mlir import ir
 from .choose import element_bytes
 from .distributed import Distribution, distribute, layout_of_type
+from .reindexed import register_map
 
 
 def axis_bits(bases: tuple[tuple[int, ...], ...], axis: int) -> list[int]:
@@ -35,6 +40,11 @@ def reduce_scratch_bytes(dist: Distribution, axis: int, element_bytes: int) -> i
 def scratch_bytes(op: ir.Operation, pointer_bits: PointerBits = pointers_of_64_bits) -> int:
     """Bytes of shared memory ``op`` uses from its ``tile.shared_offset`` (0: it needs none);
     ``pointer_bits`` sizes pointer elements (``Target.pointer_bits``)."""
+    if op.name in tile.REINDEXING:
+        if register_map(op) is not None:
+            return 0
+        src = ir.RankedTensorType(op.operands[0].type)
+        return len(op.operands) * math.prod(src.shape) * element_bytes(src, pointer_bits)
     if op.name not in ("tile.convert_layout", "tile.reduce"):
         return 0
     src = ir.RankedTensorType(op.operands[0].type)

@@ -286,6 +286,8 @@ def _transfer(op: ir.Operation, args: list[AxisInfo | None]) -> AxisInfo | None:
         return _expand_dims(src, ir.IntegerAttr(op.attributes["axis"]).value, len(shape))
     if name in ("arith.extsi", "arith.extui", "arith.trunci", "arith.index_cast", "tile.convert_layout"):
         return src
+    if name in tile.REINDEXING:
+        return _reindexed(op, args, shape)
     if name == "arith.select":
         cond, a, b = args
         if cond.constant is not None:
@@ -321,6 +323,34 @@ def _expand_dims(src: AxisInfo, axis: int, rank: int) -> AxisInfo:
     if rank == 1:  # a scalar (shape (1,)) cannot be expanded; the frontend expands tensors only
         return src
     return AxisInfo(ins(src.contiguity, 1), ins(src.divisibility, div), ins(src.constancy, 1), src.constant)
+
+
+def _reindexed(op: ir.Operation, args: list[AxisInfo], shape) -> AxisInfo:
+    """The re-indexing ops: ``trans`` permutes the facts; ``flip`` keeps constancy, not contiguity,
+    along its axis; ``reshape`` keeps the runs along the last dimension (row-major order is kept,
+    and runs are aligned); otherwise only what holds for every element is known."""
+    src = args[0]
+    every = MAX_DIVISOR if src.constant is None else _pow2(src.constant)
+    for info in args:
+        every = gcd(every, *(_run_divisibility(info, d, 1) for d in range(info.rank)))
+    constant = src.constant if all(a.constant == src.constant for a in args) else None
+    rank = len(shape)
+    if op.name == "tile.trans":
+        order = tile.ints(op.attributes["order"])
+        pick = lambda xs: tuple(xs[d] for d in order)  # noqa: E731
+        return AxisInfo(pick(src.contiguity), pick(src.divisibility), pick(src.constancy), constant)
+    if op.name == "tile.flip":
+        a = ir.IntegerAttr(op.attributes["axis"]).value
+        at = lambda xs, v: xs[:a] + (v,) + xs[a + 1:]  # noqa: E731
+        return AxisInfo(at(src.contiguity, 1), at(src.divisibility, _run_divisibility(src, a, 1)), src.constancy,
+                        constant)
+    contig, div, const = [1] * rank, [every] * rank, [1] * rank
+    if op.name == "tile.reshape":
+        n = shape[-1]
+        contig[-1] = min(src.contiguity[-1], n)
+        div[-1] = _run_divisibility(src, src.rank - 1, contig[-1])
+        const[-1] = min(src.constancy[-1], n)
+    return AxisInfo(tuple(contig), tuple(div), tuple(const), constant)
 
 
 def _run_divisibility(info: AxisInfo, d: int, run: int) -> int:

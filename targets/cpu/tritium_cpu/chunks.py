@@ -8,13 +8,12 @@ LLVM ``i32`` values; the last entry is the first column of the chunk.
 
 from __future__ import annotations
 
-import math
-from typing import Callable, Sequence, Union
+from typing import Callable, Sequence
 
 from llvmlite import ir as ll
-
-I32 = ll.IntType(32)
-Index = Union[int, ll.Value]
+from tritium.codegen.reindex import I32, Index, add, mul, unflatten  # noqa: F401  (index arithmetic, shared)
+from tritium.codegen.reindex import row_major as linear_offset  # noqa: F401
+from tritium.codegen.reindex import value as as_value
 
 
 class Chunk:
@@ -55,51 +54,6 @@ def splat(b: ll.IRBuilder, scalar: ll.Value, width: int) -> ll.Value:
 def iota(t: ll.IntType, width: int) -> ll.Constant:
     """``<0, 1, ..., width-1>`` of integer type ``t``."""
     return ll.Constant(ll.VectorType(t, width), list(range(width)))
-
-
-def as_value(i: Index) -> ll.Value:
-    return ll.Constant(I32, i) if isinstance(i, int) else i
-
-
-def add(b: ll.IRBuilder, x: Index, y: Index) -> Index:
-    if isinstance(x, int) and isinstance(y, int):
-        return x + y
-    if isinstance(x, int) and x == 0:
-        return y
-    if isinstance(y, int) and y == 0:
-        return x
-    return b.add(as_value(x), as_value(y))
-
-
-def mul(b: ll.IRBuilder, x: Index, k: int) -> Index:
-    if isinstance(x, int):
-        return x * k
-    return x if k == 1 else (ll.Constant(I32, 0) if k == 0 else b.mul(x, ll.Constant(I32, k)))
-
-
-def linear_offset(b: ll.IRBuilder, idx: Sequence[Index], shape: Sequence[int]) -> Index:
-    """Row-major element offset of ``idx`` in a tensor of ``shape``."""
-    offset: Index = 0
-    stride = 1
-    for i, n in reversed(list(zip(idx, shape))):
-        offset = add(b, offset, mul(b, i, stride) if n > 1 else 0)
-        stride *= n
-    return offset
-
-
-def unflatten(b: ll.IRBuilder, flat: Index, dims: Sequence[int]) -> tuple[Index, ...]:
-    """The row-major index tuple of position ``flat`` in ``dims`` (all powers of two)."""
-    out: list[Index] = []
-    for n in reversed(dims):
-        if n == 1:
-            out.append(0)
-        elif isinstance(flat, int):
-            out.append(flat % n)
-            flat //= n
-        else:
-            out.append(b.and_(flat, ll.Constant(I32, n - 1)))
-            flat = b.lshr(flat, ll.Constant(I32, int(math.log2(n))))
-    return tuple(reversed(out))
 
 
 def index_key(idx: Sequence[Index]) -> tuple:

@@ -27,6 +27,7 @@ from tritium.codegen import elementwise
 from tritium.codegen.math import MathHooks
 from tritium.codegen.types import memory_type
 from tritium.errors import TritiumError
+from tritium.ir import tile
 from tritium.ir.mlir import ir
 from tritium.passes.axis_info import AxisInfo, analyze
 
@@ -247,8 +248,9 @@ def plan_buffers(block: ir.Block) -> set[ir.Value]:
 
     Kept: costly ones (a load, a division, a transcendental somewhere in what recomputing them would
     redo) used by several ops or inside a nested region (a loop body would recompute them on every
-    iteration); and those depending on a load that are used after a later store, so the load still
-    happens before the store.
+    iteration); those depending on a load that are used after a later store, so the load still
+    happens before the store; and the costly or loaded operands of re-indexing ops, which read
+    them out of order (a transpose stored over its own input must read it all first).
     """
     ops = [op.operation for op in block.operations]
     position = {op: i for i, op in enumerate(ops)}
@@ -260,6 +262,11 @@ def plan_buffers(block: ir.Block) -> set[ir.Value]:
         if op.name not in CHUNK_OPS or len(op.results) != 1 or not is_tensor(op.results[0]):
             continue
         res = op.results[0]
+        if op.name in tile.REINDEXING:  # read out of order: from memory written before any store
+            for o in op.operands:
+                if costly.get(o) or loads.get(o):
+                    keep.add(o)
+                    costly[o] = loads[o] = False
         ins = [o for o in op.operands if o in costly]
         costly[res] = op.name in HEAVY_OPS or any(costly[o] for o in ins)
         loads[res] = op.name == "tile.load" or any(loads[o] for o in ins)

@@ -27,6 +27,7 @@ from tritium.ir import tile
 from tritium.ir.mlir import ir
 from tritium.passes.axis_info import AxisInfo
 
+from . import reshape
 from .chunks import I32, Chunk, Index, as_value, index_key, linear_offset, ramp, uniform_chunk
 from .layout import chunk_width
 
@@ -328,6 +329,7 @@ _EVALUATORS = {
     "tile.convert_layout": ChunkEvaluator._convert_layout,
     "tile.addptr": ChunkEvaluator._addptr,
     "tile.load": ChunkEvaluator._load,
+    **{name: reshape.evaluate for name in tile.REINDEXING},
 }
 
 #: ops the code generator may leave virtual (computed where used)
@@ -335,7 +337,7 @@ CHUNK_OPS = frozenset(_EVALUATORS) | frozenset(elementwise.EMITTERS)
 #: chunk ops worth keeping in memory when their result is used more than once
 HEAVY_OPS = frozenset({"tile.load"}) | elementwise.EXPENSIVE
 #: chunk ops that read their operand at a different position than their result
-REINDEXING_OPS = frozenset({"tile.broadcast", "tile.expand_dims"})
+REINDEXING_OPS = frozenset({"tile.broadcast", "tile.expand_dims"}) | tile.REINDEXING
 
 
 def check_chunk_width(v: ir.Value) -> int:

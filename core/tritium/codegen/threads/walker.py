@@ -31,6 +31,7 @@ from .debug import DebugOps
 from .indexing import I32, Indexing
 from .memory import Memory
 from .reduce import Reductions
+from .shape import ShapeOps
 
 #: an MLIR value's lowering: an LLVM scalar, or a tensor's registers
 Value = Union[ll.Value, list]
@@ -42,7 +43,7 @@ def is_tensor(t: ir.Type) -> bool:
     return isinstance(t, ir.RankedTensorType)
 
 
-class Walker(ControlFlow, Memory, Reductions, Conversions, DebugOps):
+class Walker(ControlFlow, Memory, Reductions, Conversions, ShapeOps, DebugOps):
     """Builds the LLVM kernel of one ``func.func`` (see the module docstring)."""
 
     def __init__(self, func_op: ir.Operation, module: ll.Module, hooks: DeviceHooks, num_warps: int,
@@ -269,6 +270,7 @@ _LOWERINGS = {
     "tile.store": Walker.emit_store,
     "tile.reduce": Walker.emit_reduce,
     "tile.convert_layout": Walker.emit_convert_layout,
+    **{name: Walker.emit_reindex for name in tile.REINDEXING},
     "tile.barrier": Walker.emit_barrier,
     "tile.print": Walker.emit_print,
     "tile.assert": Walker.emit_assert,
