@@ -18,15 +18,44 @@ from ..target import KernelSignature
 from . import cache as disk_cache
 
 
+class KernelMetadata(dict):
+    """The compile metadata (a dict, as the disk cache keeps it) read as attributes, as Triton's
+    ``compiled.metadata.shared`` reads it; names the stages did not record fall back to the launch
+    options (``num_warps``, ``num_stages``, ``debug``) and ``shared`` to 0 (until ``_init_handles``
+    asks the target)."""
+
+    def __init__(self, metadata: dict, options: Any = None):
+        super().__init__(metadata)
+        self._options = options
+
+    def __getattr__(self, name: str) -> Any:
+        if name in self:
+            return self[name]
+        if name == "shared":
+            return 0
+        if self._options is not None and hasattr(self._options, name) and not name.startswith("_"):
+            return getattr(self._options, name)
+        raise AttributeError(f"the compile metadata has no '{name}'; it has {', '.join(sorted(self))}")
+
+
 class CompiledKernel:
-    """A kernel compiled for one target and one specialisation."""
+    """A kernel compiled for one target and one specialisation.
+
+    As Triton's: ``asm`` maps stage names to their text (bytes for binaries), ``metadata`` reads as
+    attributes (``metadata.shared``, ``metadata.num_warps``), and ``_init_handles()`` loads it on the
+    current device and reads what it uses, ``n_regs``, ``n_spills`` and ``n_max_threads`` (through
+    ``Target.kernel_resources``; reading one of them calls it).
+    """
 
     def __init__(self, target, signature: KernelSignature, asm: dict[str, Any], metadata: dict, binary: bytes,
-                 cache_hit: bool = False):
-        self.target, self.signature, self.asm, self.metadata = target, signature, asm, metadata
+                 cache_hit: bool = False, options: Any = None):
+        self.target, self.signature, self.asm = target, signature, asm
+        self.metadata = KernelMetadata(metadata, options)
+        self.options = options
         self.binary = binary
         self.cache_hit = cache_hit  # True when it came from the disk cache without compiling
         self._launcher = None
+        self._resources: dict[str, int] | None = None
         #: positions among the @jit function's parameters of ``written_args``, checked for read-only
         #: arrays on every launch (set by the launch path, for targets whose kernels read host memory)
         self.written_params: list[int] = []
@@ -42,6 +71,34 @@ class CompiledKernel:
     @property
     def name(self) -> str:
         return self.signature.name
+
+    def _init_handles(self) -> None:
+        """Load the kernel on the current device and read its resources (Triton's method of the same
+        name); raises ``tritium.OutOfResources`` when it does not fit the device."""
+        if self._resources is None:
+            resources = dict(self.target.kernel_resources(self))
+            self.metadata["shared"] = int(resources.get("shared", self.metadata.shared))
+            self._resources = resources
+
+    def _resource(self, name: str) -> int:
+        self._init_handles()
+        assert self._resources is not None
+        return int(self._resources[name])
+
+    @property
+    def n_regs(self) -> int:
+        """Registers per thread."""
+        return self._resource("n_regs")
+
+    @property
+    def n_spills(self) -> int:
+        """Registers per thread spilled to local memory (4-byte units)."""
+        return self._resource("n_spills")
+
+    @property
+    def n_max_threads(self) -> int:
+        """The most threads a program of this kernel may have on the current device."""
+        return self._resource("n_max_threads")
 
     @functools.cached_property
     def written_args(self) -> tuple[str, ...]:
@@ -195,12 +252,12 @@ def _compile_specialized(jitfn, target, arg_types, constants, specs, options, gi
 
             check_dump_selection(list(entry.asm))
             dump(jitfn.__name__, entry.asm, key, target)
-        return CompiledKernel(target, signature, entry.asm, entry.metadata, entry.binary, cache_hit=True)
+        return CompiledKernel(target, signature, entry.asm, entry.metadata, entry.binary, cache_hit=True, options=opts)
     asm, metadata = _run_pipeline(jitfn, target, opts, signature, arg_types, constants, specs, key, given)
     binary = asm[target.binary_stage]
     binary = binary.encode() if isinstance(binary, str) else binary  # e.g. PTX, loaded as text
     cache.put(key, binary, metadata, asm)
-    return CompiledKernel(target, signature, asm, metadata, binary)
+    return CompiledKernel(target, signature, asm, metadata, binary, options=opts)
 
 
 def _run_pipeline(jitfn, target, opts, signature, arg_types, constants, specs, key, given):
