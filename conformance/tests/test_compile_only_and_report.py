@@ -4,6 +4,7 @@ Markdown report, on the cpu target and on a cpu target without a device."""
 from __future__ import annotations
 
 import datetime
+import json
 import re
 from types import SimpleNamespace
 
@@ -123,8 +124,10 @@ def test_report_on_the_cpu_target(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path / "cache"))
     assert main(["--target", "cpu", "-k", "vector_add-n17-block32", "-k", "grid-2d-tiles", "-q",
                  "--report", str(tmp_path / "results") + "/"]) == 0
-    (path,) = (tmp_path / "results").iterdir()
-    assert path.name.startswith("cpu-") and path.suffix == ".md"
+    assert sorted(p.suffix for p in (tmp_path / "results").iterdir()) == [".json", ".md"]
+    (path,) = (tmp_path / "results").glob("*.md")
+    assert path.name.startswith("cpu-")
+    assert json.loads(path.with_suffix(".json").read_text())["results"][0]["case_id"] == "vector_add-n17-block32"
     assert f"report: {path}" in capsys.readouterr().out
     text = path.read_text()
     assert text.startswith("# tritium conformance: target `cpu`\n")

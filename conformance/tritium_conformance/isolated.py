@@ -10,12 +10,17 @@ process broken). A death at the first case of a fresh worker is that case's own.
 a result within the time limit is a ``timeout``; its worker is killed. The cases of a dead
 worker's batch that had not started go on in another worker, as a batch; so do those after a
 case that raised and left the device unusable (a GPU's context is lost after a device fault).
+
+One worker per device: with ``devices`` > 1 (a machine with several GPUs of the target), worker
+``k`` is pinned to device ``k % devices`` (``Target.set_current_device``), and each result names
+its worker and device.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 import queue
 import threading
@@ -44,10 +49,11 @@ class _Task:
 
 def run_isolated(target: str, selected: Iterable[Case], expectations: dict[str, str], workers: int = 1,
                  timeout: float = 120.0, compile_only: bool = False, case_files: Iterable[str] = (),
-                 on_result: Callable[[Result], None] | None = None) -> list[Result]:
+                 on_result: Callable[[Result], None] | None = None, devices: int = 1) -> list[Result]:
     """Run (or with ``compile_only`` compile) ``selected`` on the target named ``target`` in
-    ``workers`` worker processes; results in ``selected``'s order, ``on_result`` called as each arrives.
-    ``case_files`` are loaded by each worker (``suite.load_cases``): cases registered from them."""
+    ``workers`` worker processes, worker ``k`` on device ``k % devices``; results in ``selected``'s
+    order, ``on_result`` called as each arrives. ``case_files`` are loaded by each worker
+    (``suite.load_cases``): cases registered from them."""
     ids = [c.id for c in selected]
     gaps = {i: declared_gap(i, expectations) for i in ids}
     argv = ["tritium_conformance.isolated", "--target", target, *(["--compile-only"] if compile_only else []),
@@ -72,15 +78,26 @@ def run_isolated(target: str, selected: Iterable[Case], expectations: dict[str, 
             if len(results) == len(ids):
                 stop()
 
-    def lane() -> None:
-        worker = Worker(argv, timeout)
+    def lane(index: int) -> None:
+        device = index % max(1, devices)
+        worker = Worker(argv + ([] if compile_only else ["--device", str(device)]), timeout)
+        seen = [f"{device}" if not compile_only else "compile only"]  # the worker's label, once it answered
+
+        def mark(r: Result) -> None:
+            r.worker = index
+            if r.device:
+                seen[0] = r.device
+            else:  # died without answering: the device the lane is pinned to
+                r.device = seen[0]
+            record(r)
+
         try:
             while (task := tasks.get()) is not None:
-                _run_task(worker, task, gaps, tasks, record)
+                _run_task(worker, task, gaps, tasks, mark)
         finally:
             worker.close()
 
-    run_lanes([lane] * lanes if ids else [], on_failure=stop)
+    run_lanes([functools.partial(lane, k) for k in range(lanes)] if ids else [], on_failure=stop)
     return [results[i] for i in ids]
 
 
@@ -139,11 +156,17 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--target", required=True)
     p.add_argument("--compile-only", action="store_true")
     p.add_argument("--cases", action="append", default=[])
+    p.add_argument("--device", type=int, default=None, help="the device this worker runs its cases on")
     args = p.parse_args(argv)
     for path in args.cases:
         load_cases(path)
-    dev = CompileOnlyDevice(installed_target(args.target)) if args.compile_only else \
-        Device(plugins.get_target(args.target))
+    if args.compile_only:
+        dev = CompileOnlyDevice(installed_target(args.target))
+    else:
+        target = plugins.get_target(args.target)
+        if args.device is not None:
+            target.set_current_device(args.device)
+        dev = Device(target)
 
     def handle(request: str):
         for case_id, gap in json.loads(request):
