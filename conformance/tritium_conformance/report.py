@@ -16,7 +16,7 @@ import re
 import subprocess
 from typing import Any, Iterable
 
-from .suite import CRASH, TIMEOUT, Result
+from .suite import COMPILED, CRASH, FAIL, PASS, TIMEOUT, XFAIL, XPASS, Result
 
 #: distributions whose versions the report lists when they are installed (read from their
 #: metadata: nothing is imported)
@@ -102,6 +102,32 @@ def _where(r: Result) -> str:
     return ", ".join(parts) or "this process"
 
 
+#: the columns of the feature table, in the order a reader looks for them
+OUTCOMES = (PASS, COMPILED, FAIL, CRASH, TIMEOUT, XFAIL, XPASS)
+
+
+def feature_of(case_id: str) -> str:
+    """A case's feature: its id up to the first dash (``random-randint-seed0`` -> ``random``)."""
+    return case_id.split("-", 1)[0]
+
+
+def feature_table(results: Iterable[Result]) -> list[str]:
+    """Markdown rows: one per feature, how many of its cases had each outcome (columns with no case
+    left out), and a total row."""
+    counts: dict[str, dict[str, int]] = {}
+    for r in results:
+        row = counts.setdefault(feature_of(r.case_id), {})
+        row[r.status] = row.get(r.status, 0) + 1
+    shown = [o for o in OUTCOMES if any(o in row for row in counts.values())]
+    lines = ["| feature | " + " | ".join(shown) + " | cases |", "|---" * (len(shown) + 2) + "|"]
+    for feature, row in sorted(counts.items()):
+        cells = [str(row.get(o, "")) for o in shown]
+        lines.append(f"| {feature} | " + " | ".join(cells) + f" | {sum(row.values())} |")
+    totals = [str(sum(row.get(o, 0) for row in counts.values())) for o in shown]
+    lines.append("| **all** | " + " | ".join(totals) + f" | {sum(sum(row.values()) for row in counts.values())} |")
+    return lines
+
+
 def _cell(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|")
 
@@ -109,8 +135,8 @@ def _cell(text: str) -> str:
 def markdown(target: Any, provider: str, results: Iterable[Result], summary: str, compile_only: bool,
              command: str = "", now: datetime.datetime | None = None) -> str:
     """The report: a header with device, date, mode, the devices the cases ran on (each with its
-    workers), versions (and the cases that crashed or timed out), then one table row per case,
-    saying which worker and device ran it."""
+    workers), versions (and the cases that crashed or timed out), a table of outcomes by feature,
+    then one table row per case, saying which worker and device ran it."""
     results = list(results)
     died = ", ".join(f"`{r.case_id}` ({r.status})" for r in results if r.status in (CRASH, TIMEOUT))
     now = now or datetime.datetime.now(datetime.timezone.utc)
@@ -128,6 +154,7 @@ def markdown(target: Any, provider: str, results: Iterable[Result], summary: str
              *([f"- Command: `{command}`"] if command else []),
              f"- Result: {summary}",
              *([f"- Crashed or timed out: {died}"] if died else []), "",
+             "## By feature", "", *feature_table(results), "", "## Cases", "",
              "| case | status | max error | ms | details | ran on |", "|---|---|---|---|---|---|"]
     for r in results:
         err = "" if r.max_error is None else f"{r.max_error:.3g}"

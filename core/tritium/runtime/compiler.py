@@ -29,11 +29,13 @@ class KernelMetadata(dict):
         self._options = options
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):  # private and special names (copying, pickling) are not metadata
+            raise AttributeError(name)
         if name in self:
             return self[name]
         if name == "shared":
             return 0
-        if self._options is not None and hasattr(self._options, name) and not name.startswith("_"):
+        if self._options is not None and hasattr(self._options, name):
             return getattr(self._options, name)
         raise AttributeError(f"the compile metadata has no '{name}'; it has {', '.join(sorted(self))}")
 
