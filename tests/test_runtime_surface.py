@@ -145,3 +145,18 @@ def test_compiled_kernel_metadata_reads_as_attributes(compiling_target):
     assert "llir" in kernel.asm and isinstance(kernel.asm["llir"], str)
     with pytest.raises(AttributeError, match="the compile metadata has no 'tmem_size'"):
         kernel.metadata.tmem_size
+
+
+def test_compiled_kernel_launches_with_every_parameter_as_tritons_does(compiling_target, host_target):
+    """Tutorial 02 launches the warmed-up kernel with all its parameters, constexprs included."""
+    x = np.random.default_rng(1).standard_normal((5, 20)).astype(np.float32)
+    y = np.full_like(x, np.nan)
+    kernel = softmax_kernel.warmup(y, x, 5, 20, BLOCK=32, grid=(1,))
+    kernel[(2, 1, 1)](y, x, 5, 20, 32)  # every parameter, BLOCK too
+    e = np.exp(x.astype(np.float64) - x.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(y, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-7)
+    y[:] = np.nan
+    kernel[(5,)](y, x, 5, 20)  # the runtime arguments only
+    assert not np.isnan(y).any()
+    with pytest.raises(tritium.ArgumentError, match="was compiled with BLOCK=32, but it was given 64"):
+        kernel[(1,)](y, x, 5, 20, 64)

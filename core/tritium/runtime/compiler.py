@@ -50,8 +50,11 @@ class CompiledKernel:
     """
 
     def __init__(self, target, signature: KernelSignature, asm: dict[str, Any], metadata: dict, binary: bytes,
-                 cache_hit: bool = False, options: Any = None):
+                 cache_hit: bool = False, options: Any = None, constants: dict[str, Any] | None = None,
+                 params: tuple[str, ...] = ()):
         self.target, self.signature, self.asm = target, signature, asm
+        #: the constexpr values it was compiled with, and every parameter of the @jit function in order
+        self.constants, self.params = dict(constants or {}), tuple(params) or signature.arg_names
         self.metadata = KernelMetadata(metadata, options)
         self.options = options
         self.binary = binary
@@ -119,13 +122,17 @@ class CompiledKernel:
                                     "pass a writable array (e.g. numpy.array(x) makes a writable copy)")
 
     def __getitem__(self, grid):
-        """``compiled[grid](*runtime_args)``: launch with the runtime arguments only."""
+        """``compiled[grid](*args)``: launch with the runtime arguments only, or with every parameter
+        in order as Triton's compiled kernels take them (tutorial 02 does), the constexprs being the
+        values it was compiled with."""
         from .args import arg_type, bind
         from .launch import run_on_grid
 
         @user_facing
         def run(*args):
             sig = self.signature
+            if len(args) == len(self.params) != len(sig.arg_types):
+                args = self._runtime_args(args)
             if len(args) != len(sig.arg_types):
                 raise ArgumentError(f"kernel '{sig.name}' takes {len(sig.arg_types)} runtime arguments "
                                     f"({', '.join(sig.arg_names)}), got {len(args)}")
@@ -140,6 +147,23 @@ class CompiledKernel:
             self.check_writable(named)
             run_on_grid(self, grid, vals, named)
         return run
+
+    def _runtime_args(self, args: tuple) -> tuple:
+        """The runtime arguments among ``args`` (every parameter in order); a constexpr must be the
+        value the kernel was compiled with."""
+        from ..language.core import constexpr
+
+        runtime = []
+        for name, value in zip(self.params, args):
+            if name in self.signature.arg_names:
+                runtime.append(value)
+                continue
+            given = value.value if isinstance(value, constexpr) else value
+            compiled = self.constants.get(name)
+            if given != compiled or type(given) is not type(compiled):
+                raise ArgumentError(f"kernel '{self.name}' was compiled with {name}={compiled!r}, but it was given "
+                                    f"{given!r}; compile it for that value (warmup or a launch with it)")
+        return tuple(runtime)
 
     def __repr__(self) -> str:
         return f"CompiledKernel({self.signature.name}, target={self.target.name}, stages={list(self.asm)})"
@@ -254,12 +278,14 @@ def _compile_specialized(jitfn, target, arg_types, constants, specs, options, gi
 
             check_dump_selection(list(entry.asm))
             dump(jitfn.__name__, entry.asm, key, target)
-        return CompiledKernel(target, signature, entry.asm, entry.metadata, entry.binary, cache_hit=True, options=opts)
+        return CompiledKernel(target, signature, entry.asm, entry.metadata, entry.binary, cache_hit=True, options=opts,
+                              constants=constants, params=tuple(jitfn.arg_names))
     asm, metadata = _run_pipeline(jitfn, target, opts, signature, arg_types, constants, specs, key, given)
     binary = asm[target.binary_stage]
     binary = binary.encode() if isinstance(binary, str) else binary  # e.g. PTX, loaded as text
     cache.put(key, binary, metadata, asm)
-    return CompiledKernel(target, signature, asm, metadata, binary, options=opts)
+    return CompiledKernel(target, signature, asm, metadata, binary, options=opts, constants=constants,
+                          params=tuple(jitfn.arg_names))
 
 
 def _run_pipeline(jitfn, target, opts, signature, arg_types, constants, specs, key, given):
