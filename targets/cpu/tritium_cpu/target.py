@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import Any
 
@@ -14,9 +15,16 @@ from tritium.target import Driver, GPUTarget, LaunchOptions, Target
 from .debug_area import HostPointer
 
 
+@dataclasses.dataclass(frozen=True)
 class CpuOptions(LaunchOptions):
     """``num_warps``/``num_stages`` are accepted so Triton launches port unchanged; one program
-    runs on one core, so they change nothing here."""
+    runs on one core, so they change nothing here. So are the tuning knobs of Triton's AMD backend:
+    host code that finds the backend is not ``"cuda"`` picks configs written for AMD GPUs (Triton's
+    tutorial 03 does), and they change nothing here either."""
+
+    waves_per_eu: int = 0
+    matrix_instr_nonkdim: int = 0
+    kpack: int = 1
 
 
 #: what ``max_num_regs`` reports: a figure with no hardware meaning, divisible by every num_warps (1 to
