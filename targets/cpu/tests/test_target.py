@@ -32,7 +32,8 @@ def test_options(target):
     options = target.parse_options({"num_warps": 8, "num_stages": 2})
     assert options == CpuOptions(num_warps=8, num_stages=2)
     hash(options)
-    with pytest.raises(TritiumError, match=r"option\(s\) or parameter\(s\) arch.*known options: debug, num_stages, num_warps"):
+    with pytest.raises(TritiumError, match=r"option\(s\) or parameter\(s\) arch.*known options: debug, kpack, "
+                       r"matrix_instr_nonkdim, num_stages, num_warps, waves_per_eu"):
         target.parse_options({"arch": "sm_90"})
     with pytest.raises(TritiumError, match="num_warps must be an int"):
         target.parse_options({"num_warps": "a"})
