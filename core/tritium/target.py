@@ -31,6 +31,7 @@ class LaunchOptions:
     """Triton's launch keywords that every target accepts (``kernel[grid](..., num_warps=8)``).
 
     Targets that need more subclass it with their own fields; ``parse`` checks names and types.
+    ``num_ctas=1`` (Triton's default, which tutorial 05 passes) is accepted and means nothing more.
     """
 
     num_warps: int = 4
@@ -43,6 +44,11 @@ class LaunchOptions:
     def parse(cls, options: dict[str, Any], target: str) -> "LaunchOptions":
         from .errors import TritiumError
 
+        if "num_ctas" in options:  # Triton's thread-block clusters: one program is one CTA everywhere here
+            if options["num_ctas"] != 1:
+                raise TritiumError(f"num_ctas={options['num_ctas']!r} (thread-block clusters) is not supported yet "
+                                   f"on the {target} target; leave it at 1")
+            options = {k: v for k, v in options.items() if k != "num_ctas"}
         known = {f.name: f.type for f in dataclasses.fields(cls)}
         unknown = sorted(set(options) - set(known))
         if unknown:
