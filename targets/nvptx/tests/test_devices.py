@@ -34,6 +34,7 @@ class FakeCuda:
         for name in self.function:
             setattr(self.CUfunction_attribute, f"CU_FUNC_ATTRIBUTE_{name}", name)
         self.calls: list[tuple] = []
+        self.unsupported: set[str] = set()
 
     def cuInit(self, flags):
         return (0,)
@@ -43,6 +44,8 @@ class FakeCuda:
 
     def cuDeviceGetAttribute(self, attribute, device):
         self.calls.append(("attribute", attribute, device))
+        if attribute in self.unsupported:
+            return 1, 0  # CUDA_ERROR_INVALID_VALUE
         return 0, self.DEVICE[attribute] // (1 if device == 0 else 2)  # GPU 1 is half a GPU 0
 
     def cuFuncGetAttribute(self, attribute, function):
@@ -79,6 +82,15 @@ def test_device_properties_are_the_driver_attributes_under_tritons_keys(fake):
         "sm_clock_rate": 1980000, "mem_clock_rate": 2619000, "mem_bus_width": 5120}
     assert drv.utils.get_device_properties(1)["multiprocessor_count"] == 66
     assert drv.get_current_target() == GPUTarget("cuda", 90, 32)
+
+
+def test_a_clock_the_driver_no_longer_reports_is_0_but_a_size_it_lacks_is_an_error(fake):
+    target = NvptxTarget()
+    fake.unsupported = {"CLOCK_RATE"}
+    assert target.device_properties(0)["sm_clock_rate"] == 0
+    fake.unsupported = {"MULTIPROCESSOR_COUNT"}
+    with pytest.raises(cuda.CudaError, match="cuDeviceGetAttribute failed"):
+        target.device_properties(0)
 
 
 def test_devices_are_counted_and_the_current_one_is_per_thread(fake):

@@ -45,6 +45,8 @@ _PROPERTIES = {"max_shared_mem": "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN", "max_num_r
                "multiprocessor_count": "MULTIPROCESSOR_COUNT", "warpSize": "WARP_SIZE",
                "sm_clock_rate": "CLOCK_RATE", "mem_clock_rate": "MEMORY_CLOCK_RATE",
                "mem_bus_width": "GLOBAL_MEMORY_BUS_WIDTH"}
+#: properties for people (bandwidth estimates), not for sizing kernels
+_INFORMATIONAL = frozenset({"sm_clock_rate", "mem_clock_rate", "mem_bus_width"})
 
 
 class NvptxTarget(Target):
@@ -130,9 +132,18 @@ class NvptxTarget(Target):
         return GPUTarget("cuda", major * 10 + minor, 32)
 
     def device_properties(self, device: int) -> dict[str, int]:
-        """The driver's attributes under Triton's keys (what Triton's ``get_device_properties`` asks)."""
+        """The driver's attributes under Triton's keys (what Triton's ``get_device_properties`` asks);
+        the clocks and the bus width, which newer drivers may no longer report, are 0 then."""
         cuda.init()
-        return {key: cuda.attribute(device, f"CU_DEVICE_ATTRIBUTE_{name}") for key, name in _PROPERTIES.items()}
+        props = {}
+        for key, name in _PROPERTIES.items():
+            try:
+                props[key] = cuda.attribute(device, f"CU_DEVICE_ATTRIBUTE_{name}")
+            except (cuda.CudaError, AttributeError):
+                if key not in _INFORMATIONAL:
+                    raise
+                props[key] = 0
+        return props
 
     def torch_device(self) -> tuple[str, int | None]:
         return "cuda", cuda.current_device()
