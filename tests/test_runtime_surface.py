@@ -131,7 +131,8 @@ def test_tutorial_02s_occupancy_arithmetic_gives_one_program_per_core_on_the_hos
     occupancy = min(occupancy, props["max_shared_mem"] // kernel.metadata.shared)
     assert occupancy >= 1
     programs = min(props["multiprocessor_count"] * occupancy, 37)
-    kernel[(programs, 1, 1)](y, x, 37, 50)
+    assert programs == min(props["multiprocessor_count"], 37)  # one program per core
+    kernel[(programs, 1, 1)](y, x, 37, 50, 64)  # as the tutorial: every parameter
     e = np.exp(x.astype(np.float64) - x.max(axis=1, keepdims=True))
     np.testing.assert_allclose(y, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-7)
 
