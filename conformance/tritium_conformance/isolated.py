@@ -56,8 +56,6 @@ def run_isolated(target: str, selected: Iterable[Case], expectations: dict[str, 
     (``suite.load_cases``): cases registered from them."""
     ids = [c.id for c in selected]
     gaps = {i: declared_gap(i, expectations) for i in ids}
-    argv = ["tritium_conformance.isolated", "--target", target, *(["--compile-only"] if compile_only else []),
-            *(a for f in case_files for a in ("--cases", f))]
     lanes = max(1, min(workers, len(ids)))
     size = max(1, min(BATCH, -(-len(ids) // (4 * lanes))))
     tasks: queue.Queue[_Task | None] = queue.Queue()
@@ -80,7 +78,7 @@ def run_isolated(target: str, selected: Iterable[Case], expectations: dict[str, 
 
     def lane(index: int) -> None:
         device = index % max(1, devices)
-        worker = Worker(argv + ([] if compile_only else ["--device", str(device)]), timeout)
+        worker = Worker(worker_argv(target, compile_only, case_files, None if compile_only else device), timeout)
         seen = [f"{device}" if not compile_only else "compile only"]  # the worker's label, once it answered
 
         def mark(r: Result) -> None:
@@ -99,6 +97,28 @@ def run_isolated(target: str, selected: Iterable[Case], expectations: dict[str, 
 
     run_lanes([functools.partial(lane, k) for k in range(lanes)] if ids else [], on_failure=stop)
     return [results[i] for i in ids]
+
+
+def worker_argv(target: str, compile_only: bool = False, case_files: Iterable[str] = (),
+                device: int | None = None) -> list[str]:
+    """The ``python -m`` arguments of a worker that runs cases on ``target`` (on ``device`` when
+    given), loading ``case_files`` first."""
+    return ["tritium_conformance.isolated", "--target", target, *(["--compile-only"] if compile_only else []),
+            *(a for f in case_files for a in ("--cases", f)),
+            *(["--device", str(device)] if device is not None else [])]
+
+
+def run_alone(worker: Worker, case_id: str, gap: str | None = None) -> Result:
+    """One case in ``worker`` (started when none runs), as ``run_isolated`` runs it: when the worker
+    dies after earlier cases, the case runs again alone in a fresh one to tell whose crash it is."""
+    tasks: queue.Queue[_Task | None] = queue.Queue()
+    tasks.put(_Task([case_id]))
+    results: list[Result] = []
+    while not tasks.empty():
+        task = tasks.get()
+        assert task is not None
+        _run_task(worker, task, {case_id: gap}, tasks, results.append)
+    return results[-1]
 
 
 def _run_task(worker: Worker, task: _Task, gaps: dict[str, str | None], tasks: queue.Queue,

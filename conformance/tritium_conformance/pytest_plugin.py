@@ -22,7 +22,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import queue
 import time
 from pathlib import Path
 from typing import Any
@@ -105,21 +104,13 @@ class Runner:
 
         if not self.isolated:
             return check_case(CASES[case_id], self._dev)
-        from .isolated import _run_task, _Task
+        from .isolated import run_alone, worker_argv
         from .workers import Worker
 
         if self._worker_process is None:
-            argv = ["tritium_conformance.isolated", "--target", self.target.name,
-                    *(["--compile-only"] if self.compile_only else []),
-                    *(a for f in self.case_files for a in ("--cases", f)),
-                    *(["--device", str(self.device)] if self.device is not None else [])]
-            self._worker_process = Worker(argv, self.timeout)
-        tasks: queue.Queue = queue.Queue()
-        tasks.put(_Task([case_id]))
-        results: list[Any] = []
-        while not tasks.empty():  # a case that died after others is run again alone
-            _run_task(self._worker_process, tasks.get(), {case_id: None}, tasks, results.append)
-        return results[-1]
+            self._worker_process = Worker(worker_argv(self.target.name, self.compile_only, self.case_files,
+                                                      self.device), self.timeout)
+        return run_alone(self._worker_process, case_id)
 
     def close(self) -> None:
         if self._worker_process is not None:
