@@ -29,9 +29,12 @@ TEST_TARGET_ENV = "TRITIUM_TEST_TARGET"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--tritium-target", metavar="NAME", default=None,
-                     help=f"run the core tests on this installed target only (default: every available "
-                          f"one; also {TEST_TARGET_ENV}=NAME)")
+    try:
+        parser.addoption("--tritium-target", metavar="NAME", default=None,
+                         help=f"run the core tests on this installed target only (default: every available "
+                              f"one; also {TEST_TARGET_ENV}=NAME)")
+    except ValueError:  # tritium-conformance's pytest plugin (installed) declares the same option
+        pass
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -4,6 +4,7 @@ Markdown report, on the cpu target and on a cpu target without a device."""
 from __future__ import annotations
 
 import datetime
+import json
 import re
 from types import SimpleNamespace
 
@@ -123,8 +124,10 @@ def test_report_on_the_cpu_target(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path / "cache"))
     assert main(["--target", "cpu", "-k", "vector_add-n17-block32", "-k", "grid-2d-tiles", "-q",
                  "--report", str(tmp_path / "results") + "/"]) == 0
-    (path,) = (tmp_path / "results").iterdir()
-    assert path.name.startswith("cpu-") and path.suffix == ".md"
+    assert sorted(p.suffix for p in (tmp_path / "results").iterdir()) == [".json", ".md"]
+    (path,) = (tmp_path / "results").glob("*.md")
+    assert path.name.startswith("cpu-")
+    assert json.loads(path.with_suffix(".json").read_text())["results"][0]["case_id"] == "vector_add-n17-block32"
     assert f"report: {path}" in capsys.readouterr().out
     text = path.read_text()
     assert text.startswith("# tritium conformance: target `cpu`\n")
@@ -156,3 +159,13 @@ def test_markdown_names_the_device_and_escapes_table_cells():
     assert "| `b-case` | fail | 0.5 | 250.0 | x \\| y z |" in text
     assert "| `c-case` | xfail |  | 0.0 | declared gap: slow |" in text
     assert md.default_name(Gpu()) == "fakegpu-fake-gpu-x1-sm-00.md"  # the driver is not in the name
+
+
+def test_the_report_counts_outcomes_by_feature():
+    results = [Result("a-x", "pass", 0.0), Result("a-y-1", "fail", 1.0), Result("b-z", "xfail", None),
+               Result("b-w", "crash", None)]
+    assert md.feature_table(results) == [
+        "| feature | pass | fail | crash | xfail | cases |", "|---|---|---|---|---|---|",
+        "| a | 1 | 1 |  |  | 2 |", "| b |  |  | 1 | 1 | 2 |", "| **all** | 1 | 1 | 1 | 1 | 4 |"]
+    text = md.markdown(SimpleNamespace(name="t", device_description=lambda: "d"), "p", results, "4 cases", False)
+    assert "## By feature\n\n| feature | pass |" in text and "\n## Cases\n\n| case | status |" in text

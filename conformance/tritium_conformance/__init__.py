@@ -6,13 +6,15 @@ report: each case passes, fails (with its largest error), or is an expected fail
 that the target declared through the ``tritium_conformance_expectations`` hook, keyed by case id
 (shell-style patterns such as ``"cast-*fp16*"`` are accepted). ``--list`` shows the case ids.
 ``--compile-only`` compiles every case without running it (a GPU target on a machine without a GPU);
-``--report PATH`` writes the results as Markdown with the device, date and versions. Cases run in
-worker processes (``-n N``, ``isolated.py``), so a case that kills its process is reported as a
-crash and the run goes on.
+``--report PATH`` writes the results as Markdown (and JSON) with the device, date and versions. Cases
+run in worker processes (``-n N``, ``isolated.py``; one per device on a machine with several GPUs),
+so a case that kills its process is reported as a crash and the run goes on. The same suite runs
+under pytest: ``pytest --pyargs tritium_conformance --tritium-target NAME`` (``pytest_plugin.py``).
 """
 
 from . import cases as _cases  # noqa: F401  (registers the cases)
 from . import cases_shape as _cases_shape  # noqa: F401
+from . import cases_random as _cases_random  # noqa: F401
 from .suite import (CASES, Case, CompileOnlyDevice, Device, Output, Result, compile_case, declared_gap, run_case,
                     run_suite, select)
 

@@ -6,9 +6,10 @@ crashed or timed out unexpectedly (declared gaps excepted), 1 when one did, 2 fo
 (unknown or unavailable target, no case matching ``-k``, workers that cannot start).
 ``--compile-only`` compiles every case instead of running it, on a target that need not be
 available here (a GPU target without a GPU): exit status 1 when a compile failed outside the
-target's declared gaps. ``--report PATH`` writes the results as Markdown. ``--fuzz N`` runs the
-differential tester instead (``fuzz.py``): exit status 1 when any kernel mismatches, crashes,
-hangs or fails to compile.
+target's declared gaps. ``--report PATH`` writes the results as Markdown and JSON, naming the
+device (and worker) of each case; ``-n N`` on a machine with several GPUs runs one worker per GPU
+(``isolated.py``). ``--fuzz N`` runs the differential tester instead (``fuzz.py``): exit status 1
+when any kernel mismatches, crashes, hangs or fails to compile.
 """
 
 from __future__ import annotations
@@ -39,14 +40,16 @@ def _parser() -> argparse.ArgumentParser:
                    "are not compiled again: TRITIUM_CACHE_DISABLE=1 runs every stage")
     p.add_argument("-n", dest="workers", type=int, default=1, metavar="N",
                    help="worker processes the cases run in (default 1); a case that kills its worker is reported as "
-                   "a crash and the run goes on. 0: run in this process, without that isolation (for a debugger)")
+                   "a crash and the run goes on. On a machine with several devices of the target (GPUs), worker k "
+                   "runs on device k modulo their count: -n <GPUs> gives one worker per GPU. 0: run in this "
+                   "process, without that isolation (for a debugger)")
     p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                    help="seconds before a case (default 120) or a fuzzed kernel (default 60) counts as hung")
     p.add_argument("--cases", action="append", default=[], metavar="FILE",
                    help="also register the cases that the Python file FILE defines with "
                    "tritium_conformance.suite.cases (repeatable)")
     p.add_argument("--report", metavar="PATH", help="also write a Markdown report (device, date, versions, one row per "
-                   "case) to PATH; a directory gets <target>-<device>.md")
+                   "case) to PATH, and the results as JSON beside it; a directory gets <target>-<device>.md and .json")
     fz = p.add_argument_group("differential fuzzing (instead of the suite)")
     fz.add_argument("--fuzz", type=int, metavar="N", help="run N random kernels on every target (or those named "
                     "with --target) and compare each with a numpy model of Triton's semantics")
@@ -160,10 +163,11 @@ def main(argv: list[str] | None = None) -> int:
         from .isolated import WorkerStartError, run_isolated
 
         try:
+            devices = 1 if args.compile_only else target.device_count()
             results = run_isolated(target.name, selected, expectations, args.workers,
                                    120.0 if args.timeout is None else args.timeout, args.compile_only, args.cases,
-                                   show)
-        except WorkerStartError as e:
+                                   show, devices)
+        except (WorkerStartError, TritiumError) as e:
             print(f"tritium-conformance: {e}", file=sys.stderr)
             return 2
     else:
@@ -171,13 +175,11 @@ def main(argv: list[str] | None = None) -> int:
         results = run_suite(dev, selected, expectations, show)
     text = summary(results, time.perf_counter() - t0, args.compile_only)
     print(text)
-    if args.report:
-        from . import report
+    from . import report
 
+    if args.report:
         command = " ".join(["python -m tritium_conformance", *(sys.argv[1:] if argv is None else argv)])
         print(f"report: {report.write(args.report, target, provider, results, text, args.compile_only, command)}")
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"target": target.name, "provider": provider,
-                       "results": [r.__dict__ for r in results]}, f, indent=1)
+        report.write_json(args.json, target, provider, results)
     return 0 if all(r.ok for r in results) else 1

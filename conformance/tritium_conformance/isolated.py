@@ -10,12 +10,17 @@ process broken). A death at the first case of a fresh worker is that case's own.
 a result within the time limit is a ``timeout``; its worker is killed. The cases of a dead
 worker's batch that had not started go on in another worker, as a batch; so do those after a
 case that raised and left the device unusable (a GPU's context is lost after a device fault).
+
+One worker per device: with ``devices`` > 1 (a machine with several GPUs of the target), worker
+``k`` is pinned to device ``k % devices`` (``Target.set_current_device``), and each result names
+its worker and device.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 import queue
 import threading
@@ -44,14 +49,13 @@ class _Task:
 
 def run_isolated(target: str, selected: Iterable[Case], expectations: dict[str, str], workers: int = 1,
                  timeout: float = 120.0, compile_only: bool = False, case_files: Iterable[str] = (),
-                 on_result: Callable[[Result], None] | None = None) -> list[Result]:
+                 on_result: Callable[[Result], None] | None = None, devices: int = 1) -> list[Result]:
     """Run (or with ``compile_only`` compile) ``selected`` on the target named ``target`` in
-    ``workers`` worker processes; results in ``selected``'s order, ``on_result`` called as each arrives.
-    ``case_files`` are loaded by each worker (``suite.load_cases``): cases registered from them."""
+    ``workers`` worker processes, worker ``k`` on device ``k % devices``; results in ``selected``'s
+    order, ``on_result`` called as each arrives. ``case_files`` are loaded by each worker
+    (``suite.load_cases``): cases registered from them."""
     ids = [c.id for c in selected]
     gaps = {i: declared_gap(i, expectations) for i in ids}
-    argv = ["tritium_conformance.isolated", "--target", target, *(["--compile-only"] if compile_only else []),
-            *(a for f in case_files for a in ("--cases", f))]
     lanes = max(1, min(workers, len(ids)))
     size = max(1, min(BATCH, -(-len(ids) // (4 * lanes))))
     tasks: queue.Queue[_Task | None] = queue.Queue()
@@ -72,16 +76,49 @@ def run_isolated(target: str, selected: Iterable[Case], expectations: dict[str, 
             if len(results) == len(ids):
                 stop()
 
-    def lane() -> None:
-        worker = Worker(argv, timeout)
+    def lane(index: int) -> None:
+        device = index % max(1, devices)
+        worker = Worker(worker_argv(target, compile_only, case_files, None if compile_only else device), timeout)
+        seen = [f"{device}" if not compile_only else "compile only"]  # the worker's label, once it answered
+
+        def mark(r: Result) -> None:
+            r.worker = index
+            if r.device:
+                seen[0] = r.device
+            else:  # died without answering: the device the lane is pinned to
+                r.device = seen[0]
+            record(r)
+
         try:
             while (task := tasks.get()) is not None:
-                _run_task(worker, task, gaps, tasks, record)
+                _run_task(worker, task, gaps, tasks, mark)
         finally:
             worker.close()
 
-    run_lanes([lane] * lanes if ids else [], on_failure=stop)
+    run_lanes([functools.partial(lane, k) for k in range(lanes)] if ids else [], on_failure=stop)
     return [results[i] for i in ids]
+
+
+def worker_argv(target: str, compile_only: bool = False, case_files: Iterable[str] = (),
+                device: int | None = None) -> list[str]:
+    """The ``python -m`` arguments of a worker that runs cases on ``target`` (on ``device`` when
+    given), loading ``case_files`` first."""
+    return ["tritium_conformance.isolated", "--target", target, *(["--compile-only"] if compile_only else []),
+            *(a for f in case_files for a in ("--cases", f)),
+            *(["--device", str(device)] if device is not None else [])]
+
+
+def run_alone(worker: Worker, case_id: str, gap: str | None = None) -> Result:
+    """One case in ``worker`` (started when none runs), as ``run_isolated`` runs it: when the worker
+    dies after earlier cases, the case runs again alone in a fresh one to tell whose crash it is."""
+    tasks: queue.Queue[_Task | None] = queue.Queue()
+    tasks.put(_Task([case_id]))
+    results: list[Result] = []
+    while not tasks.empty():
+        task = tasks.get()
+        assert task is not None
+        _run_task(worker, task, {case_id: gap}, tasks, results.append)
+    return results[-1]
 
 
 def _run_task(worker: Worker, task: _Task, gaps: dict[str, str | None], tasks: queue.Queue,
@@ -139,11 +176,17 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--target", required=True)
     p.add_argument("--compile-only", action="store_true")
     p.add_argument("--cases", action="append", default=[])
+    p.add_argument("--device", type=int, default=None, help="the device this worker runs its cases on")
     args = p.parse_args(argv)
     for path in args.cases:
         load_cases(path)
-    dev = CompileOnlyDevice(installed_target(args.target)) if args.compile_only else \
-        Device(plugins.get_target(args.target))
+    if args.compile_only:
+        dev = CompileOnlyDevice(installed_target(args.target))
+    else:
+        target = plugins.get_target(args.target)
+        if args.device is not None:
+            target.set_current_device(args.device)
+        dev = Device(target)
 
     def handle(request: str):
         for case_id, gap in json.loads(request):

@@ -16,7 +16,7 @@ import re
 import subprocess
 from typing import Any, Iterable
 
-from .suite import CRASH, TIMEOUT, Result
+from .suite import COMPILED, CRASH, FAIL, PASS, TIMEOUT, XFAIL, XPASS, Result
 
 #: distributions whose versions the report lists when they are installed (read from their
 #: metadata: nothing is imported)
@@ -85,38 +85,99 @@ def default_name(target: Any) -> str:
     return f"{target.name}-{slug or 'unknown'}.md"
 
 
+def devices_used(results: Iterable[Result]) -> dict[str, list[int]]:
+    """Each device the results ran on (``Result.device``), with the workers that ran there."""
+    out: dict[str, set[int]] = {}
+    for r in results:
+        workers = out.setdefault(r.device or "this process", set())
+        if r.worker is not None:
+            workers.add(r.worker)
+    return {d: sorted(w) for d, w in sorted(out.items())}
+
+
+def _where(r: Result) -> str:
+    """``worker 1, device 0``: who ran a case (the device's index only: the header describes it)."""
+    device = r.device.split(":", 1)[0] if r.device and r.device[0].isdigit() else ""
+    parts = ([f"worker {r.worker}"] if r.worker is not None else []) + ([f"device {device}"] if device else [])
+    return ", ".join(parts) or "this process"
+
+
+#: the columns of the feature table, in the order a reader looks for them
+OUTCOMES = (PASS, COMPILED, FAIL, CRASH, TIMEOUT, XFAIL, XPASS)
+
+
+def feature_of(case_id: str) -> str:
+    """A case's feature: its id up to the first dash (``random-randint-seed0`` -> ``random``)."""
+    return case_id.split("-", 1)[0]
+
+
+def feature_table(results: Iterable[Result]) -> list[str]:
+    """Markdown rows: one per feature, how many of its cases had each outcome (columns with no case
+    left out), and a total row."""
+    counts: dict[str, dict[str, int]] = {}
+    for r in results:
+        row = counts.setdefault(feature_of(r.case_id), {})
+        row[r.status] = row.get(r.status, 0) + 1
+    shown = [o for o in OUTCOMES if any(o in row for row in counts.values())]
+    lines = ["| feature | " + " | ".join(shown) + " | cases |", "|---" * (len(shown) + 2) + "|"]
+    for feature, row in sorted(counts.items()):
+        cells = [str(row.get(o, "")) for o in shown]
+        lines.append(f"| {feature} | " + " | ".join(cells) + f" | {sum(row.values())} |")
+    totals = [str(sum(row.get(o, 0) for row in counts.values())) for o in shown]
+    lines.append("| **all** | " + " | ".join(totals) + f" | {sum(sum(row.values()) for row in counts.values())} |")
+    return lines
+
+
 def _cell(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|")
 
 
 def markdown(target: Any, provider: str, results: Iterable[Result], summary: str, compile_only: bool,
              command: str = "", now: datetime.datetime | None = None) -> str:
-    """The report: a header with device, date, mode and versions (and the cases that crashed or
-    timed out), then one table row per case."""
+    """The report: a header with device, date, mode, the devices the cases ran on (each with its
+    workers), versions (and the cases that crashed or timed out), a table of outcomes by feature,
+    then one table row per case, saying which worker and device ran it."""
     results = list(results)
     died = ", ".join(f"`{r.case_id}` ({r.status})" for r in results if r.status in (CRASH, TIMEOUT))
     now = now or datetime.datetime.now(datetime.timezone.utc)
+    used = devices_used(results)
+    devices = "; ".join(f"{d}" + (f" (worker{'s' if len(w) > 1 else ''} {', '.join(map(str, w))})" if w else "")
+                        for d, w in used.items())
     mode = "compile only (every case compiled through the binary stage, none run)" if compile_only else \
         "run and checked against numpy references"
     lines = [f"# tritium conformance: target `{target.name}`", "",
              f"- Device: {device_description(target)}",
              f"- Date: {now.strftime('%Y-%m-%d %H:%M %Z').strip()}",
              f"- Mode: {mode}",
+             *([f"- Devices used: {devices}"] if any(r.device for r in results) and not compile_only else []),
              "- Versions: " + ", ".join(f"{k} {v}" for k, v in versions(target, provider).items()),
              *([f"- Command: `{command}`"] if command else []),
              f"- Result: {summary}",
              *([f"- Crashed or timed out: {died}"] if died else []), "",
-             "| case | status | max error | ms | details |", "|---|---|---|---|---|"]
+             "## By feature", "", *feature_table(results), "", "## Cases", "",
+             "| case | status | max error | ms | details | ran on |", "|---|---|---|---|---|---|"]
     for r in results:
         err = "" if r.max_error is None else f"{r.max_error:.3g}"
-        lines.append(f"| `{r.case_id}` | {r.status} | {err} | {r.seconds * 1e3:.1f} | {_cell(r.message)} |")
+        lines.append(f"| `{r.case_id}` | {r.status} | {err} | {r.seconds * 1e3:.1f} | {_cell(r.message)} | "
+                     f"{_where(r)} |")
     return "\n".join(lines) + "\n"
+
+
+def write_json(path: str, target: Any, provider: str, results: list[Result]) -> None:
+    """The results as JSON: the target, its provider, the devices used (each with its workers) and
+    every ``Result``."""
+    import dataclasses
+    import json
+
+    with open(path, "w") as f:
+        json.dump({"target": target.name, "provider": provider, "devices": devices_used(results),
+                   "results": [dataclasses.asdict(r) for r in results]}, f, indent=1)
 
 
 def write(path: str, target: Any, provider: str, results: list[Result], summary: str,
           compile_only: bool, command: str = "") -> str:
-    """Write the report to ``path`` (a directory, or a name ending in ``/``: ``default_name`` in it);
-    returns the file written."""
+    """Write the report to ``path`` (a directory, or a name ending in ``/``: ``default_name`` in it),
+    and the results as JSON beside it (the same name, ``.json``); returns the Markdown file written."""
     if path.endswith(os.sep) or os.path.isdir(path):
         path = os.path.join(path, default_name(target))
     folder = os.path.dirname(path)
@@ -124,4 +185,5 @@ def write(path: str, target: Any, provider: str, results: list[Result], summary:
         os.makedirs(folder, exist_ok=True)
     with open(path, "w") as f:
         f.write(markdown(target, provider, results, summary, compile_only, command))
+    write_json(os.path.splitext(path)[0] + ".json", target, provider, results)
     return path

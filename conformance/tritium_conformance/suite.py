@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import functools
 import importlib.util
 import itertools
 import os
@@ -113,6 +114,11 @@ class Device:
     def name(self) -> str:
         return self.target.name
 
+    @functools.cached_property
+    def label(self) -> str:
+        """The device cases run on, for results and reports (``device_label``)."""
+        return device_label(self.target)
+
     def to_device(self, array: np.ndarray) -> Any:
         return self.driver.to_device(np.ascontiguousarray(array))
 
@@ -140,6 +146,20 @@ class Device:
         from tritium.runtime.launch import run_kernel
 
         run_kernel(self.target, kernel, grid, args, kwargs)
+
+
+def device_label(target: Any, compile_only: bool = False) -> str:
+    """``"<index>: <description>"`` of the target's current device (``"compile only"`` when nothing
+    runs); a target that cannot be asked is described by the error."""
+    if compile_only:
+        return "compile only"
+    from .report import device_description
+
+    try:
+        index = target.current_device()
+    except Exception as exc:  # a device that cannot be asked is reported, not fatal
+        return f"unknown ({type(exc).__name__}: {exc})"
+    return f"{index}: {device_description(target)}"
 
 
 def installed_target(name: str | None) -> Any:
@@ -171,6 +191,7 @@ class CompileOnlyDevice(Device):
 
     def __init__(self, target: Any):
         self.target = target
+        self.label = device_label(target, compile_only=True)
         self.compiled: list[tuple[str, float, str]] = []
         self._seen: set[int] = set()  # the compiled kernels of earlier launches
 
@@ -267,6 +288,8 @@ class Result:
     max_error: float | None      #: None when the case raised before producing outputs
     message: str = ""            #: what went wrong (or, for xfail/xpass, the declared reason)
     seconds: float = 0.0
+    device: str = ""             #: where it ran: ``"<index>: <description>"`` (``device_label``)
+    worker: int | None = None    #: the worker process (0, 1, ...) that ran it; None in process
 
     @property
     def ok(self) -> bool:
@@ -323,8 +346,10 @@ def _describe(exc: BaseException) -> str:
 
 
 def check_case(case: Case, dev: Device, gap: str | None = None) -> Result:
-    """``compile_case`` on a ``CompileOnlyDevice``, else ``run_case``."""
-    return compile_case(case, dev, gap) if isinstance(dev, CompileOnlyDevice) else run_case(case, dev, gap)
+    """``compile_case`` on a ``CompileOnlyDevice``, else ``run_case``; the result names the device."""
+    r = compile_case(case, dev, gap) if isinstance(dev, CompileOnlyDevice) else run_case(case, dev, gap)
+    r.device = dev.label
+    return r
 
 
 def run_suite(dev: Device, selected: Iterable[Case], expectations: dict[str, str] | None = None,

@@ -5,7 +5,8 @@
 
 __version__ = "0.1.0"
 
-from .errors import ArgumentError, CompilationError, TargetError, TritiumError  # noqa: E402
+from .errors import (ArgumentError, CompilationError, OutOfResources, TargetError, TritiumError,  # noqa: E402
+                     TritonError)
 from .runtime.compiler import CompiledKernel, compile  # noqa: E402,A004
 from .runtime.jit import JITFunction, jit  # noqa: E402
 from .runtime.reinterpret import TensorWrapper, reinterpret  # noqa: E402
@@ -22,9 +23,9 @@ def next_power_of_2(n: int) -> int:
     return 1 if n <= 1 else 1 << (n - 1).bit_length()
 
 
-__all__ = ["ArgumentError", "CompilationError", "CompiledKernel", "Config", "JITFunction", "TargetError",
-           "TensorWrapper", "TritiumError", "autotune", "cdiv", "compile", "heuristics", "jit", "next_power_of_2",
-           "reinterpret"]
+__all__ = ["ArgumentError", "CompilationError", "CompiledKernel", "Config", "JITFunction", "OutOfResources",
+           "TargetError", "TensorWrapper", "TritiumError", "TritonError", "autotune", "cdiv", "compile", "heuristics",
+           "jit", "next_power_of_2", "reinterpret"]
 
 #: loaded on first use: the autotuner imports tritium.language, which ``import tritium`` does not need
 _AUTOTUNER = frozenset({"autotune", "Config", "heuristics"})

@@ -10,6 +10,27 @@ class TritiumError(Exception):
     """Base class of every error tritium raises on purpose."""
 
 
+#: Triton's name of the base class (``triton.errors.TritonError``): ``except triton.TritonError`` ports
+TritonError = TritiumError
+
+
+class OutOfResources(TritiumError):
+    """A kernel needs more of a device resource (shared memory, threads, registers) than a program
+    may have; Triton's signature and message, plus the kernel's name when known."""
+
+    def __init__(self, required: int, limit: int, name: str, kernel: str = ""):
+        self.required, self.limit, self.name, self.kernel = required, limit, name, kernel
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        who = f"kernel '{self.kernel}': " if self.kernel else ""
+        return (f"{who}out of resource: {self.name}, Required: {self.required}, Hardware limit: {self.limit}. "
+                "Reducing block sizes or `num_stages` may help.")
+
+    def __reduce__(self):  # picklable (the autotuner's and the suite's worker processes)
+        return type(self), (self.required, self.limit, self.name, self.kernel)
+
+
 class TargetError(TritiumError):
     """An unknown or unavailable target."""
 

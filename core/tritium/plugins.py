@@ -22,6 +22,13 @@ The hooks are listed below (``tritium_targets``, ``tritium_extend_pipeline``,
 the arguments. ``tritium targets`` shows what was found, whether each target can run here, and which
 package provides it.
 
+Host code ported from Triton asks the selected target about its devices through
+``tritium.runtime.driver.active`` (``get_current_target()``, ``utils.get_device_properties()``,
+``get_active_torch_device()``) and a compiled kernel's ``_init_handles()``: a target answers with the
+device methods of ``tritium.target.Target`` (``device_count``, ``set_current_device``,
+``current_target``, ``device_properties``, ``torch_device``, ``kernel_resources``, ...), whose defaults
+describe one host device. The conformance suite pins one worker per device with the same methods.
+
 For core
 --------
 ``get_target(name=None)`` picks the target (``TRITIUM_TARGET``, else automatic selection: the

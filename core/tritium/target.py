@@ -31,6 +31,8 @@ class LaunchOptions:
     """Triton's launch keywords that every target accepts (``kernel[grid](..., num_warps=8)``).
 
     Targets that need more subclass it with their own fields; ``parse`` checks names and types.
+    Options that tune only other targets' code are accepted and ignored (``OTHER_TARGETS_HINTS``):
+    ``num_ctas=1`` (Triton's default, which tutorial 05 passes) among them.
     """
 
     num_warps: int = 4
@@ -101,6 +103,17 @@ class Driver:
 
     def synchronize(self) -> None:
         pass
+
+
+@dataclasses.dataclass(frozen=True)
+class GPUTarget:
+    """What Triton's ``driver.active.get_current_target()`` returns: the backend (``"cuda"`` for
+    NVIDIA GPUs, as Triton spells it; ``"cpu"`` for the host), the arch (an int such as ``90`` on
+    NVIDIA, the CPU's name on the host) and the threads of a warp."""
+
+    backend: str
+    arch: int | str
+    warp_size: int
 
 
 #: how an MLIR module prints: attribute and type aliases (``#blocked = ...``), then the module op
@@ -181,6 +194,58 @@ class Target:
         """Run a ``@jit`` kernel on ``grid`` without compiling it. Only targets that do not compile
         (the interpreter) implement it; the runtime compiles and launches for all the others."""
         raise NotImplementedError(f"target {self.name!r} compiles kernels: launch them through the runtime")
+
+    # -- devices: what ``tritium.runtime.driver.active`` (Triton's ``driver.active``) asks ----------
+    # The defaults describe a target that runs on the host: one device, index 0, torch's "cpu".
+    def device_count(self) -> int:
+        """How many devices of this target the machine has (the conformance suite runs one worker
+        per device)."""
+        return 1
+
+    def current_device(self) -> int:
+        """The index of the device launches and allocations of this thread use."""
+        return 0
+
+    def set_current_device(self, device: int) -> None:
+        """Make ``device`` (``0 <= device < device_count()``) current for this thread."""
+        if device != 0:
+            from .errors import TargetError
+
+            raise TargetError(f"target '{self.name}' has one device (0), not device {device}")
+
+    def current_target(self) -> GPUTarget:
+        """What kernels compile for on the current device (Triton's ``get_current_target()``)."""
+        from .errors import TargetError
+
+        raise TargetError(f"get_current_target() is not supported on target '{self.name}'")
+
+    def device_properties(self, device: int) -> dict[str, int]:
+        """Triton's ``driver.active.utils.get_device_properties(device)``: at least
+        ``multiprocessor_count``, ``max_shared_mem`` (bytes a program may use), ``max_num_regs``
+        (registers of a program's threads together), ``warpSize``, ``sm_clock_rate`` and
+        ``mem_clock_rate`` (kHz) and ``mem_bus_width`` (bits); 0 where the device has no such figure."""
+        from .errors import TargetError
+
+        raise TargetError(f"device properties are not supported on target '{self.name}'")
+
+    def torch_device(self) -> tuple[str, int | None]:
+        """torch's device type and index of the current device (``("cuda", 0)``); ``("cpu", None)``
+        for a target whose kernels read host memory."""
+        return "cpu", None
+
+    def current_stream(self, device: int) -> int:
+        """The raw handle of the stream launches on ``device`` go to (0 where there are none)."""
+        return 0
+
+    def kernel_resources(self, kernel: Any) -> dict[str, int]:
+        """What a loaded kernel (a ``CompiledKernel``) uses, as Triton's compiled kernel reports it
+        after ``_init_handles()``: ``n_regs`` (registers per thread), ``n_spills`` (spilled 4-byte
+        registers per thread), ``n_max_threads`` (threads a program of it may have) and ``shared``
+        (bytes of on-chip scratch per program). Raise ``tritium.errors.OutOfResources`` when it does
+        not fit the current device."""
+        from .errors import TargetError
+
+        raise TargetError(f"kernel resources (n_regs, n_spills) are not supported on target '{self.name}'")
 
     @property
     def compiles(self) -> bool:

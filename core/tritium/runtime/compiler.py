@@ -18,15 +18,49 @@ from ..target import KernelSignature
 from . import cache as disk_cache
 
 
+class KernelMetadata(dict):
+    """The compile metadata (a dict, as the disk cache keeps it) read as attributes, as Triton's
+    ``compiled.metadata.shared`` reads it; names the stages did not record fall back to the launch
+    options (``num_warps``, ``num_stages``, ``debug``) and ``shared`` to 0 (until ``_init_handles``
+    asks the target)."""
+
+    def __init__(self, metadata: dict, options: Any = None):
+        super().__init__(metadata)
+        self._options = options
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):  # private and special names (copying, pickling) are not metadata
+            raise AttributeError(name)
+        if name in self:
+            return self[name]
+        if name == "shared":
+            return 0
+        if self._options is not None and hasattr(self._options, name):
+            return getattr(self._options, name)
+        raise AttributeError(f"the compile metadata has no '{name}'; it has {', '.join(sorted(self))}")
+
+
 class CompiledKernel:
-    """A kernel compiled for one target and one specialisation."""
+    """A kernel compiled for one target and one specialisation.
+
+    As Triton's: ``asm`` maps stage names to their text (bytes for binaries), ``metadata`` reads as
+    attributes (``metadata.shared``, ``metadata.num_warps``), and ``_init_handles()`` loads it on the
+    current device and reads what it uses, ``n_regs``, ``n_spills`` and ``n_max_threads`` (through
+    ``Target.kernel_resources``; reading one of them calls it).
+    """
 
     def __init__(self, target, signature: KernelSignature, asm: dict[str, Any], metadata: dict, binary: bytes,
-                 cache_hit: bool = False):
-        self.target, self.signature, self.asm, self.metadata = target, signature, asm, metadata
+                 cache_hit: bool = False, options: Any = None, constants: dict[str, Any] | None = None,
+                 params: tuple[str, ...] = ()):
+        self.target, self.signature, self.asm = target, signature, asm
+        #: the constexpr values it was compiled with, and every parameter of the @jit function in order
+        self.constants, self.params = dict(constants or {}), tuple(params) or signature.arg_names
+        self.metadata = KernelMetadata(metadata, options)
+        self.options = options
         self.binary = binary
         self.cache_hit = cache_hit  # True when it came from the disk cache without compiling
         self._launcher = None
+        self._resources: dict[str, int] | None = None
         #: positions among the @jit function's parameters of ``written_args``, checked for read-only
         #: arrays on every launch (set by the launch path, for targets whose kernels read host memory)
         self.written_params: list[int] = []
@@ -42,6 +76,34 @@ class CompiledKernel:
     @property
     def name(self) -> str:
         return self.signature.name
+
+    def _init_handles(self) -> None:
+        """Load the kernel on the current device and read its resources (Triton's method of the same
+        name); raises ``tritium.OutOfResources`` when it does not fit the device."""
+        if self._resources is None:
+            resources = dict(self.target.kernel_resources(self))
+            self.metadata["shared"] = int(resources.get("shared", self.metadata.shared))
+            self._resources = resources
+
+    def _resource(self, name: str) -> int:
+        self._init_handles()
+        assert self._resources is not None
+        return int(self._resources[name])
+
+    @property
+    def n_regs(self) -> int:
+        """Registers per thread."""
+        return self._resource("n_regs")
+
+    @property
+    def n_spills(self) -> int:
+        """Registers per thread spilled to local memory (4-byte units)."""
+        return self._resource("n_spills")
+
+    @property
+    def n_max_threads(self) -> int:
+        """The most threads a program of this kernel may have on the current device."""
+        return self._resource("n_max_threads")
 
     @functools.cached_property
     def written_args(self) -> tuple[str, ...]:
@@ -60,13 +122,17 @@ class CompiledKernel:
                                     "pass a writable array (e.g. numpy.array(x) makes a writable copy)")
 
     def __getitem__(self, grid):
-        """``compiled[grid](*runtime_args)``: launch with the runtime arguments only."""
+        """``compiled[grid](*args)``: launch with the runtime arguments only, or with every parameter
+        in order as Triton's compiled kernels take them (tutorial 02 does), the constexprs being the
+        values it was compiled with."""
         from .args import arg_type, bind
         from .launch import run_on_grid
 
         @user_facing
         def run(*args):
             sig = self.signature
+            if len(args) == len(self.params) != len(sig.arg_types):
+                args = self._runtime_args(args)
             if len(args) != len(sig.arg_types):
                 raise ArgumentError(f"kernel '{sig.name}' takes {len(sig.arg_types)} runtime arguments "
                                     f"({', '.join(sig.arg_names)}), got {len(args)}")
@@ -81,6 +147,23 @@ class CompiledKernel:
             self.check_writable(named)
             run_on_grid(self, grid, vals, named)
         return run
+
+    def _runtime_args(self, args: tuple) -> tuple:
+        """The runtime arguments among ``args`` (every parameter in order); a constexpr must be the
+        value the kernel was compiled with."""
+        from ..language.core import constexpr
+
+        runtime = []
+        for name, value in zip(self.params, args):
+            if name in self.signature.arg_names:
+                runtime.append(value)
+                continue
+            given = value.value if isinstance(value, constexpr) else value
+            compiled = self.constants.get(name)
+            if given != compiled or type(given) is not type(compiled):
+                raise ArgumentError(f"kernel '{self.name}' was compiled with {name}={compiled!r}, but it was given "
+                                    f"{given!r}; compile it for that value (warmup or a launch with it)")
+        return tuple(runtime)
 
     def __repr__(self) -> str:
         return f"CompiledKernel({self.signature.name}, target={self.target.name}, stages={list(self.asm)})"
@@ -195,12 +278,14 @@ def _compile_specialized(jitfn, target, arg_types, constants, specs, options, gi
 
             check_dump_selection(list(entry.asm))
             dump(jitfn.__name__, entry.asm, key, target)
-        return CompiledKernel(target, signature, entry.asm, entry.metadata, entry.binary, cache_hit=True)
+        return CompiledKernel(target, signature, entry.asm, entry.metadata, entry.binary, cache_hit=True, options=opts,
+                              constants=constants, params=tuple(jitfn.arg_names))
     asm, metadata = _run_pipeline(jitfn, target, opts, signature, arg_types, constants, specs, key, given)
     binary = asm[target.binary_stage]
     binary = binary.encode() if isinstance(binary, str) else binary  # e.g. PTX, loaded as text
     cache.put(key, binary, metadata, asm)
-    return CompiledKernel(target, signature, asm, metadata, binary)
+    return CompiledKernel(target, signature, asm, metadata, binary, options=opts, constants=constants,
+                          params=tuple(jitfn.arg_names))
 
 
 def _run_pipeline(jitfn, target, opts, signature, arg_types, constants, specs, key, given):

@@ -172,6 +172,11 @@ class CpuDriver(HostMemory):
         self._pool: WorkerPool | None = None
 
     @property
+    def threads(self) -> int:
+        """The threads a grid runs on: one per core."""
+        return self._threads
+
+    @property
     def pool(self) -> WorkerPool:
         if self._pool is None:  # threads start on first use, not at plugin discovery
             self._pool = WorkerPool(self._threads)

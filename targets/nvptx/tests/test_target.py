@@ -262,14 +262,18 @@ class FakeDriverApi:
     """Records the driver calls of a launcher (no GPU here); every call succeeds."""
 
     class CUfunction_attribute:
+        CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0
         CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
 
-    def __init__(self):
+    def __init__(self, max_threads: int = 1024):
         self.calls = []
+        self.max_threads = max_threads
 
     def __getattr__(self, name):
         def call(*args):
             self.calls.append((name, args))
+            if name == "cuFuncGetAttribute":
+                return 0, self.max_threads
             return (0, f"{name}-handle") if name != "cuLaunchKernel" else (0,)
         return call
 

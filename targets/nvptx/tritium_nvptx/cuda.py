@@ -103,6 +103,12 @@ def attribute(device: int, name: str) -> int:
     return int(check("cuDeviceGetAttribute", d.cuDeviceGetAttribute(getattr(d.CUdevice_attribute, name), device)))
 
 
+def function_attribute(function: Any, name: str) -> int:
+    """``cuFuncGetAttribute`` of a loaded kernel (``name`` as in ``CUfunction_attribute``)."""
+    d = api()
+    return int(check("cuFuncGetAttribute", d.cuFuncGetAttribute(getattr(d.CUfunction_attribute, name), function)))
+
+
 def device_name(device: int) -> str:
     init()
     d = api()
@@ -129,6 +135,14 @@ def primary_context(device: int) -> Any:
     check("cuCtxSetCurrent", api().cuCtxSetCurrent(ctx))
     _local.device = device
     return ctx
+
+
+def set_device(device: int) -> None:
+    """Make ``device`` this thread's device: allocations and launches without arrays go there."""
+    count = device_count()
+    if not 0 <= device < count:
+        raise CudaError(f"there is no GPU {device}: the NVIDIA driver sees {count} GPU(s)")
+    make_current(device)
 
 
 def make_current(device: int) -> None:

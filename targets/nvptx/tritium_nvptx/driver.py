@@ -14,7 +14,7 @@ import struct
 import threading
 from typing import Any, Mapping, Sequence
 
-from tritium.errors import ArgumentError, TritiumError
+from tritium.errors import ArgumentError, OutOfResources, TritiumError
 from tritium.language.dtypes import bf16_bits
 from tritium.target import Driver, KernelSignature
 
@@ -95,15 +95,23 @@ class NvptxLauncher:
                                "than the driver supports is the usual cause: update the driver)") from None
         self._modules.append(module)
         fn = cuda.check("cuModuleGetFunction", d.cuModuleGetFunction(module, self._name.encode()))
+        threads = cuda.function_attribute(fn, "CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK")  # fewer with many registers
+        if self._block > threads:
+            raise OutOfResources(self._block, threads, "threads", self._name)
         if self._shared > DEFAULT_SHARED_LIMIT:
             limit = cuda.attribute(device, "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN")
             if self._shared > limit:
-                raise TritiumError(f"kernel {self._name} needs {self._shared} bytes of shared memory, but the GPU "
-                                   f"gives a program at most {limit}: use smaller blocks or fewer warps")
+                raise OutOfResources(self._shared, limit, "shared memory", self._name)
             cuda.check("cuFuncSetAttribute", d.cuFuncSetAttribute(
                 fn, d.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, self._shared))
         self._functions[device] = fn
         return fn
+
+    def function(self, device: int) -> Any:
+        """The kernel loaded on ``device`` (loading it there the first time)."""
+        with self._lock:
+            fn = self._functions.get(device)
+            return fn if fn is not None else self._load(device)
 
     def _placement(self, args: Sequence[Any]) -> tuple[int, str]:
         """The GPU and framework of the pointer arguments, which must all be on one GPU."""
@@ -158,11 +166,20 @@ class NvptxDriver(Driver):
         cuda.init()
         return NvptxLauncher(binary, signature, metadata)
 
+    def kernel_resources(self, launcher: NvptxLauncher, device: int) -> dict[str, int]:
+        """What the kernel uses once loaded on ``device`` (what Triton's ``load_binary`` reports);
+        ``OutOfResources`` when it does not fit (see ``NvptxLauncher._load``)."""
+        fn = launcher.function(device)
+        return {"n_regs": cuda.function_attribute(fn, "CU_FUNC_ATTRIBUTE_NUM_REGS"),
+                "n_spills": cuda.function_attribute(fn, "CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES") // 4,
+                "n_max_threads": cuda.function_attribute(fn, "CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK")}
+
+    # memory goes to this thread's current GPU (``NvptxTarget.set_current_device``)
     def to_device(self, array: Any) -> memory.DeviceBuffer:
-        return memory.to_device(array)
+        return memory.to_device(array, cuda.current_device())
 
     def empty(self, shape: Sequence[int], dtype: Any) -> memory.DeviceBuffer:
-        return memory.DeviceBuffer(shape, dtype)
+        return memory.DeviceBuffer(shape, dtype, cuda.current_device())
 
     def to_host(self, buffer: Any) -> Any:
         return memory.to_host(buffer)

@@ -15,7 +15,7 @@ from typing import Any
 import llvmlite
 from tritium.errors import TritiumError
 from tritium.runtime.cache import source_hash
-from tritium.target import Driver, LaunchOptions, Target
+from tritium.target import Driver, GPUTarget, LaunchOptions, Target
 
 from . import arch as archs
 from . import cuda, toolchain
@@ -37,6 +37,15 @@ class NvptxOptions(LaunchOptions):
 
 #: what kernels compile for where there is no GPU to ask (the H100's arch, without its ``a`` features)
 NO_GPU_ARCH = "sm_90"
+
+
+#: Triton's device property -> the CUDA device attribute it is (``CU_DEVICE_ATTRIBUTE_`` + name)
+_PROPERTIES = {"max_shared_mem": "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN", "max_num_regs": "MAX_REGISTERS_PER_BLOCK",
+               "multiprocessor_count": "MULTIPROCESSOR_COUNT", "warpSize": "WARP_SIZE",
+               "sm_clock_rate": "CLOCK_RATE", "mem_clock_rate": "MEMORY_CLOCK_RATE",
+               "mem_bus_width": "GLOBAL_MEMORY_BUS_WIDTH"}
+#: properties for people (bandwidth estimates), not for sizing kernels
+_INFORMATIONAL = frozenset({"sm_clock_rate", "mem_clock_rate", "mem_bus_width"})
 
 
 class NvptxTarget(Target):
@@ -106,6 +115,52 @@ class NvptxTarget(Target):
         cuda_version = self._driver_cuda() or 0
         return (f"{cuda.device_name(device)} ({self.device_arch(device)}), "
                 f"driver CUDA {cuda_version // 1000}.{cuda_version % 1000 // 10}")
+
+    # -- devices (``tritium.runtime.driver.active``): this thread's current GPU -----------------------
+    def device_count(self) -> int:
+        return cuda.device_count()
+
+    def current_device(self) -> int:
+        return cuda.current_device()
+
+    def set_current_device(self, device: int) -> None:
+        cuda.set_device(device)
+
+    def current_target(self) -> GPUTarget:
+        major, minor = cuda.capability(cuda.current_device())
+        return GPUTarget("cuda", major * 10 + minor, 32)
+
+    def device_properties(self, device: int) -> dict[str, int]:
+        """The driver's attributes under Triton's keys (what Triton's ``get_device_properties`` asks);
+        the clocks and the bus width, which newer drivers may no longer report, are 0 then."""
+        cuda.init()
+        props = {}
+        for key, name in _PROPERTIES.items():
+            try:
+                props[key] = cuda.attribute(device, f"CU_DEVICE_ATTRIBUTE_{name}")
+            except (cuda.CudaError, AttributeError):
+                if key not in _INFORMATIONAL:
+                    raise
+                props[key] = 0
+        return props
+
+    def torch_device(self) -> tuple[str, int | None]:
+        return "cuda", cuda.current_device()
+
+    def current_stream(self, device: int) -> int:
+        """torch's current stream on ``device`` when torch is loaded (what launches with torch tensors
+        use), else the default stream."""
+        import sys
+
+        if "torch" not in sys.modules:
+            return 0
+        from .driver import _stream
+
+        return _stream("torch", device)
+
+    def kernel_resources(self, kernel) -> dict[str, int]:
+        return {**self.driver.kernel_resources(kernel.launcher, cuda.current_device()),
+                "shared": int(kernel.metadata.get("shared", 0))}
 
     def parse_options(self, options: dict[str, Any]) -> NvptxOptions:
         parsed = NvptxOptions.parse(options, self.name)
