@@ -63,6 +63,21 @@ def _fma(x, y, z):
     return (x.astype(np.float64) * y + z).astype(x.dtype)
 
 
+def _float_order(x):
+    """Triton's order of floats in atomic max/min: the bits as integers, negative values reversed
+    (so -0.0 < +0.0 and NaNs sort by their sign bit)."""
+    bits = x.view(np.dtype(f"u{x.itemsize}")).astype(np.uint64)
+    sign = np.uint64(1 << (8 * x.itemsize - 1))
+    return np.where(bits & sign, ~bits & (sign * 2 - 1) if x.itemsize < 8 else ~bits, bits | sign)
+
+
+_RMW: dict[str, Callable] = {
+    "add": np.add, "fadd": np.add, "max": np.maximum, "umax": np.maximum, "min": np.minimum,
+    "umin": np.minimum, "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor,
+    "xchg": lambda old, v: np.asarray(v).astype(old.dtype),
+    "fmax": lambda old, v: np.where(_float_order(np.asarray(v, old.dtype)) > _float_order(old), v, old),
+    "fmin": lambda old, v: np.where(_float_order(np.asarray(v, old.dtype)) < _float_order(old), v, old),
+}
 _WRAPPING = ("addi", "subi", "muli")
 _CMP = {"lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
         "eq": np.equal, "ne": np.not_equal}
@@ -200,6 +215,34 @@ class NumpyBuilder:
             self._check(p, active, value.dtype.itemsize, storing=True)
             view, idx = self._memory(p.addr[active], value.dtype)
             view[idx] = value[active]
+
+    def atomic_rmw(self, kind: str, p, val, mask, t: dtype, shape, sem: str, scope: str):
+        """Each active element in row-major order: read, combine with ``kind``, write back."""
+        return self._atomic(p, mask, t, lambda old, k: _RMW[kind](old, val[k]))
+
+    def atomic_cas(self, p, cmp, val, t: dtype, shape, sem: str, scope: str):
+        """Each element in row-major order: write ``val`` where the old bits equal ``cmp``'s."""
+        def combine(old, k):
+            bits = np.dtype(f"u{old.itemsize}")
+            return val[k] if old.view(bits) == np.asarray(cmp[k]).astype(old.dtype).view(bits) else old
+        return self._atomic(p, None, t, combine)
+
+    def _atomic(self, p, mask, t: dtype, combine: Callable):
+        """The old values (0 where masked off) of a sequence of read-modify-writes ``combine(old, k)``
+        of element ``k`` (a flat index), one element after the other as one program does them."""
+        p = pointers(p)
+        out = np.zeros(p.shape, dtype=np_dtype(t))
+        active = _active(p, mask)
+        if active.any():
+            self._check(p, active, out.dtype.itemsize, storing=True)
+            view, idx = self._memory(p.addr[active], out.dtype)
+            flat = np.flatnonzero(active)
+            olds = out.reshape(-1)
+            with np.errstate(all="ignore"):
+                for i, k in zip(idx, flat):
+                    olds[k] = view[i]
+                    view[i:i + 1] = combine(view[i:i + 1], np.unravel_index(k, p.shape))
+        return out
 
     def reduce(self, h, t, axis: int, src_shape, shape, combine: Callable):
         x = np.asarray(h)
