@@ -3,8 +3,9 @@
 
 The rules, as in Triton:
 
-- values made from nothing (``make_range``, ``splat``, dense constants) and memory ops (their
-  pointers, masks, values and results: coalescing is decided for them) take the rank's default;
+- values made from nothing (``make_range``, ``splat``, dense constants) and memory ops (loads,
+  stores and atomics: their pointers, masks, values and results; coalescing is decided for them)
+  take the rank's default;
 - ``tile.reduce`` along ``axis`` gives ``#tile.slice<axis, layout of its operand>``;
 - ``expand_dims`` at ``axis`` of a ``slice<axis, P>`` gives ``P``; of anything else the default,
   its operand converted to ``slice<axis, default>``; ``broadcast`` keeps its operand's layout;
@@ -29,7 +30,7 @@ from .distributed import Blocked, Layout, Slice, encoded, layout_of_type
 #: ops whose results cost nothing to rebuild in any layout: they never decide an elementwise layout
 FREE = frozenset({"tile.make_range", "tile.splat", "arith.constant"})
 #: ops whose tensor operands and results all take the default layout of their rank
-MEMORY = frozenset({"tile.load", "tile.store"})
+MEMORY = frozenset({"tile.load", "tile.store", "tile.atomic_rmw", "tile.atomic_cas"})
 #: ops that take their operands in whatever layout they come (printing, asserting)
 ANY = frozenset({"tile.print", "tile.assert", "tile.convert_layout"})
 

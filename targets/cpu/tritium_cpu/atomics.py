@@ -57,7 +57,7 @@ class Atomics:
     def atomic_chunk(self, op: ir.Operation, idx: Sequence[Index], w: int) -> ll.Value:
         """The old values of the ``w`` elements of ``op`` at ``idx``, done lane after lane."""
         view, b = op.opview, self.b
-        sem, scope = (ir.StringAttr(op.attributes[k]).value for k in ("sem", "scope"))
+        primitive, cas_primitive = atomics.host(ir.StringAttr(op.attributes["sem"]).value)
         ptr = self.eval(view.ptr, idx, w)
         mask = self.eval(view.mask, idx, w) if op.name == "tile.atomic_rmw" and view.mask is not None else None
         mask = self.guard(op, view.ptr, ptr, mask, self.pointee(view.ptr), w, idx)
@@ -66,12 +66,12 @@ class Atomics:
             values = [self.eval(view.val, idx, w)]
 
             def one(p, m, v):
-                return atomics.rmw(b, kind, p, v, sem, "", m)
+                return atomics.rmw(b, kind, p, v, primitive, m)
         else:
             values = [self.eval(view.cmp, idx, w), self.eval(view.val, idx, w)]
 
             def one(p, m, c, v):
-                return atomics.cas(b, p, c, v, sem, "", m)
+                return atomics.cas(b, p, c, v, cas_primitive, m)
         columns = [self._lanes(c, w) for c in [ptr] + values]
         masks = self._lanes(mask, w) if mask is not None else [None] * w
         olds = [one(p, m, *vs) for p, m, *vs in zip(columns[0], masks, *columns[1:])]

@@ -8,7 +8,8 @@ them), not branches. Math, as Triton does it: ``exp``/``exp2`` of f32 use ``ex2.
 ``sqrt``/``rsqrt`` of f32 ``sqrt``/``rsqrt.approx.ftz.f32``, f32 division ``div.full.f32``, and
 float adds and multiplies may fuse into FMAs (``enable_fp_fusion``); the functions LLVM cannot
 lower for NVPTX call NVIDIA's libdevice (``__nv_*``), linked in by the ``ptx`` stage.
-``tl.device_print`` calls CUDA's ``vprintf`` and a failed ``tl.device_assert`` calls
+Atomics are inline ``atom.{sem}.{scope}.global`` instructions (LLVM's NVPTX back end would drop
+their ordering and scope). ``tl.device_print`` calls CUDA's ``vprintf`` and a failed ``tl.device_assert`` calls
 ``__assertfail``, as nvcc's ``printf`` and ``assert`` do: the device prints both (to standard
 output, when the host next synchronises) and the failed assertion ends the launch with
 CUDA_ERROR_ASSERT.
@@ -156,6 +157,22 @@ class NvptxHooks(DeviceHooks):
                            side_effect=True)
         b.call(asm, [ptr, mask, *parts])
 
+    # -- atomics ------------------------------------------------------------------------------
+    def atomic_rmw(self, b: ll.IRBuilder, op: str, ptr: ll.Value, val: ll.Value, sem: str, scope: str) -> ll.Value:
+        """``atom.{sem}.{scope}.global.{op}.{type}`` as inline PTX: LLVM 22's NVPTX back end drops the
+        ordering and scope of an ``atomicrmw``, which a lock's acquire and release need."""
+        ptx_op, kind = _ATOM_OPS[op]
+        element = str(val.type)
+        if op == "fadd":
+            suffix = {"half": "noftz.f16", "bfloat": "noftz.bf16", "float": "f32", "double": "f64"}[element]
+        else:
+            suffix = f"{kind}{val.type.width}"
+        return _atom(b, f"{ptx_op}.{suffix}", sem, scope, ptr, [val])
+
+    def atomic_cas(self, b: ll.IRBuilder, ptr: ll.Value, cmp: ll.Value, val: ll.Value, sem: str,
+                   scope: str) -> ll.Value:
+        return _atom(b, f"cas.b{val.type.width}", sem, scope, ptr, [cmp, val])
+
     # -- math ---------------------------------------------------------------------------------
     def divide(self, builder: ll.IRBuilder, x: ll.Value, y: ll.Value) -> ll.Value:
         if isinstance(scalar_of(x.type), ll.FloatType):
@@ -228,6 +245,29 @@ def _f32_asm(b: ll.IRBuilder, text: str, args: Sequence[ll.Value]) -> ll.Value:
     f32 = ll.FloatType()
     asm = ll.InlineAsm(ll.FunctionType(f32, [f32] * len(args)), text, ",".join(["=f"] + ["f"] * len(args)))
     return b.call(asm, list(args))
+
+
+#: LLVM atomicrmw operation -> (PTX atom operation, integer type letter)
+_ATOM_OPS = {"add": ("add", "u"), "fadd": ("add", ""), "max": ("max", "s"), "umax": ("max", "u"),
+             "min": ("min", "s"), "umin": ("min", "u"), "and": ("and", "b"), "or": ("or", "b"),
+             "xor": ("xor", "b"), "xchg": ("exch", "b")}
+#: Triton's atomic scopes as PTX scopes
+_SCOPES = {"gpu": "gpu", "cta": "cta", "sys": "sys"}
+#: the inline-asm register class of a scalar LLVM type
+_CONSTRAINTS = {"i16": "h", "half": "h", "bfloat": "h", "i32": "r", "float": "f", "i64": "l", "double": "d"}
+
+
+def _atom(b: ll.IRBuilder, operation: str, sem: str, scope: str, ptr: ll.Value, args: list[ll.Value]) -> ll.Value:
+    """One ``atom`` instruction on global memory; 16-bit floats travel as their bits (``h``)."""
+    ty = args[0].type
+    carried = ll.IntType(16) if str(ty) in ("half", "bfloat") else ty
+    reg = _CONSTRAINTS[str(ty)]
+    operands = ", ".join(f"${i + 2}" for i in range(len(args)))
+    text = f"atom.{sem}.{_SCOPES[scope]}.global.{operation} $0, [$1], {operands};"
+    asm = ll.InlineAsm(ll.FunctionType(carried, [ptr.type] + [carried] * len(args)), text,
+                       ",".join([f"={reg}", "l"] + [reg] * len(args) + ["~{memory}"]), side_effect=True)
+    old = b.call(asm, [ptr] + [b.bitcast(a, carried) if carried != ty else a for a in args])
+    return b.bitcast(old, ty) if carried != ty else old
 
 
 def _words(ty: ll.Type, align: int) -> tuple[int, int] | None:
