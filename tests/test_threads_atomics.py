@@ -53,9 +53,9 @@ def lock_kernel(lock_ptr, count_ptr, x_ptr, N: tl.constexpr):
     offs = tl.arange(0, N)
     while tl.atomic_cas(lock_ptr, 0, 1) == 1:
         pass
-    count = tl.load(count_ptr)
-    if count == 0:
-        tl.atomic_xchg(count_ptr, 1)
+    # the first holder of the lock sees count 0; the count is read by the exchange itself (reading it
+    # with tl.load, as tutorial 05 does, races with thread 0's exchange in the program's other threads)
+    if tl.atomic_xchg(count_ptr, 1) == 0:
         tl.store(x_ptr + offs, offs)
     else:
         tl.store(x_ptr + offs, tl.load(x_ptr + offs) + 1)

@@ -17,6 +17,7 @@ CUDA_ERROR_ASSERT.
 
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 from llvmlite import ir as ll
@@ -62,8 +63,9 @@ class NvptxHooks(DeviceHooks):
     global_address_space = 1
     shared_address_space = 3
 
-    def __init__(self, fp_fusion: bool = True):
+    def __init__(self, fp_fusion: bool = True, arch: str = "sm_90"):
         self.fp_flags = ("contract",) if fp_fusion else ()
+        self.arch = int(re.match(r"sm_(\d+)", arch).group(1))
 
     # -- kernel and indices -------------------------------------------------------------------
     def kernel(self, module: ll.Module, name: str, params: list[ll.Type], num_threads: int) -> ll.Function:
@@ -163,6 +165,8 @@ class NvptxHooks(DeviceHooks):
         ordering and scope of an ``atomicrmw``, which a lock's acquire and release need."""
         ptx_op, kind = _ATOM_OPS[op]
         element = str(val.type)
+        if op == "fadd" and element == "bfloat" and self.arch < 90:  # atom.add.bf16 is sm_90's
+            return self._add_by_cas(b, ptr, val, sem, scope)
         if op == "fadd":
             suffix = {"half": "noftz.f16", "bfloat": "noftz.bf16", "float": "f32", "double": "f64"}[element]
         else:
@@ -172,6 +176,24 @@ class NvptxHooks(DeviceHooks):
     def atomic_cas(self, b: ll.IRBuilder, ptr: ll.Value, cmp: ll.Value, val: ll.Value, sem: str,
                    scope: str) -> ll.Value:
         return _atom(b, f"cas.b{val.type.width}", sem, scope, ptr, [cmp, val])
+
+    def _add_by_cas(self, b: ll.IRBuilder, ptr: ll.Value, val: ll.Value, sem: str, scope: str) -> ll.Value:
+        """``*ptr += val`` as a compare-and-swap loop on the bits: the old value."""
+        bits = ll.IntType(val.type.width if isinstance(val.type, ll.IntType) else 16)
+        start = b.block
+        first = b.load(ptr, typ=bits, align=2)
+        loop = b.append_basic_block("atomic_add_cas")
+        done = b.append_basic_block("atomic_add_done")
+        b.branch(loop)
+        b.position_at_end(loop)
+        old = b.phi(bits)
+        old.add_incoming(first, start)
+        new = b.bitcast(b.fadd(b.bitcast(old, val.type), val), bits)
+        seen = self.atomic_cas(b, ptr, old, new, sem, scope)
+        old.add_incoming(seen, b.block)
+        b.cbranch(b.icmp_unsigned("==", seen, old), done, loop)
+        b.position_at_end(done)
+        return b.bitcast(old, val.type)
 
     # -- math ---------------------------------------------------------------------------------
     def divide(self, builder: ll.IRBuilder, x: ll.Value, y: ll.Value) -> ll.Value:
