@@ -348,3 +348,92 @@ def lock(dev: Device, shape: tuple[int, int, int]) -> list[Output]:
     want = np.stack([partial[g::group].astype(np.float64).sum(axis=0) for g in range(group)])
     counts = np.array([0] * group + [1] * group)
     return [Output("sums", dev.to_host(sums), want), Output("locks", dev.to_host(locks), counts)]
+
+
+# -- tutorial 05: layer norm backward ----------------------------------------------------------------
+@triton.jit
+def layernorm_bwd_dx_kernel(dx_ptr, dy_ptr, dw_ptr, db_ptr, x_ptr, w_ptr, mean_ptr, rstd_ptr, locks_ptr, stride, N,
+                            GROUP: tl.constexpr, BLOCK: tl.constexpr):
+    """dx of one row, and the row's dw and db added into partial sums, one per group of rows, each
+    under its lock (tutorial 05's ``_layer_norm_bwd_dx_fused``)."""
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < N
+    x_ptr += row * stride
+    dy_ptr += row * stride
+    dx_ptr += row * stride
+    lock_id = row % GROUP
+    lock = locks_ptr + lock_id
+    count = lock + GROUP
+    dw_ptr = dw_ptr + lock_id * N + cols
+    db_ptr = db_ptr + lock_id * N + cols
+    x = tl.load(x_ptr + cols, mask=mask, other=0).to(tl.float32)
+    dy = tl.load(dy_ptr + cols, mask=mask, other=0).to(tl.float32)
+    w = tl.load(w_ptr + cols, mask=mask).to(tl.float32)
+    mean = tl.load(mean_ptr + row)
+    rstd = tl.load(rstd_ptr + row)
+    xhat = tl.where(mask, (x - mean) * rstd, 0.0)
+    wdy = tl.where(mask, w * dy, 0.0)
+    c1 = tl.sum(xhat * wdy, axis=0) / N
+    c2 = tl.sum(wdy, axis=0) / N
+    tl.store(dx_ptr + cols, (wdy - (xhat * c1 + c2)) * rstd, mask=mask)
+    partial_dw = (dy * xhat).to(w.dtype)
+    partial_db = dy.to(w.dtype)
+    while tl.atomic_cas(lock, 0, 1) == 1:
+        pass
+    if tl.load(count) == 0:
+        tl.atomic_xchg(count, 1)
+    else:
+        partial_dw += tl.load(dw_ptr, mask=mask)
+        partial_db += tl.load(db_ptr, mask=mask)
+    tl.store(dw_ptr, partial_dw, mask=mask)
+    tl.store(db_ptr, partial_db, mask=mask)
+    tl.debug_barrier()
+    tl.atomic_xchg(lock, 0)
+
+
+@triton.jit
+def layernorm_bwd_dwdb_kernel(dw_ptr, db_ptr, final_dw_ptr, final_db_ptr, M, N, BLOCK_M: tl.constexpr,
+                              BLOCK_N: tl.constexpr):
+    """The partial sums of dw and db summed over their groups (tutorial 05's ``_layer_norm_bwd_dwdb``)."""
+    cols = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+    dw = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    db = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for i in range(0, M, BLOCK_M):
+        rows = i + tl.arange(0, BLOCK_M)
+        mask = (rows[:, None] < M) & (cols[None, :] < N)
+        offs = rows[:, None] * N + cols[None, :]
+        dw += tl.load(dw_ptr + offs, mask=mask, other=0.0)
+        db += tl.load(db_ptr + offs, mask=mask, other=0.0)
+    tl.store(final_dw_ptr + cols, tl.sum(dw, axis=0), mask=cols < N)
+    tl.store(final_db_ptr + cols, tl.sum(db, axis=0), mask=cols < N)
+
+
+@cases("atomic_layernorm_bwd-{shape}", shape={"8x16-group4": (8, 16, 4), "100x300-group16": (100, 300, 16),
+                                              "257x1000-group32": (257, 1000, 32)})
+def layernorm_backward(dev: Device, shape: tuple[int, int, int]) -> list[Output]:
+    M, N, group = shape
+    rng = rng_for(f"atomic_layernorm_bwd-{M}x{N}")
+    x = (rng.standard_normal((M, N)) * 2 + 0.5).astype(np.float32)
+    dy = rng.standard_normal((M, N)).astype(np.float32)
+    w = (rng.random(N) + 0.5).astype(np.float32)
+    x64, dy64, w64 = x.astype(np.float64), dy.astype(np.float64), w.astype(np.float64)
+    mean = x64.mean(axis=1)
+    rstd = 1 / np.sqrt(x64.var(axis=1) + 1e-5)
+    dx = dev.full((M, N), np.nan, np.float32)
+    partial_dw, partial_db = dev.full((group, N), np.nan, np.float32), dev.full((group, N), np.nan, np.float32)
+    locks = dev.to_device(np.zeros(2 * group, np.int32))
+    dev.launch(layernorm_bwd_dx_kernel, (M,), dx, dev.to_device(dy), partial_dw, partial_db, dev.to_device(x),
+               dev.to_device(w), dev.to_device(mean.astype(np.float32)), dev.to_device(rstd.astype(np.float32)),
+               locks, N, N, GROUP=group, BLOCK=triton.next_power_of_2(N))
+    dw, db = dev.full(N, np.nan, np.float32), dev.full(N, np.nan, np.float32)
+    dev.launch(layernorm_bwd_dwdb_kernel, (triton.cdiv(N, 32),), partial_dw, partial_db, dw, db, min(group, M), N,
+               BLOCK_M=16, BLOCK_N=32)
+    xhat = (x64 - mean[:, None]) * rstd[:, None]
+    wdy = w64 * dy64
+    c1 = (xhat * wdy).mean(axis=1, keepdims=True)
+    c2 = wdy.mean(axis=1, keepdims=True)
+    want_dx = (wdy - (xhat * c1 + c2)) * rstd[:, None]
+    return [Output("dx", dev.to_host(dx), want_dx, rtol=1e-4, atol=1e-4),
+            Output("dw", dev.to_host(dw), (dy64 * xhat).sum(axis=0), rtol=1e-4, atol=1e-3),
+            Output("db", dev.to_host(db), dy64.sum(axis=0), rtol=1e-4, atol=1e-3)]

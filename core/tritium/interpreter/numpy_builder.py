@@ -218,30 +218,38 @@ class NumpyBuilder:
 
     def atomic_rmw(self, kind: str, p, val, mask, t: dtype, shape, sem: str, scope: str):
         """Each active element in row-major order: read, combine with ``kind``, write back."""
-        return self._atomic(p, mask, t, lambda old, k: _RMW[kind](old, val[k]))
+        val = _flat(val, p)
+        return self._atomic(p, mask, t, lambda old, at: _RMW[kind](old, val[at]))
 
     def atomic_cas(self, p, cmp, val, t: dtype, shape, sem: str, scope: str):
         """Each element in row-major order: write ``val`` where the old bits equal ``cmp``'s."""
-        def combine(old, k):
+        cmp, val = _flat(cmp, p), _flat(val, p)
+
+        def combine(old, at):
             bits = np.dtype(f"u{old.itemsize}")
-            return val[k] if old.view(bits) == np.asarray(cmp[k]).astype(old.dtype).view(bits) else old
+            return np.where(old.view(bits) == cmp[at].astype(old.dtype).view(bits), val[at], old)
         return self._atomic(p, None, t, combine)
 
     def _atomic(self, p, mask, t: dtype, combine: Callable):
-        """The old values (0 where masked off) of a sequence of read-modify-writes ``combine(old, k)``
-        of element ``k`` (a flat index), one element after the other as one program does them."""
+        """The old values (0 where masked off) of read-modify-writes ``combine(old, at)`` of the
+        elements at flat positions ``at``, one element after the other as one program does them (all
+        at once where no two elements share an address)."""
         p = pointers(p)
         out = np.zeros(p.shape, dtype=np_dtype(t))
         active = _active(p, mask)
         if active.any():
             self._check(p, active, out.dtype.itemsize, storing=True)
             view, idx = self._memory(p.addr[active], out.dtype)
-            flat = np.flatnonzero(active)
+            at = np.flatnonzero(active)
             olds = out.reshape(-1)
             with np.errstate(all="ignore"):
-                for i, k in zip(idx, flat):
+                if len(np.unique(idx)) == len(idx):
+                    olds[at] = view[idx]
+                    view[idx] = combine(view[idx], at)
+                    return out
+                for i, k in zip(idx, at):
                     olds[k] = view[i]
-                    view[i:i + 1] = combine(view[i:i + 1], np.unravel_index(k, p.shape))
+                    view[i:i + 1] = combine(view[i:i + 1], k)
         return out
 
     def reduce(self, h, t, axis: int, src_shape, shape, combine: Callable):
@@ -276,6 +284,11 @@ class NumpyBuilder:
 def _as_pointer(h) -> Pointers:
     """A pointer cast to another pointer type keeps its origin; an integer has none."""
     return h.like(h.addr, h.which) if isinstance(h, Pointers) else Pointers.of(np.asarray(h).astype(np.uint64), None)
+
+
+def _flat(values, p: Pointers) -> np.ndarray:
+    """``values`` (broadcast to the pointers' shape) in row-major order."""
+    return np.broadcast_to(np.asarray(values), p.shape).reshape(-1)
 
 
 def _active(p: Pointers, mask) -> np.ndarray:
