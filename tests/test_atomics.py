@@ -216,3 +216,17 @@ def test_a_load_before_an_atomic_reads_the_value_before_it(target):
     load_then_atomic_kernel[(1,)](x, out, BLOCK=32)
     np.testing.assert_array_equal(target.driver.to_host(out), np.arange(32) * 2)
     np.testing.assert_array_equal(target.driver.to_host(x), np.arange(32) + 10)
+
+
+@tritium.jit
+def shifted_atomic_kernel(x_ptr, shift, BLOCK: tl.constexpr):
+    tl.atomic_add(x_ptr + tl.arange(0, BLOCK) + shift, 1)
+
+
+def test_an_atomic_out_of_bounds_is_reported_in_debug_mode(host_target):
+    x = np.zeros(16, np.int32)
+    view = x[:8]
+    with pytest.raises(tritium.errors.OutOfBoundsError, match="x_ptr") as info:
+        shifted_atomic_kernel[(1,)](view, 4, BLOCK=8, debug=True)
+    assert "shifted_atomic_kernel" in str(info.value)
+    assert not x[8:].any() and not x[:4].any()  # the lanes past the view were never written

@@ -57,7 +57,7 @@ def _rmw(op: str, pointer, val, mask, sem, scope):
     elem = _element(pointer, what)
     if elem in (T.float16, T.bfloat16) and op != "add":
         raise SemanticError(f"{what} does not support {elem} (only tl.atomic_add does); use float32")
-    if elem.is_int() and elem.primitive_bitwidth < 32 or elem.is_bool():
+    if elem.is_bool() or (elem.is_int() and elem.primitive_bitwidth < 32):
         raise SemanticError(f"{what} does not support {elem}: atomics need 32- or 64-bit elements")
     if op in ("and", "or", "xor") and elem.is_floating():
         raise SemanticError(f"{what} needs integer elements, got {elem}")
@@ -77,21 +77,22 @@ def _rmw(op: str, pointer, val, mask, sem, scope):
     return semantic._core().tensor(h, elem, shape)
 
 
-def _signed(int_kind: str, uint_kind: str, float_kind: str):
+def _ordered(op: str):
+    """The kind of ``op`` ("max" or "min"): signed, unsigned (``u`` prefix) or float (``f`` prefix)."""
     def kind(t: T.dtype) -> str:
         if t.is_floating():
             if t not in (T.float32, T.float64):
-                raise SemanticError(f"atomic {float_kind[1:]} of {t} is not supported; use float32 or float64")
-            return float_kind
-        return uint_kind if t.is_int_unsigned() else int_kind
+                raise SemanticError(f"tl.atomic_{op} of {t} is not supported; use float32 or float64")
+            return "f" + op
+        return ("u" + op) if t.is_int_unsigned() else op
     return kind
 
 
 #: the ``tile.atomic_rmw`` kind of each builtin, by element type
 _KINDS = {
     "add": lambda t: "fadd" if t.is_floating() else "add",
-    "max": _signed("max", "umax", "fmax"),
-    "min": _signed("min", "umin", "fmin"),
+    "max": _ordered("max"),
+    "min": _ordered("min"),
     "and": lambda t: "and",
     "or": lambda t: "or",
     "xor": lambda t: "xor",
