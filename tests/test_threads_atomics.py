@@ -153,3 +153,26 @@ def test_unused_old_values_need_no_shared_memory():
     run(module, (3,), [p])
     assert p[0] == 3
     assert isinstance(op.results[0].type, ir.IntegerType)
+
+
+@tritium.jit
+def loop_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK,), tl.int32)
+    for i in range(n):
+        acc += tl.atomic_add(x_ptr + offs, offs + i, mask=offs < BLOCK - 4)
+        if i % 2 == 0:
+            acc += tl.atomic_max(x_ptr + BLOCK, i)
+    tl.store(out_ptr + offs, acc)
+
+
+def test_atomics_in_loops_share_old_values_through_reused_scratch():
+    module = laid_out(loop_kernel, {"x_ptr": "*i32", "out_ptr": "*i32", "n": "i32"}, {"BLOCK": 16})
+    assert any(op.name == "tile.barrier" for op in walk(module.operation))  # scratch reuse across iterations
+    x, out = np.zeros(17, np.int32), np.zeros(16, np.int32)
+    run(module, (1,), [x, out, 5])
+    j = np.arange(16)
+    active = j < 12
+    np.testing.assert_array_equal(x, np.append(np.where(active, 5 * j + 10, 0), 4))
+    olds = sum(np.where(active, i * j + i * (i - 1) // 2, 0) for i in range(5))
+    np.testing.assert_array_equal(out, olds + 0 + 0 + 2)  # atomic_max saw 0 at i = 0 and 2, 2 at i = 4

@@ -110,6 +110,18 @@ def counter_kernel(counter_ptr, old_ptr, OP: tl.constexpr):
 
 
 @triton.jit
+def loop_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """Atomics in a loop and a branch, their old values carried by the loop (one program)."""
+    offs = tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK,), tl.int32)
+    for i in range(n):
+        acc += tl.atomic_add(x_ptr + offs, offs + i, mask=offs < BLOCK - 4)
+        if i % 2 == 0:
+            acc += tl.atomic_max(x_ptr + BLOCK, i)
+    tl.store(out_ptr + offs, acc)
+
+
+@triton.jit
 def cas_kernel(x_ptr, cmp_ptr, v_ptr, old_ptr, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     old = tl.atomic_cas(x_ptr + offs, tl.load(cmp_ptr + offs), tl.load(v_ptr + offs))
@@ -317,6 +329,20 @@ def counter(dev: Device, op: str, grid: tuple[int, ...]) -> list[Output]:
     dev.launch(counter_kernel, grid, counter_buf, old, OP=op)
     return [Output("counter", dev.to_host(counter_buf), np.array([programs])),
             Output("sorted old", np.sort(dev.to_host(old)), np.arange(programs))]
+
+
+@cases("atomic-loop-{n}", n=[1, 5])
+def loop(dev: Device, n: int) -> list[Output]:
+    block = 16
+    x = dev.to_device(np.zeros(block + 1, np.int32))
+    out = _poisoned(dev, block, np.int32)
+    dev.launch(loop_kernel, (1,), x, out, n, BLOCK=block)
+    j = np.arange(block)
+    active = j < block - 4
+    olds = sum(np.where(active, i * j + i * (i - 1) // 2, 0) for i in range(n))  # x[j] before step i
+    maxes = sum(max(range(0, i, 2), default=0) for i in range(0, n, 2))  # x[BLOCK] before each even step
+    want_x = np.append(np.where(active, n * j + n * (n - 1) // 2, 0), max(range(0, n, 2)))
+    return [Output("x", dev.to_host(x), want_x), Output("out", dev.to_host(out), olds + maxes)]
 
 
 # -- compare-and-swap ---------------------------------------------------------------------------------
