@@ -230,3 +230,18 @@ def test_an_atomic_out_of_bounds_is_reported_in_debug_mode(host_target):
         shifted_atomic_kernel[(1,)](view, 4, BLOCK=8, debug=True)
     assert "shifted_atomic_kernel" in str(info.value)
     assert not x[8:].any() and not x[:4].any()  # the lanes past the view were never written
+
+
+@tritium.jit
+def twice_kernel(x_ptr):
+    tl.atomic_add(x_ptr, 1)  # unused results: not dead code
+    tl.atomic_add(x_ptr, 1)  # the same op again: not merged with the first
+    a = tl.atomic_xchg(x_ptr + 1, 5)
+    b = tl.atomic_xchg(x_ptr + 1, 5)
+    tl.store(x_ptr + 2, a * 10 + b)
+
+
+def test_identical_atomics_all_happen(target):
+    (x,) = _dev(target, np.zeros(3, np.int32))
+    twice_kernel[(1,)](x)
+    np.testing.assert_array_equal(target.driver.to_host(x), [2, 5, 5])
