@@ -11,6 +11,8 @@ threads of a program see the same old value of an element. The atomics themselve
 
 from __future__ import annotations
 
+import functools
+
 from llvmlite import ir as ll
 
 from ...ir.mlir import ir
@@ -27,21 +29,16 @@ class Atomics:
         view, b = op.opview, self.b
         res = op.results[0]
         sem, scope = (ir.StringAttr(op.attributes[k]).value for k in ("sem", "scope"))
-        hooks = self.hooks
-        rmw = op.name == "tile.atomic_rmw"
-        operands = [view.ptr] + ([view.val] if rmw else [view.cmp, view.val])
-        mask_value = view.mask if rmw else None
-        if rmw:
+        if op.name == "tile.atomic_rmw":
             kind = ir.StringAttr(op.attributes["kind"]).value
-
-            def primitive(b_, what, p, v):
-                return hooks.atomic_rmw(b_, what, p, v, sem, scope)
+            operands, mask_value = [view.ptr, view.val], view.mask
+            primitive = functools.partial(self.hooks.atomic_rmw, sem=sem, scope=scope)
 
             def one(m, p, v):
                 return atomics.rmw(b, kind, p, v, primitive, m)
         else:
-            def cas_primitive(b_, p, c, v):
-                return hooks.atomic_cas(b_, p, c, v, sem, scope)
+            operands, mask_value = [view.ptr, view.cmp, view.val], None
+            cas_primitive = functools.partial(self.hooks.atomic_cas, sem=sem, scope=scope)
 
             def one(m, p, c, v):
                 return atomics.cas(b, p, c, v, cas_primitive, m)
@@ -49,15 +46,18 @@ class Atomics:
         tensor = isinstance(res.type, ir.RankedTensorType)
         if tensor:
             dist = self.operands_distribution(op, res.type, *operands, mask_value)
-            only = self.index.first_copy(dist)
-            registers = dist.registers
+            only, registers = self.index.first_copy(dist), dist.registers
         else:
             dist, only, registers = None, self.index.first_thread(), 1
-        columns = [self.env[o] if tensor else [self.env[o]] for o in operands]
-        masks = (self.env[mask_value] if tensor else [self.env[mask_value]]) if mask_value is not None else None
+
+        def per_register(value: ir.Value) -> list:
+            return self.env[value] if tensor else [self.env[value]]
+
+        columns = [per_register(o) for o in operands]
+        masks = per_register(mask_value) if mask_value is not None else [None] * registers
         olds = []
         for r in range(registers):
-            m = masks[r] if masks is not None else None
+            m = masks[r]
             if only is not None:
                 m = only if m is None else b.and_(m, only)
             olds.append(one(m, *(c[r] for c in columns)))
