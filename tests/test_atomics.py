@@ -245,3 +245,24 @@ def test_identical_atomics_all_happen(target):
     (x,) = _dev(target, np.zeros(3, np.int32))
     twice_kernel[(1,)](x)
     np.testing.assert_array_equal(target.driver.to_host(x), [2, 5, 5])
+
+
+@tritium.jit
+def long_critical_section_kernel(x_ptr, lock_ptr, reps, N: tl.constexpr):
+    """Every program increments all of x ``reps`` times, non-atomically, under one lock: any two
+    programs inside at once (on a target that runs programs in parallel) lose increments."""
+    offs = tl.arange(0, N)
+    while tl.atomic_cas(lock_ptr, 0, 1, sem="acquire") == 1:
+        pass
+    for _ in range(reps):
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs) + 1)
+    tl.debug_barrier()
+    tl.atomic_xchg(lock_ptr, 0, sem="release")
+
+
+def test_a_lock_excludes_programs_running_in_parallel(target):
+    programs, reps = 64, 40
+    x, lock = _dev(target, np.zeros(1024, np.int32), np.zeros(1, np.int32))
+    long_critical_section_kernel[(programs,)](x, lock, reps, N=1024)
+    np.testing.assert_array_equal(target.driver.to_host(x), programs * reps)
+    assert target.driver.to_host(lock)[0] == 0

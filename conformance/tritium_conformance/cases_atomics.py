@@ -151,6 +151,18 @@ def lock_kernel(partial_ptr, sums_ptr, locks_ptr, n, GROUP: tl.constexpr, BLOCK:
     tl.atomic_xchg(lock, 0)
 
 
+@triton.jit
+def exclusion_kernel(x_ptr, lock_ptr, reps, N: tl.constexpr):
+    """Every program increments all of x ``reps`` times, non-atomically, under one lock."""
+    offs = tl.arange(0, N)
+    while tl.atomic_cas(lock_ptr, 0, 1, sem="acquire") == 1:
+        pass
+    for _ in range(reps):
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs) + 1)
+    tl.debug_barrier()
+    tl.atomic_xchg(lock_ptr, 0, sem="release")
+
+
 # -- references -------------------------------------------------------------------------------------
 def _float_key(x: np.ndarray) -> np.ndarray:
     """Triton's order of floats in atomic max/min, as integers: the bit pattern, negative values
@@ -463,3 +475,12 @@ def layernorm_backward(dev: Device, shape: tuple[int, int, int]) -> list[Output]
     return [Output("dx", dev.to_host(dx), want_dx, rtol=1e-4, atol=1e-4),
             Output("dw", dev.to_host(dw), (dy64 * xhat).sum(axis=0), rtol=1e-4, atol=1e-3),
             Output("db", dev.to_host(db), dy64.sum(axis=0), rtol=1e-4, atol=1e-3)]
+
+
+@cases("atomic_lock-exclusion-{programs}_programs", programs=[2, 64, 256])
+def exclusion(dev: Device, programs: int) -> list[Output]:
+    """Programs that run in parallel take one lock in turn: no increment made under it is lost."""
+    reps, n = 20, 1024
+    x, lock = dev.to_device(np.zeros(n, np.int32)), dev.to_device(np.zeros(1, np.int32))
+    dev.launch(exclusion_kernel, (programs,), x, lock, reps, N=n)
+    return [Output("x", dev.to_host(x), np.full(n, programs * reps)), Output("lock", dev.to_host(lock), np.zeros(1))]
