@@ -166,5 +166,5 @@ def test_compiled_kernel_launches_with_every_parameter_as_tritons_does(compiling
 def test_num_ctas_1_is_accepted_and_more_is_refused(compiling_target):
     assert compiling_target.parse_options({"num_ctas": 1, "num_warps": 2}) == \
         compiling_target.parse_options({"num_warps": 2})
-    with pytest.raises(tritium.TritiumError, match=r"num_ctas=2 \(thread-block clusters\) is not supported yet"):
+    with pytest.raises(tritium.TritiumError, match=r"num_ctas=2 \(programs in thread-block clusters\) is not supported"):
         compiling_target.parse_options({"num_ctas": 2})

@@ -14,6 +14,7 @@ from __future__ import annotations
 from llvmlite import ir as ll
 
 from ..errors import NotImplementedYet
+from . import atomics
 from .math import MathHooks
 
 I32 = ll.IntType(32)
@@ -69,6 +70,21 @@ class DeviceHooks(MathHooks):
         """A ``tl.device_assert`` with ``message`` at ``file``:``line`` failed in this thread: report
         it and end the launch with an error."""
         raise NotImplementedYet("tl.device_assert is not implemented on this target yet")
+
+    def sync_scope(self, scope: str) -> str:
+        """The LLVM ``syncscope`` of Triton's atomic ``scope`` ("gpu", "cta" or "sys"); "" is LLVM's
+        default, the whole system, which is right (if slower) everywhere."""
+        return ""
+
+    def atomic_rmw(self, b: ll.IRBuilder, op: str, ptr: ll.Value, val: ll.Value, sem: str, scope: str) -> ll.Value:
+        """One atomic ``op`` (an LLVM ``atomicrmw`` operation; ``xchg`` of integers) of ``val`` at the
+        global ``ptr`` with Triton's ``sem`` and ``scope``; returns the old value."""
+        return atomics.llvm_rmw(b, op, ptr, val, sem, self.sync_scope(scope))
+
+    def atomic_cas(self, b: ll.IRBuilder, ptr: ll.Value, cmp: ll.Value, val: ll.Value, sem: str,
+                   scope: str) -> ll.Value:
+        """One compare-and-swap of integers at the global ``ptr``; returns the old value."""
+        return atomics.llvm_cas(b, ptr, cmp, val, sem, self.sync_scope(scope))
 
     def shared_memory(self, module: ll.Module) -> ll.Value:
         """The base of the program's shared memory (its size is given at launch from the compile

@@ -156,6 +156,14 @@ class IRBuilder:
     def store(self, p, value, mask, shape) -> None:
         tile.StoreOp(p, value, mask=mask)
 
+    def atomic_rmw(self, kind: str, p, val, mask, t: dtype, shape, sem: str, scope: str) -> ir.Value:
+        s = ir.StringAttr.get
+        return tile.AtomicRMWOp(p, val, s(kind), s(sem), s(scope), mask=mask, res=ir_type(t, shape)).res
+
+    def atomic_cas(self, p, cmp, val, t: dtype, shape, sem: str, scope: str) -> ir.Value:
+        return tile.AtomicCASOp(p, cmp, val, ir.StringAttr.get(sem), ir.StringAttr.get(scope),
+                                res=ir_type(t, shape)).res
+
     def barrier(self) -> None:
         tile.BarrierOp()
 

@@ -76,6 +76,21 @@ def _fma(x, y, z):
     return (x.astype(np.float64) * y + z).astype(x.dtype)
 
 
+def _float_order(x):
+    """Triton's order of floats in atomic max/min: the bits as integers, negative values reversed
+    (so -0.0 < +0.0 and NaNs sort by their sign bit)."""
+    bits = x.view(np.dtype(f"u{x.itemsize}")).astype(np.uint64)
+    sign = np.uint64(1 << (8 * x.itemsize - 1))
+    return np.where(bits & sign, ~bits & (sign * 2 - 1) if x.itemsize < 8 else ~bits, bits | sign)
+
+
+_RMW: dict[str, Callable] = {
+    "add": np.add, "fadd": np.add, "max": np.maximum, "umax": np.maximum, "min": np.minimum,
+    "umin": np.minimum, "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor,
+    "xchg": lambda old, v: np.asarray(v).astype(old.dtype),
+    "fmax": lambda old, v: np.where(_float_order(np.asarray(v, old.dtype)) > _float_order(old), v, old),
+    "fmin": lambda old, v: np.where(_float_order(np.asarray(v, old.dtype)) < _float_order(old), v, old),
+}
 _WRAPPING = ("addi", "subi", "muli")
 _CMP = {"lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
         "eq": np.equal, "ne": np.not_equal}
@@ -239,6 +254,42 @@ class NumpyBuilder:
             view, idx = self._memory(p.addr[active], value.dtype)
             view[idx] = value[active]
 
+    def atomic_rmw(self, kind: str, p, val, mask, t: dtype, shape, sem: str, scope: str):
+        """Each active element in row-major order: read, combine with ``kind``, write back."""
+        val = _flat(val, p)
+        return self._atomic(p, mask, t, lambda old, at: _RMW[kind](old, val[at]))
+
+    def atomic_cas(self, p, cmp, val, t: dtype, shape, sem: str, scope: str):
+        """Each element in row-major order: write ``val`` where the old bits equal ``cmp``'s."""
+        cmp, val = _flat(cmp, p), _flat(val, p)
+
+        def combine(old, at):
+            bits = np.dtype(f"u{old.itemsize}")
+            return np.where(old.view(bits) == cmp[at].astype(old.dtype).view(bits), val[at], old)
+        return self._atomic(p, None, t, combine)
+
+    def _atomic(self, p, mask, t: dtype, combine: Callable):
+        """The old values (0 where masked off) of read-modify-writes ``combine(old, at)`` of the
+        elements at flat positions ``at``, one element after the other as one program does them (all
+        at once where no two elements share an address)."""
+        p = pointers(p)
+        out = np.zeros(p.shape, dtype=np_dtype(t))
+        active = _active(p, mask)
+        if active.any():
+            self._check(p, active, out.dtype.itemsize, storing=True)
+            view, idx = self._memory(p.addr[active], out.dtype)
+            at = np.flatnonzero(active)
+            olds = out.reshape(-1)
+            with np.errstate(all="ignore"):
+                if len(np.unique(idx)) == len(idx):
+                    olds[at] = view[idx]
+                    view[idx] = combine(view[idx], at)
+                    return out
+                for i, k in zip(idx, at):
+                    olds[k] = view[i]
+                    view[i:i + 1] = combine(view[i:i + 1], k)
+        return out
+
     def reduce(self, h, t, axis: int, src_shape, shape, combine: Callable):
         x = np.asarray(h)
         while x.shape[axis] > 1:  # dims are powers of two: a pairwise tree in the combine function
@@ -278,6 +329,11 @@ def _each(h, fn: Callable):
 def _as_pointer(h) -> Pointers:
     """A pointer cast to another pointer type keeps its origin; an integer has none."""
     return h.like(h.addr, h.which) if isinstance(h, Pointers) else Pointers.of(np.asarray(h).astype(np.uint64), None)
+
+
+def _flat(values, p: Pointers) -> np.ndarray:
+    """``values`` (broadcast to the pointers' shape) in row-major order."""
+    return np.broadcast_to(np.asarray(values), p.shape).reshape(-1)
 
 
 def _active(p: Pointers, mask) -> np.ndarray:

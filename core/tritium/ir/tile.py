@@ -2,7 +2,7 @@
 
 Defined in Python on the upstream dialect API (IRDL underneath), so the IR parses, prints,
 verifies and runs upstream passes. Elementwise arithmetic stays in upstream ``arith``/``math``;
-this dialect holds only what those lack: program ids, ranges, shape ops, pointers, memory,
+this dialect holds only what those lack: program ids, ranges, shape ops, pointers, memory, atomics,
 reductions and the debugging ops ``print`` and ``assert``. Ops print in MLIR's generic form.
 """
 
@@ -170,6 +170,33 @@ class StoreOp(Tile.Operation, name="store"):
     ptr: Operand[Any] = operand()
     value: Operand[Any] = operand()
     mask: Operand[Any] | None = None
+
+
+class AtomicRMWOp(Tile.Operation, name="atomic_rmw"):
+    """Atomically replace the value at ``ptr`` by ``old kind val`` where ``mask`` (when given) is
+    true; the result is ``old`` (0 where masked off). ``kind`` is LLVM's ``atomicrmw`` operation
+    (add, fadd, max, umax, min, umin, and, or, xor, xchg) or fmax/fmin (Triton's float order:
+    integer max/min on the bits, split by sign); ``sem`` and ``scope`` are Triton's strings."""
+
+    ptr: Operand[Any] = operand()
+    val: Operand[Any] = operand()
+    kind: ir.StringAttr
+    sem: ir.StringAttr
+    scope: ir.StringAttr
+    mask: Operand[Any] | None = None
+    res: Result[Any] = result(kw_only=True)
+
+
+class AtomicCASOp(Tile.Operation, name="atomic_cas"):
+    """Atomically store ``val`` at ``ptr`` where the value there has ``cmp``'s bits; the result is
+    the old value (``sem`` and ``scope`` as for ``tile.atomic_rmw``)."""
+
+    ptr: Operand[Any] = operand()
+    cmp: Operand[Any] = operand()
+    val: Operand[Any] = operand()
+    sem: ir.StringAttr
+    scope: ir.StringAttr
+    res: Result[Any] = result()
 
 
 class ReduceOp(Tile.Operation, name="reduce", traits=[Pure]):

@@ -8,6 +8,8 @@ from .core import (
 from .core import (PropagateNan, clamp, debug_barrier, device_assert, device_print, reduce, static_print,
                    xor_sum, zeros_like)
 from . import math
+from .atomics import (atomic_add, atomic_and, atomic_cas, atomic_max, atomic_min, atomic_or, atomic_xchg,
+                      atomic_xor)
 from .math import div_rn, erf, fdiv, fma, sqrt_rn, umulhi
 from .standard import sigmoid, softmax, swizzle2d
 from .shape import (TRITON_MAX_TENSOR_NUMEL, cat, flip, interleave, join, permute, ravel, reshape, split, trans,
@@ -37,14 +39,16 @@ __all__ = [
     "uint_to_uniform_float",
     "TRITON_MAX_TENSOR_NUMEL", "cat", "flip", "interleave", "join", "permute", "ravel", "reshape", "split",
     "trans", "view",
+    "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min", "atomic_or", "atomic_xchg", "atomic_xor",
 ]
 
 
 #: the builtins that are also methods of tensors, as in Triton (``x.sum(axis=0)``, ``x.exp()``)
-MEMBER_FUNCTIONS = ("abs", "broadcast_to", "cdiv", "ceil", "cos", "div_rn", "erf", "exp", "exp2", "expand_dims",
-                    "fdiv", "floor", "fma", "log", "log2", "max", "min", "reduce", "rsqrt", "sigmoid", "sin",
-                    "softmax", "sqrt", "sqrt_rn", "sum", "umulhi", "xor_sum",
-                    "flip", "permute", "ravel", "reshape", "split", "trans", "view")
+MEMBER_FUNCTIONS = ("abs", "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min", "atomic_or",
+                    "atomic_xchg", "atomic_xor", "broadcast_to", "cdiv", "ceil", "cos", "div_rn", "erf", "exp", "exp2",
+                    "expand_dims", "fdiv", "flip", "floor", "fma", "log", "log2", "max", "min", "permute", "ravel",
+                    "reduce", "reshape", "rsqrt", "sigmoid", "sin", "softmax", "split", "sqrt", "sqrt_rn", "sum", "trans",
+                    "umulhi", "view", "xor_sum")
 
 
 for _name in MEMBER_FUNCTIONS:  # a plain function on a class binds the tensor as its first argument

@@ -3,8 +3,9 @@
 
 The rules, as in Triton:
 
-- values made from nothing (``make_range``, ``splat``, dense constants) and memory ops (their
-  pointers, masks, values and results: coalescing is decided for them) take the rank's default;
+- values made from nothing (``make_range``, ``splat``, dense constants) and memory ops (loads,
+  stores and atomics: their pointers, masks, values and results; coalescing is decided for them)
+  take the rank's default;
 - ``tile.reduce`` along ``axis`` gives ``#tile.slice<axis, layout of its operand>``;
 - re-indexing ops (``tile.reshape``, ``trans``, ``join``, ``split``, ``flip``) take their operands
   as they come; a ``trans`` of a blocked layout permutes it, a ``join`` extends it (its second
@@ -36,7 +37,7 @@ from .reindexed import register_layout
 #: ops whose results cost nothing to rebuild in any layout: they never decide an elementwise layout
 FREE = frozenset({"tile.make_range", "tile.splat", "arith.constant"})
 #: ops whose tensor operands and results all take the default layout of their rank
-MEMORY = frozenset({"tile.load", "tile.store"})
+MEMORY = frozenset({"tile.load", "tile.store", "tile.atomic_rmw", "tile.atomic_cas"})
 #: ops that take their operands in whatever layout they come (printing, asserting)
 ANY = frozenset({"tile.print", "tile.assert", "tile.convert_layout"})
 

@@ -8,6 +8,8 @@ layout stage, which allocates it (``tile.shared_offset``), and the per-thread co
 - the re-indexing ops (``tile.reshape``, ``trans``, ``join``, ``split``, ``flip``) that move
   elements between threads (``reindexed.register_map``): each operand whole, row-major, one after
   the other (``codegen.threads.shape``).
+- an atomic (``tile.atomic_rmw``, ``tile.atomic_cas``) whose old values are used and held by
+  several threads (``shares_old_values``): the whole result, row-major; one element for a scalar.
 
 Every other op, and these where the data stays in the threads, uses none.
 """
@@ -37,6 +39,26 @@ def reduce_scratch_bytes(dist: Distribution, axis: int, element_bytes: int) -> i
     return warps * math.prod(dist.shape[:axis] + dist.shape[axis + 1:]) * element_bytes
 
 
+#: the atomic ops: one thread per element does the atomic, the others may need its old value
+ATOMICS = ("tile.atomic_rmw", "tile.atomic_cas")
+
+
+def _elements(t: ir.Type) -> int:
+    return math.prod(t.shape) if isinstance(t, ir.RankedTensorType) else 1
+
+
+def shares_old_values(op: ir.Operation) -> bool:
+    """Whether an atomic's old values pass through shared memory: they are used, and some element
+    is held by several threads (a scalar by all of them) while only one of them does the atomic."""
+    res = op.results[0]
+    if not any(True for _ in res.uses):
+        return False
+    if not isinstance(res.type, ir.RankedTensorType):
+        return True
+    dist = distribute(layout_of_type(res.type), tuple(res.type.shape))
+    return bool(dist.copies(dist.lane_bases) or dist.copies(dist.warp_bases))
+
+
 def scratch_bytes(op: ir.Operation, pointer_bits: PointerBits = pointers_of_64_bits) -> int:
     """Bytes of shared memory ``op`` uses from its ``tile.shared_offset`` (0: it needs none);
     ``pointer_bits`` sizes pointer elements (``Target.pointer_bits``)."""
@@ -45,6 +67,9 @@ def scratch_bytes(op: ir.Operation, pointer_bits: PointerBits = pointers_of_64_b
             return 0
         src = ir.RankedTensorType(op.operands[0].type)
         return len(op.operands) * math.prod(src.shape) * element_bytes(src, pointer_bits)
+    if op.name in ATOMICS:
+        return element_bytes(op.results[0].type, pointer_bits) * _elements(op.results[0].type) \
+            if shares_old_values(op) else 0
     if op.name not in ("tile.convert_layout", "tile.reduce"):
         return 0
     src = ir.RankedTensorType(op.operands[0].type)

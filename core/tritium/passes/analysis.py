@@ -9,14 +9,18 @@ _POINTER_PASSTHROUGH = {"tile.addptr", "tile.splat", "tile.broadcast", "tile.exp
                         "tile.convert_layout"}
 
 
+#: ops that write memory through their first operand
+WRITES = ("tile.store", "tile.atomic_rmw", "tile.atomic_cas")
+
+
 def stored_arguments(module: ir.Module, kernel: str) -> list[int] | None:
-    """Indices of the kernel's arguments that ``tile.store`` writes through, or None when some
-    store's pointer cannot be traced back to arguments (then any pointer may be written)."""
+    """Indices of the kernel's arguments that ``tile.store`` or an atomic writes through, or None
+    when some such pointer cannot be traced back to arguments (then any pointer may be written)."""
     fn = next(op for op in module.body.operations
               if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == kernel)
     args = list(fn.regions[0].blocks[0].arguments)
     written: set[int] = set()
-    for store in _ops_named(fn.operation, "tile.store"):
+    for store in (op for name in WRITES for op in _ops_named(fn.operation, name)):
         sources = pointer_sources(store.operands[0], args)
         if sources is None:
             return None

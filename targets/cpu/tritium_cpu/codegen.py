@@ -32,6 +32,7 @@ from tritium.ir.mlir import ir
 from tritium.passes.axis_info import AxisInfo, analyze
 
 from . import abi
+from .atomics import ATOMIC_OPS, Atomics
 from .bounds import BoundsChecks, sites_constant
 from .chunks import I32, Index, counted_loop, mul, unflatten
 from .control_flow import ControlFlow
@@ -44,7 +45,7 @@ from .roots import Group, MaterializeRoot, StoreRoot
 TERMINATORS = frozenset({"scf.yield", "scf.condition", "func.return"})
 
 
-class KernelCodegen(ControlFlow, Reductions, DebugOps, BoundsChecks, ChunkEvaluator):
+class KernelCodegen(ControlFlow, Reductions, DebugOps, BoundsChecks, Atomics, ChunkEvaluator):
     """Builds the LLVM function of one kernel (``func.func``) in ``module``."""
 
     def __init__(self, func_op: ir.Operation, module: ll.Module, hooks: MathHooks,
@@ -139,6 +140,8 @@ class KernelCodegen(ControlFlow, Reductions, DebugOps, BoundsChecks, ChunkEvalua
             getattr(self, "emit_" + name[5:])(op)
         elif name == "tile.barrier":  # one program is one thread: its earlier stores just go first
             self.flush()
+        elif name in ATOMIC_OPS:
+            self.emit_atomic(op)
         elif not tensor_result:
             self.emit_scalar(op)
         else:
@@ -254,7 +257,8 @@ def plan_buffers(block: ir.Block) -> set[ir.Value]:
     """
     ops = [op.operation for op in block.operations]
     position = {op: i for i, op in enumerate(ops)}
-    writes = [i for i, op in enumerate(ops) if op.name == "tile.store" or (len(op.regions) and op.name != "tile.reduce")]
+    writes = [i for i, op in enumerate(ops)
+              if op.name == "tile.store" or op.name in ATOMIC_OPS or (len(op.regions) and op.name != "tile.reduce")]
     costly: dict[ir.Value, bool] = {}
     loads: dict[ir.Value, bool] = {}
     keep: set[ir.Value] = set()

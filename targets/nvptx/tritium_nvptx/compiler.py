@@ -52,7 +52,7 @@ def llir(module, ctx) -> str:
 
     from .hooks import NvptxHooks
 
-    hooks = NvptxHooks(fp_fusion=ctx.options.enable_fp_fusion)
+    hooks = NvptxHooks(fp_fusion=ctx.options.enable_fp_fusion, arch=ctx.target.arch(ctx.options))
     return generate(module, hooks, TRIPLE, datalayout(), ctx.options.num_warps, ctx.options.debug)
 
 

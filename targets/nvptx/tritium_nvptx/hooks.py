@@ -8,7 +8,8 @@ them), not branches. Math, as Triton does it: ``exp``/``exp2`` of f32 use ``ex2.
 ``sqrt``/``rsqrt`` of f32 ``sqrt``/``rsqrt.approx.ftz.f32``, f32 division ``div.full.f32``, and
 float adds and multiplies may fuse into FMAs (``enable_fp_fusion``); the functions LLVM cannot
 lower for NVPTX call NVIDIA's libdevice (``__nv_*``), linked in by the ``ptx`` stage.
-``tl.device_print`` calls CUDA's ``vprintf`` and a failed ``tl.device_assert`` calls
+Atomics are inline ``atom.{sem}.{scope}.global`` instructions (LLVM's NVPTX back end would drop
+their ordering and scope). ``tl.device_print`` calls CUDA's ``vprintf`` and a failed ``tl.device_assert`` calls
 ``__assertfail``, as nvcc's ``printf`` and ``assert`` do: the device prints both (to standard
 output, when the host next synchronises) and the failed assertion ends the launch with
 CUDA_ERROR_ASSERT.
@@ -16,6 +17,7 @@ CUDA_ERROR_ASSERT.
 
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 from llvmlite import ir as ll
@@ -61,8 +63,9 @@ class NvptxHooks(DeviceHooks):
     global_address_space = 1
     shared_address_space = 3
 
-    def __init__(self, fp_fusion: bool = True):
+    def __init__(self, fp_fusion: bool = True, arch: str = "sm_90"):
         self.fp_flags = ("contract",) if fp_fusion else ()
+        self.arch = int(re.match(r"sm_(\d+)", arch).group(1))
 
     # -- kernel and indices -------------------------------------------------------------------
     def kernel(self, module: ll.Module, name: str, params: list[ll.Type], num_threads: int) -> ll.Function:
@@ -156,6 +159,42 @@ class NvptxHooks(DeviceHooks):
                            side_effect=True)
         b.call(asm, [ptr, mask, *parts])
 
+    # -- atomics ------------------------------------------------------------------------------
+    def atomic_rmw(self, b: ll.IRBuilder, op: str, ptr: ll.Value, val: ll.Value, sem: str, scope: str) -> ll.Value:
+        """``atom.{sem}.{scope}.global.{op}.{type}`` as inline PTX: LLVM 22's NVPTX back end drops the
+        ordering and scope of an ``atomicrmw``, which a lock's acquire and release need."""
+        ptx_op, kind = _ATOM_OPS[op]
+        element = str(val.type)
+        if op == "fadd" and element == "bfloat" and self.arch < 90:  # atom.add.bf16 is sm_90's
+            return self._add_by_cas(b, ptr, val, sem, scope)
+        if op == "fadd":
+            suffix = {"half": "noftz.f16", "bfloat": "noftz.bf16", "float": "f32", "double": "f64"}[element]
+        else:
+            suffix = f"{kind}{val.type.width}"
+        return _atom(b, f"{ptx_op}.{suffix}", sem, scope, ptr, [val])
+
+    def atomic_cas(self, b: ll.IRBuilder, ptr: ll.Value, cmp: ll.Value, val: ll.Value, sem: str,
+                   scope: str) -> ll.Value:
+        return _atom(b, f"cas.b{val.type.width}", sem, scope, ptr, [cmp, val])
+
+    def _add_by_cas(self, b: ll.IRBuilder, ptr: ll.Value, val: ll.Value, sem: str, scope: str) -> ll.Value:
+        """``*ptr += val`` as a compare-and-swap loop on the bits: the old value."""
+        bits = ll.IntType(val.type.width if isinstance(val.type, ll.IntType) else 16)
+        start = b.block
+        first = b.load(ptr, typ=bits, align=2)
+        loop = b.append_basic_block("atomic_add_cas")
+        done = b.append_basic_block("atomic_add_done")
+        b.branch(loop)
+        b.position_at_end(loop)
+        old = b.phi(bits)
+        old.add_incoming(first, start)
+        new = b.bitcast(b.fadd(b.bitcast(old, val.type), val), bits)
+        seen = self.atomic_cas(b, ptr, old, new, sem, scope)
+        old.add_incoming(seen, b.block)
+        b.cbranch(b.icmp_unsigned("==", seen, old), done, loop)
+        b.position_at_end(done)
+        return b.bitcast(old, val.type)
+
     # -- math ---------------------------------------------------------------------------------
     def divide(self, builder: ll.IRBuilder, x: ll.Value, y: ll.Value) -> ll.Value:
         if isinstance(scalar_of(x.type), ll.FloatType):
@@ -228,6 +267,29 @@ def _f32_asm(b: ll.IRBuilder, text: str, args: Sequence[ll.Value]) -> ll.Value:
     f32 = ll.FloatType()
     asm = ll.InlineAsm(ll.FunctionType(f32, [f32] * len(args)), text, ",".join(["=f"] + ["f"] * len(args)))
     return b.call(asm, list(args))
+
+
+#: LLVM atomicrmw operation -> (PTX atom operation, integer type letter)
+_ATOM_OPS = {"add": ("add", "u"), "fadd": ("add", ""), "max": ("max", "s"), "umax": ("max", "u"),
+             "min": ("min", "s"), "umin": ("min", "u"), "and": ("and", "b"), "or": ("or", "b"),
+             "xor": ("xor", "b"), "xchg": ("exch", "b")}
+#: Triton's atomic scopes as PTX scopes
+_SCOPES = {"gpu": "gpu", "cta": "cta", "sys": "sys"}
+#: the inline-asm register class of a scalar LLVM type
+_CONSTRAINTS = {"i16": "h", "half": "h", "bfloat": "h", "i32": "r", "float": "f", "i64": "l", "double": "d"}
+
+
+def _atom(b: ll.IRBuilder, operation: str, sem: str, scope: str, ptr: ll.Value, args: list[ll.Value]) -> ll.Value:
+    """One ``atom`` instruction on global memory; 16-bit floats travel as their bits (``h``)."""
+    ty = args[0].type
+    carried = ll.IntType(16) if str(ty) in ("half", "bfloat") else ty
+    reg = _CONSTRAINTS[str(ty)]
+    operands = ", ".join(f"${i + 2}" for i in range(len(args)))
+    text = f"atom.{sem}.{_SCOPES[scope]}.global.{operation} $0, [$1], {operands};"
+    asm = ll.InlineAsm(ll.FunctionType(carried, [ptr.type] + [carried] * len(args)), text,
+                       ",".join([f"={reg}", "l"] + [reg] * len(args) + ["~{memory}"]), side_effect=True)
+    old = b.call(asm, [ptr] + [b.bitcast(a, carried) if carried != ty else a for a in args])
+    return b.bitcast(old, ty) if carried != ty else old
 
 
 def _words(ty: ll.Type, align: int) -> tuple[int, int] | None:

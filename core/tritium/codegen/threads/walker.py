@@ -5,7 +5,8 @@ thread holds, one per register of its distribution (``tritium.layout.distributed
 holds the element at ``Distribution.coordinates(lane, warp)[r]``. Elementwise ops therefore apply
 per register, shape ops re-index registers of the same thread, and only memory, reductions and
 layout conversions need to know where the registers lie (``indexing``). The op lowerings that need
-more than a few lines live in mixins: ``memory``, ``reduce``, ``convert`` and ``control_flow``.
+more than a few lines live in mixins: ``memory``, ``atomics``, ``reduce``, ``convert`` and
+``control_flow``.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ...passes import axis_info
 from .. import elementwise
 from ..device import DeviceHooks
 from ..types import llvm_type, memory_type
+from .atomics import Atomics
 from .control_flow import ControlFlow
 from .convert import Conversions
 from .debug import DebugOps
@@ -43,7 +45,7 @@ def is_tensor(t: ir.Type) -> bool:
     return isinstance(t, ir.RankedTensorType)
 
 
-class Walker(ControlFlow, Memory, Reductions, Conversions, ShapeOps, DebugOps):
+class Walker(ControlFlow, Memory, Atomics, Reductions, Conversions, ShapeOps, DebugOps):
     """Builds the LLVM kernel of one ``func.func`` (see the module docstring)."""
 
     def __init__(self, func_op: ir.Operation, module: ll.Module, hooks: DeviceHooks, num_warps: int,
@@ -268,6 +270,8 @@ _LOWERINGS = {
     "tile.addptr": Walker.emit_addptr,
     "tile.load": Walker.emit_load,
     "tile.store": Walker.emit_store,
+    "tile.atomic_rmw": Walker.emit_atomic,
+    "tile.atomic_cas": Walker.emit_atomic,
     "tile.reduce": Walker.emit_reduce,
     "tile.convert_layout": Walker.emit_convert_layout,
     **{name: Walker.emit_reindex for name in tile.REINDEXING},
