@@ -618,23 +618,9 @@ def store(ptr, value, mask=None):
 
 def reduce(x, axis: int, combine: Callable[[Any, Any], Any], keep_dims: bool = False):
     """Reduce ``x`` along ``axis`` with ``combine(a, b)`` on scalar tensors of x's dtype."""
-    core = _core()
-    rank = len(x.shape)
-    if rank == 0:
-        raise SemanticError("cannot reduce a scalar")
-    if axis < 0:
-        axis += rank
-    if not 0 <= axis < rank:
-        raise SemanticError(f"reduction axis {axis} out of range for a tensor of rank {rank}")
-    shape = x.shape[:axis] + x.shape[axis + 1:]
-    t = x.dtype
+    from .reductions import reduce_tensors
 
-    def combine_handles(a, b):
-        out = combine(core.tensor(a, t, ()), core.tensor(b, t, ()))
-        return cast(out, t).handle
-
-    r = core.tensor(builder().reduce(x.handle, t, axis, x.shape, shape, combine_handles), t, shape)
-    return expand_dims(r, axis) if keep_dims else r
+    return reduce_tensors([x], axis, lambda a, b: [combine(a[0], b[0])], keep_dims)[0]
 
 
 def reduce_builtin(kind: str, x, axis, keep_dims: bool):

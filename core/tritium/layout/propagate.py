@@ -5,7 +5,10 @@ The rules, as in Triton:
 
 - values made from nothing (``make_range``, ``splat``, dense constants) and memory ops (their
   pointers, masks, values and results: coalescing is decided for them) take the rank's default;
-- ``tile.reduce`` along ``axis`` gives ``#tile.slice<axis, layout of its operand>``;
+- ``tile.reduce`` along ``axis`` gives ``#tile.slice<axis, layout of its operands>`` (the first
+  operand that is not free decides; the others are converted to it);
+- ``tile.scan`` along ``axis`` takes its operands in, and gives its results, a layout where every
+  thread holds the whole axis (``scan_layout``), so the scan runs inside each thread;
 - ``expand_dims`` at ``axis`` of a ``slice<axis, P>`` gives ``P``; of anything else the default,
   its operand converted to ``slice<axis, default>``; ``broadcast`` keeps its operand's layout;
 - elementwise ops take the layout of their first operand that is not *free* (made from nothing,
@@ -24,7 +27,7 @@ from __future__ import annotations
 from ..ir import tile
 from ..ir.mlir import ir
 from .assign import retyped
-from .distributed import Blocked, Layout, Slice, encoded, layout_of_type
+from .distributed import Blocked, Layout, Slice, default_blocked, encoded, layout_of_type, threads
 
 #: ops whose results cost nothing to rebuild in any layout: they never decide an elementwise layout
 FREE = frozenset({"tile.make_range", "tile.splat", "arith.constant"})
@@ -140,7 +143,21 @@ class _Propagation:
             return
         if name == "tile.reduce":
             axis = ir.IntegerAttr(op.attributes["axis"]).value
-            return self.set(op.result, Slice(axis, self.layouts[op.operands[0]]))
+            anchor = next((i for i in tensors if not self.free(op.operands[i])), tensors[0])
+            layout = self.layouts[op.operands[anchor]]
+            for i in tensors:
+                self.need(op, i, layout)
+            for res in op.results:
+                self.set(res, Slice(axis, layout))
+            return
+        if name == "tile.scan":
+            t = ir.RankedTensorType(op.operands[0].type)
+            layout = scan_layout(tuple(t.shape), ir.IntegerAttr(op.attributes["axis"]).value, self.default(t.rank))
+            for i in tensors:
+                self.need(op, i, layout)
+            for res in op.results:
+                self.set(res, layout)
+            return
         if name == "tile.expand_dims":
             return self.expand_dims(op)
         if name == "tile.broadcast":
@@ -210,6 +227,18 @@ class _Propagation:
             for i, res in enumerate(op.results):
                 if res in self.layouts:
                     self.need(terminator, i, self.layouts[res])
+
+
+def scan_layout(shape: tuple[int, ...], axis: int, default: Blocked) -> Blocked:
+    """A layout of ``shape`` (with the threads of ``default``) where each thread holds all of
+    dimension ``axis``: threads and warps spread over the other dimensions, and those left over
+    hold copies."""
+    warp_size, num_warps = threads(default)
+    off_axis = tuple(1 if d == axis else n for d, n in enumerate(shape))
+    base = default_blocked(off_axis, num_warps, warp_size, order=default.order)
+    spt = list(base.size_per_thread)
+    spt[axis] = shape[axis]
+    return Blocked(tuple(spt), base.threads_per_warp, base.warps_per_cta, base.order)
 
 
 def _encoding(value: ir.Value):

@@ -18,6 +18,7 @@ from tritium.errors import TritiumError
 from tritium.ir.mlir import ir
 
 from .chunks import I32, Index, add, as_value, counted_loop, mul, unflatten
+from .sequential import Sequential
 from .evaluate import Buffer, check_chunk_width, cpu_type, is_tensor, scalar_constant, shape_of
 
 
@@ -62,10 +63,12 @@ class ReduceRoot:
         cg.env[result] = Buffer(self.out) if is_tensor(result) else read(cg.b, self.out)
 
 
-class Reductions:
+class Reductions(Sequential):
     """``tile.reduce`` lowering; mixed into the kernel code generator."""
 
     def emit_reduce(self, op: ir.Operation) -> None:
+        if len(op.operands) > 1:  # several tensors at once: in order, one position at a time
+            return self.emit_sequential(op)
         src, res = op.operands[0], op.results[0]
         axis = ir.IntegerAttr(op.attributes["axis"]).value
         rank = len(shape_of(src))
@@ -116,10 +119,15 @@ class Reductions:
         self.env[res] = Buffer(out)
 
     def combine(self, op: ir.Operation, x: ll.Value, y: ll.Value) -> ll.Value:
-        """Apply a reduction's scalar combine region to two scalars or vectors of one width."""
+        """Apply a one-tensor reduction's scalar combine region to two scalars or vectors of one width."""
+        return self.combine_all(op, [x], [y])[0]
+
+    def combine_all(self, op: ir.Operation, xs: list[ll.Value], ys: list[ll.Value]) -> list[ll.Value]:
+        """Apply a ``tile.reduce``/``tile.scan`` combine region to the values of each side (scalars
+        or vectors of one width, one per combined tensor)."""
         block = op.regions[0].blocks[0]
-        width = x.type.count if isinstance(x.type, ll.VectorType) else 1
-        vals: dict[ir.Value, ll.Value] = {block.arguments[0]: x, block.arguments[1]: y}
+        width = xs[0].type.count if isinstance(xs[0].type, ll.VectorType) else 1
+        vals: dict[ir.Value, ll.Value] = dict(zip(block.arguments, [*xs, *ys]))
 
         def get(v: ir.Value) -> ll.Value:
             return vals[v] if v in vals else self.eval(v, (), width).vec
@@ -127,7 +135,7 @@ class Reductions:
         for inner in block.operations:
             inner = inner.operation
             if inner.name == "tile.reduce_return":
-                return get(inner.operands[0])
+                return [get(o) for o in inner.operands]
             res = inner.results[0]
             if inner.name == "arith.constant":
                 vals[res] = const(vector_of(cpu_type(res.type), width),

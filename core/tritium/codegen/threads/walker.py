@@ -5,7 +5,7 @@ thread holds, one per register of its distribution (``tritium.layout.distributed
 holds the element at ``Distribution.coordinates(lane, warp)[r]``. Elementwise ops therefore apply
 per register, shape ops re-index registers of the same thread, and only memory, reductions and
 layout conversions need to know where the registers lie (``indexing``). The op lowerings that need
-more than a few lines live in mixins: ``memory``, ``reduce``, ``convert`` and ``control_flow``.
+more than a few lines live in mixins: ``memory``, ``reduce``, ``scan``, ``convert`` and ``control_flow``.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from .debug import DebugOps
 from .indexing import I32, Indexing
 from .memory import Memory
 from .reduce import Reductions
+from .scan import Scans
 
 #: an MLIR value's lowering: an LLVM scalar, or a tensor's registers
 Value = Union[ll.Value, list]
@@ -42,7 +43,7 @@ def is_tensor(t: ir.Type) -> bool:
     return isinstance(t, ir.RankedTensorType)
 
 
-class Walker(ControlFlow, Memory, Reductions, Conversions, DebugOps):
+class Walker(ControlFlow, Memory, Reductions, Scans, Conversions, DebugOps):
     """Builds the LLVM kernel of one ``func.func`` (see the module docstring)."""
 
     def __init__(self, func_op: ir.Operation, module: ll.Module, hooks: DeviceHooks, num_warps: int,
@@ -268,6 +269,7 @@ _LOWERINGS = {
     "tile.load": Walker.emit_load,
     "tile.store": Walker.emit_store,
     "tile.reduce": Walker.emit_reduce,
+    "tile.scan": Walker.emit_scan,
     "tile.convert_layout": Walker.emit_convert_layout,
     "tile.barrier": Walker.emit_barrier,
     "tile.print": Walker.emit_print,
