@@ -152,8 +152,8 @@ ReduceOp = _combining_op("ReduceOp", "reduce", """Combine the operands along ``a
     region: its block takes (a_0 .. a_n-1, b_0 .. b_n-1) scalars and returns the n combined scalars
     with ``tile.reduce_return``; result ``i`` is operand ``i`` reduced.
 
-    The combine function must be associative; targets combine neighbours in order along the axis
-    (never swapping the operands), so it need not be commutative.""", {"axis": ir.IntegerAttr})
+    The combine function must be associative and, as in Triton, commutative: targets may regroup
+    and reorder (they keep lower positions on the left where their layout makes that free).""", {"axis": ir.IntegerAttr})
 
 ScanOp = _combining_op("ScanOp", "scan", """The inclusive scan of the operands along ``axis`` with the
     ``combine`` region (as ``tile.reduce``'s): result ``i`` has operand ``i``'s shape; element k of

@@ -3,14 +3,16 @@
 
 Several tensors of one shape reduce together through one combine function taking
 ``(a_0, .., a_n-1, b_0, .., b_n-1)`` and returning n values: that is how an index follows its value
-in ``argmax``. Targets combine neighbours in order along the axis (the lower positions are always
-the first operands), so a combine function need only be associative; ``argmax``'s tie-break and its
-NaN behaviour (Triton's ``_argmax_combine``: a NaN on the right wins, one on the left loses) therefore
-give the same answer on every target wherever the order decides.
+in ``argmax``. As in Triton the combine function must be associative and commutative. ``argmax``'s
+combine is Triton's ``_argmax_combine``: ties go to the lower index (``tie_break_left``), and a NaN
+compares false, so one on the right side of a combine wins and one on the left loses; the targets
+put the lower positions on the left where that is free (the interpreter, the cpu, and the lanes of
+a GPU warp), so a NaN in the last position is the answer everywhere.
 """
 
 from __future__ import annotations
 
+import inspect
 import math
 from typing import Any, Callable, Sequence
 
@@ -59,6 +61,12 @@ def user_combine(combine_fn: Any, n: int, what: str) -> Combine:
     combine_fn = _core()._unwrap(combine_fn)
     if not isinstance(combine_fn, JITFunction):
         raise SemanticError(f"{what}'s combine_fn must be a @jit function, got {combine_fn!r}")
+
+    params = inspect.signature(combine_fn.fn).parameters.values()
+    required = [p for p in params if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(required) > 2 * n or len(params) < 2 * n and not any(p.kind == p.VAR_POSITIONAL for p in params):
+        raise SemanticError(f"{what}: combine_fn {combine_fn.__name__} takes {len(required)} argument(s); "
+                            f"combining {n} tensor(s) calls it with {2 * n} (a_0, .., b_0, ..)")
 
     def combine(a: list, b: list) -> list:
         out = combine_fn(*a, *b)

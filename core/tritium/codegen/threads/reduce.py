@@ -3,7 +3,8 @@
 1. Inside a thread: the registers that share their coordinates off the axis combine, in order
    along the axis.
 2. Across the lanes of a warp: a butterfly of ``shuffle_xor`` over each lane bit whose basis lies
-   along the axis; afterwards every lane of such a group holds the group's value.
+   along the axis, the lower lane's values on the left of the combine; afterwards every lane of
+   such a group holds the group's value.
 3. Across warps, when warp bits lie along the axis: each warp writes its partials to shared memory
    at the op's ``tile.shared_offset``, a barrier, then every thread reads the partials of all warps
    along the axis for its result registers and combines them in warp order.
@@ -59,8 +60,7 @@ class Reductions:
                 raise self.error(op, f"tile.reduce: a thread basis {basis} of {srcs[0].type} crosses the axis")
         partials = self.within_thread(op, dist, axis)
         for bit in axis_bits(dist.lane_bases, axis):
-            partials = {key: self.combine(op, vs, [self.shuffle_xor(v, 1 << bit) for v in vs])
-                        for key, vs in partials.items()}
+            partials = {key: self.combine_lanes(op, vs, bit) for key, vs in partials.items()}
         if axis_bits(dist.warp_bases, axis):
             partials = self.across_warps(op, dist, axis, partials)
         for i, res in enumerate(results):
@@ -68,6 +68,17 @@ class Reductions:
                 self.env[res] = partials[()][i]
             else:
                 self.env[res] = [partials[offsets][i] for offsets in self.distribution(res.type).register_offsets]
+
+    def combine_lanes(self, op: ir.Operation, mine: list[ll.Value], bit: int) -> list[ll.Value]:
+        """Step 2 for one lane bit: this lane's values and its partner's (``lane ^ 1 << bit``),
+        combined with the lower lane's on the left, so both lanes compute the same value even
+        when the combine function is not commutative (argmax meeting a NaN)."""
+        b = self.b
+        theirs = [self.shuffle_xor(v, 1 << bit) for v in mine]
+        upper = b.icmp_unsigned("!=", b.and_(self.index.ids["lane"], ll.Constant(I32, 1 << bit)), ll.Constant(I32, 0))
+        left = [b.select(upper, t, m) for m, t in zip(mine, theirs)]
+        right = [b.select(upper, m, t) for m, t in zip(mine, theirs)]
+        return self.combine(op, left, right)
 
     def within_thread(self, op: ir.Operation, dist: Distribution, axis: int) -> dict[tuple, list[ll.Value]]:
         """Step 1: per off-axis register offset, the combination of the registers along the axis."""
