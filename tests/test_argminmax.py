@@ -191,3 +191,20 @@ def bad_reduce_kernel(x_ptr, CASE: tl.constexpr):
 def test_bad_reductions_are_refused_clearly(target, case, message):
     with pytest.raises(TritiumError, match=message):
         bad_reduce_kernel[(1,)](_put(target, np.zeros(16, np.float32)), CASE=case)
+
+
+@tritium.jit
+def _nine(a0, a1, a2, a3, a4, a5, a6, a7, a8, b0, b1, b2, b3, b4, b5, b6, b7, b8):
+    return a0 + b0, a1, a2, a3, a4, a5, a6, a7, a8
+
+
+@tritium.jit
+def nine_kernel(x_ptr):
+    x = tl.load(x_ptr + tl.arange(0, 16))
+    r = tl.reduce((x, x, x, x, x, x, x, x, x), 0, _nine)
+    tl.store(x_ptr, r[0])
+
+
+def test_more_than_eight_tensors_at_once_are_not_supported_yet_when_compiled(compiling_target):
+    with pytest.raises(TritiumError, match="more than 8 tensors at once is not supported yet"):
+        nine_kernel[(1,)](_put(compiling_target, np.zeros(16, np.float32)))

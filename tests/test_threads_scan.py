@@ -113,3 +113,70 @@ def test_scan_and_argmax_compile_to_ptx(num_warps):
         done = subprocess.run([ptxas, "-arch=sm_90", "-o", "/dev/null", "-"], input=text.encode(),
                               capture_output=True)
         assert done.returncode == 0, done.stderr.decode()
+
+
+@tritium.jit
+def _sum_prod_min(a, b, c, d, e, f):
+    return a + d, b * e, tl.minimum(c, f)
+
+
+@tritium.jit
+def tuple_kernel(x_ptr, y_ptr, z_ptr, o1_ptr, o2_ptr, o3_ptr, R: tl.constexpr, C: tl.constexpr, AXIS: tl.constexpr):
+    r = tl.arange(0, R)
+    c = tl.arange(0, C)
+    offs = r[:, None] * C + c[None, :]
+    s, p, m = tl.reduce((tl.load(x_ptr + offs), tl.load(y_ptr + offs), tl.load(z_ptr + offs)), AXIS, _sum_prod_min)
+    if AXIS == 0:
+        tl.store(o1_ptr + c, s)
+        tl.store(o2_ptr + c, p)
+        tl.store(o3_ptr + c, m)
+    else:
+        tl.store(o1_ptr + r, s)
+        tl.store(o2_ptr + r, p)
+        tl.store(o3_ptr + r, m)
+
+
+@pytest.mark.parametrize("shape,axis", [((64, 4), 0), ((4, 64), 1), ((16, 16), 0)])
+def test_three_tensors_of_different_widths_meet_across_warps(shape, axis):
+    """fp32, int64 and int16 partials each get their own aligned region of the scratch."""
+    rng = np.random.default_rng(6)
+    x = rng.integers(-50, 50, size=shape).astype(np.float32)
+    y = rng.choice([-1, 1, 2], size=shape).astype(np.int64)
+    z = rng.integers(-1000, 1000, size=shape).astype(np.int16)
+    n = shape[1 - axis]
+    o1, o2, o3 = np.zeros(n, np.float32), np.zeros(n, np.int64), np.zeros(n, np.int16)
+    sig = {"x_ptr": "*fp32", "y_ptr": "*i64", "z_ptr": "*i16", "o1_ptr": "*fp32", "o2_ptr": "*i64", "o3_ptr": "*i16"}
+    with tile.context():
+        module = laid_out(tuple_kernel, sig, {"R": shape[0], "C": shape[1], "AXIS": axis}, num_warps=4, warp_size=8)
+        run(module, (1,), [x, y, z, o1, o2, o3], num_warps=4, warp_size=8)
+    np.testing.assert_array_equal(o1, x.sum(axis=axis))  # small integers: exact in any order
+    np.testing.assert_array_equal(o2, y.prod(axis=axis))
+    np.testing.assert_array_equal(o3, z.min(axis=axis))
+
+
+@tritium.jit
+def argmax1d_kernel(x_ptr, i_ptr, N: tl.constexpr):
+    tl.store(i_ptr, tl.argmax(tl.load(x_ptr + tl.arange(0, N)), 0))
+
+
+@pytest.mark.parametrize("n", [16, 64])
+def test_lanes_agree_on_a_nan_in_the_last_position(n):
+    """The lower lane is on the left of every combine, so Triton's NaN rule gives one answer in all lanes."""
+    x = np.arange(n, dtype=np.float32)
+    x[-1] = np.nan
+    i = np.full(1, -1, np.int32)
+    with tile.context():
+        module = laid_out(argmax1d_kernel, {"x_ptr": "*fp32", "i_ptr": "*i32"}, {"N": n}, num_warps=2, warp_size=8)
+        run(module, (1,), [x, i], num_warps=2, warp_size=8)
+    assert i[0] == n - 1
+
+
+@pytest.mark.parametrize("shape,axis", [((64, 1), 1), ((1, 64), 0), ((1, 256), 1), ((256, 1), 0)])
+def test_scans_of_one_element_lines_and_long_lines(shape, axis):
+    x = np.random.default_rng(8).integers(-9, 10, size=shape).astype(np.int32)
+    out = np.full(shape, -7, np.int32)
+    constants = {"R": shape[0], "C": shape[1], "AXIS": axis, "OP": "cumsum", "REVERSE": False}
+    with tile.context():
+        module = laid_out(scan_kernel, SCAN_SIG, constants, num_warps=2, warp_size=8)
+        run(module, (1,), [x, out], num_warps=2, warp_size=8)
+    np.testing.assert_array_equal(out, np.cumsum(x, axis=axis))

@@ -96,6 +96,25 @@ def arg_tile_kernel(x_ptr, v_ptr, i_ptr, M, N, stride, KIND: tl.constexpr, AXIS:
 
 
 @triton.jit
+def running_kernel(x_ptr, sum_ptr, arg_ptr, n, BLOCK: tl.constexpr):
+    """One program walks a long vector in blocks: a cumsum carried from block to block, and the
+    running argmax of the blocks' ``tl.max(..., return_indices=True)``."""
+    carry = tl.zeros((1,), tl.float32)
+    best = tl.full((1,), -float("inf"), tl.float32)
+    best_i = tl.zeros((1,), tl.int32)
+    for start in range(0, n, BLOCK):
+        offs = start + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+        tl.store(sum_ptr + offs, tl.cumsum(x, 0) + tl.sum(carry, 0), mask=offs < n)
+        carry = carry + tl.sum(x, 0)
+        v, i = tl.max(tl.where(offs < n, x, -float("inf")), 0, return_indices=True)
+        better = v > best
+        best_i = tl.where(better, i + start, best_i)
+        best = tl.where(better, v, best)
+    tl.store(arg_ptr + tl.arange(0, 1), best_i)
+
+
+@triton.jit
 def _sum_prod_min(a, b, c, d, e, f):
     return a + d, b * e, tl.minimum(c, f)
 
@@ -261,3 +280,13 @@ def reduce_tuple(dev: Device, axis: int | None) -> list[Output]:
     return [Output("sum", dev.to_host(o1), np.atleast_1d(x.astype(np.float64).sum(axis=axis)), atol=1e-5 * x.size),
             Output("prod", dev.to_host(o2), wrap(prod, np.int64)),
             Output("min", dev.to_host(o3), np.atleast_1d(z.min(axis=axis)))]
+
+
+@cases("scan-cumsum-and-argmax-in-a-loop-n{n}", n=[1, 1000])
+def running(dev: Device, n: int) -> list[Output]:
+    """Scans and index reductions inside a loop, with values carried from one block to the next."""
+    x = rng_for(f"running-{n}").standard_normal(n).astype(np.float32)
+    sums, arg = dev.empty(n, np.float32), dev.empty(1, np.int32)
+    dev.launch(running_kernel, (1,), dev.to_device(x), sums, arg, n, BLOCK=128)
+    return [Output("cumsum", dev.to_host(sums), np.cumsum(x.astype(np.float64)), rtol=1e-5, atol=1e-4),
+            Output("argmax", dev.to_host(arg), np.array([np.argmax(x)]))]

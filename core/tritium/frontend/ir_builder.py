@@ -143,17 +143,25 @@ class IRBuilder:
                combine: Callable) -> list[ir.Value]:
         """``tile.reduce`` of the tensors ``hs`` (of dtypes ``ts``) along ``axis``; ``combine(as, bs)``
         emits the combine region's body on lists of scalars and returns the combined ones."""
-        op = tile.combining_op(tile.ReduceOp, hs, [ir_type(t, shape) for t in ts], axis=tile.i32_attr(axis))
+        op = self._combining(tile.ReduceOp, hs, ts, shape, axis=tile.i32_attr(axis))
         self._combine_region(op, ts, combine)
         return list(op.operation.results)
 
     def scan(self, hs: Sequence[ir.Value], ts: Sequence[dtype], axis: int, shape, reverse: bool,
              combine: Callable) -> list[ir.Value]:
         """``tile.scan`` of the tensors ``hs`` along ``axis`` (``combine`` as in ``reduce``)."""
-        op = tile.combining_op(tile.ScanOp, hs, [ir_type(t, shape) for t in ts], axis=tile.i32_attr(axis),
-                               reverse=tile.i32_attr(int(reverse)))
+        op = self._combining(tile.ScanOp, hs, ts, shape, axis=tile.i32_attr(axis), reverse=tile.i32_attr(int(reverse)))
         self._combine_region(op, ts, combine)
         return list(op.operation.results)
+
+    @staticmethod
+    def _combining(cls, hs, ts: Sequence[dtype], shape, **attrs):
+        if len(hs) > tile.MAX_OPERANDS:
+            from ..errors import NotImplementedYet
+
+            raise NotImplementedYet(f"reducing or scanning more than {tile.MAX_OPERANDS} tensors at once is not "
+                                    f"supported yet (got {len(hs)})")
+        return tile.combining_op(cls, hs, [ir_type(t, shape) for t in ts], **attrs)
 
     def _combine_region(self, op, ts: Sequence[dtype], combine: Callable) -> None:
         elems = [scalar_type(t) for t in ts]

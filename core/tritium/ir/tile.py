@@ -3,7 +3,7 @@
 Defined in Python on the upstream dialect API (IRDL underneath), so the IR parses, prints,
 verifies and runs upstream passes. Elementwise arithmetic stays in upstream ``arith``/``math``;
 this dialect holds only what those lack: program ids, ranges, shape ops, pointers, memory,
-reductions and the debugging ops ``print`` and ``assert``. Ops print in MLIR's generic form.
+reductions, scans and the debugging ops ``print`` and ``assert``. Ops print in MLIR's generic form.
 """
 
 
@@ -168,8 +168,6 @@ ReduceReturnOp = _combining_op("ReduceReturnOp", "reduce_return",
 def combining_op(cls, operands: Sequence[ir.Value], result_types: Sequence[ir.Type], **attrs) -> ir.OpView:
     """A ``tile.reduce``/``tile.scan`` (``cls``) of ``operands`` with results of ``result_types``;
     its combine block is still empty."""
-    if len(operands) > MAX_OPERANDS:
-        raise ValueError(f"at most {MAX_OPERANDS} tensors can be combined at once, got {len(operands)}")
     kwargs = {f"src{i}": v for i, v in enumerate(operands)}
     kwargs.update({f"res{i}": t for i, t in enumerate(result_types)})
     return cls(*attrs.values(), **kwargs)
