@@ -1,6 +1,7 @@
 """Scans and reductions of several tensors in core's per-thread code generator, run on the host by
 ``threads_emulator`` (one OS thread per GPU thread) after the real GPU ``tile-layout`` stage, and
-compiled to PTX through the nvptx target where it is installed."""
+compiled to PTX through the nvptx target where it is installed. Combine functions that are not
+commutative check that every step keeps the order."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ import tritium
 import tritium.language as tl
 from tritium.ir import tile
 from tritium.ir.mlir import ir
+from tritium.layout.distributed import Blocked, distribute
+from tritium.layout.propagate import scan_layout
 from tritium.passes.gpu_layout import assign_gpu_layouts
 
 from .test_threads_codegen import nvptx, tile_opt
@@ -101,7 +104,7 @@ def test_scan_and_argmax_compile_to_ptx(num_warps):
         scan = laid_out(scan_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32"},
                         {"R": 32, "C": 32, "AXIS": 1, "OP": "cumsum", "REVERSE": True}, num_warps, 32)
         _, ptx = nvptx(scan, num_warps)
-        assert "add.f32" in ptx or "add.rn.f32" in ptx
+        assert ("add.f32" in ptx or "add.rn.f32" in ptx) and "shfl.sync.bfly" in ptx  # lanes share the axis
         arg = laid_out(argmax_kernel, {"x_ptr": "*fp32", "v_ptr": "*fp32", "i_ptr": "*i32"},
                        {"R": 16, "C": 128, "AXIS": 1}, num_warps, 32)
         _, ptx2 = nvptx(arg, num_warps)
@@ -180,3 +183,52 @@ def test_scans_of_one_element_lines_and_long_lines(shape, axis):
         module = laid_out(scan_kernel, SCAN_SIG, constants, num_warps=2, warp_size=8)
         run(module, (1,), [x, out], num_warps=2, warp_size=8)
     np.testing.assert_array_equal(out, np.cumsum(x, axis=axis))
+
+
+@tritium.jit
+def _affine(a1, b1, a2, b2):
+    """x -> a1*x + b1, then x -> a2*x + b2: associative, not commutative."""
+    return a1 * a2, b1 * a2 + b2
+
+
+@tritium.jit
+def affine_kernel(a_ptr, b_ptr, oa_ptr, ob_ptr, R: tl.constexpr, C: tl.constexpr, AXIS: tl.constexpr,
+                  REVERSE: tl.constexpr):
+    offs = tl.arange(0, R)[:, None] * C + tl.arange(0, C)[None, :]
+    a, b = tl.associative_scan((tl.load(a_ptr + offs), tl.load(b_ptr + offs)), AXIS, _affine, reverse=REVERSE)
+    tl.store(oa_ptr + offs, a)
+    tl.store(ob_ptr + offs, b)
+
+
+@pytest.mark.parametrize("shape,axis", [((2, 32), 1), ((32, 2), 0), ((1, 64), 1), ((8, 8), 0), ((4, 8), 1)])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_a_scan_that_is_not_commutative_keeps_the_order_across_lanes(shape, axis, reverse):
+    rng = np.random.default_rng(11)
+    a = rng.choice([-1, 1, 2], size=shape).astype(np.int32)
+    b = rng.integers(-5, 6, size=shape).astype(np.int32)
+    oa, ob = np.zeros(shape, np.int32), np.zeros(shape, np.int32)
+    sig = {"a_ptr": "*i32", "b_ptr": "*i32", "oa_ptr": "*i32", "ob_ptr": "*i32"}
+    with tile.context():
+        module = laid_out(affine_kernel, sig, {"R": shape[0], "C": shape[1], "AXIS": axis, "REVERSE": reverse},
+                          num_warps=2, warp_size=8)
+        run(module, (1,), [a, b, oa, ob], num_warps=2, warp_size=8)
+    ra, rb = np.moveaxis(a.astype(np.int64), axis, 0).copy(), np.moveaxis(b.astype(np.int64), axis, 0).copy()
+    acc = None
+    for k in (range(shape[axis] - 1, -1, -1) if reverse else range(shape[axis])):
+        acc = (ra[k].copy(), rb[k].copy()) if acc is None else (acc[0] * ra[k], acc[1] * ra[k] + rb[k])
+        ra[k], rb[k] = acc
+    np.testing.assert_array_equal(oa, np.moveaxis(ra, 0, axis).astype(np.int32))
+    np.testing.assert_array_equal(ob, np.moveaxis(rb, 0, axis).astype(np.int32))
+
+
+@pytest.mark.parametrize("shape,axis,default,expected", [
+    ((1024,), 0, Blocked((4,), (32,), (4,), (0,)), Blocked((32,), (32,), (4,), (0,))),  # warps hold copies
+    ((16, 64), 1, Blocked((1, 4), (4, 8), (4, 1), (1, 0)), Blocked((1, 2), (1, 32), (4, 1), (1, 0))),
+    ((64, 16), 0, Blocked((1, 4), (8, 4), (4, 1), (1, 0)), Blocked((2, 1), (32, 1), (1, 4), (1, 0))),
+    ((8, 4), 1, Blocked((1, 4), (8, 4), (4, 1), (1, 0)), Blocked((1, 1), (8, 4), (4, 1), (1, 0))),
+])
+def test_scan_layout_puts_a_warps_lanes_along_the_axis(shape, axis, default, expected):
+    layout = scan_layout(shape, axis, default)
+    assert layout == expected
+    dist = distribute(layout, shape)
+    assert not any(basis[axis] for basis in dist.warp_bases)

@@ -7,8 +7,8 @@ The rules, as in Triton:
   pointers, masks, values and results: coalescing is decided for them) take the rank's default;
 - ``tile.reduce`` along ``axis`` gives ``#tile.slice<axis, layout of its operands>`` (the first
   operand that is not free decides; the others are converted to it);
-- ``tile.scan`` along ``axis`` takes its operands in, and gives its results, a layout where every
-  thread holds the whole axis (``scan_layout``), so the scan runs inside each thread;
+- ``tile.scan`` along ``axis`` takes its operands in, and gives its results, a layout where the
+  lanes of each warp hold the whole axis (``scan_layout``), so no scan crosses warps;
 - ``expand_dims`` at ``axis`` of a ``slice<axis, P>`` gives ``P``; of anything else the default,
   its operand converted to ``slice<axis, default>``; ``broadcast`` keeps its operand's layout;
 - elementwise ops take the layout of their first operand that is not *free* (made from nothing,
@@ -230,15 +230,17 @@ class _Propagation:
 
 
 def scan_layout(shape: tuple[int, ...], axis: int, default: Blocked) -> Blocked:
-    """A layout of ``shape`` (with the threads of ``default``) where each thread holds all of
-    dimension ``axis``: threads and warps spread over the other dimensions, and those left over
-    hold copies."""
+    """A layout of ``shape`` (with the threads of ``default``) for a scan along ``axis``: the lanes
+    of one warp share the axis, each holding a contiguous run of it (the whole axis once, without
+    repetitions: no warp needs another's values); the other lanes and the warps spread over the
+    other dimensions, and those left over hold copies."""
     warp_size, num_warps = threads(default)
+    lanes = min(warp_size, shape[axis])
     off_axis = tuple(1 if d == axis else n for d, n in enumerate(shape))
-    base = default_blocked(off_axis, num_warps, warp_size, order=default.order)
-    spt = list(base.size_per_thread)
-    spt[axis] = shape[axis]
-    return Blocked(tuple(spt), base.threads_per_warp, base.warps_per_cta, base.order)
+    base = default_blocked(off_axis, num_warps, warp_size // lanes, order=default.order)
+    spt, tpw = list(base.size_per_thread), list(base.threads_per_warp)
+    spt[axis], tpw[axis] = shape[axis] // lanes, tpw[axis] * lanes
+    return Blocked(tuple(spt), tuple(tpw), base.warps_per_cta, base.order)
 
 
 def _encoding(value: ir.Value):
