@@ -208,3 +208,36 @@ def nine_kernel(x_ptr):
 def test_more_than_eight_tensors_at_once_are_not_supported_yet_when_compiled(compiling_target):
     with pytest.raises(TritiumError, match="more than 8 tensors at once is not supported yet"):
         nine_kernel[(1,)](_put(compiling_target, np.zeros(16, np.float32)))
+
+
+@tritium.jit
+def bits_kernel(x_ptr, o_ptr, s_ptr, R: tl.constexpr, C: tl.constexpr, AXIS: tl.constexpr, SUM_DTYPE: tl.constexpr):
+    r = tl.arange(0, R)
+    c = tl.arange(0, C)
+    x = tl.load(x_ptr + r[:, None] * C + c[None, :])
+    o = x.reduce_or(AXIS, keep_dims=True)
+    s = tl.sum(x, AXIS, keep_dims=True, dtype=SUM_DTYPE)
+    tl.static_assert(o.dtype == x.dtype and s.dtype == SUM_DTYPE)
+    if AXIS == 0:
+        tl.store(o_ptr + c[None, :], o)
+        tl.store(s_ptr + c[None, :], s)
+    elif AXIS == 1:
+        tl.store(o_ptr + r[:, None], o)
+        tl.store(s_ptr + r[:, None], s)
+    else:
+        tl.store(o_ptr + r[:, None] * 0 + c[None, :] * 0, o)
+        tl.store(s_ptr + r[:, None] * 0 + c[None, :] * 0, s)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int32, np.int64])
+@pytest.mark.parametrize("axis", [0, 1, None])
+def test_reduce_or_and_sum_with_a_dtype(target, dtype, axis):
+    """``tl.reduce_or`` keeps the input's type; ``tl.sum(..., dtype=)`` sums in the type asked for."""
+    rng = np.random.default_rng(12)
+    x = (np.uint64(1) << rng.integers(0, 8 * np.dtype(dtype).itemsize - 1, size=(8, 16)).astype(np.uint64)).astype(dtype)
+    n = 1 if axis is None else x.shape[1 - axis]
+    o, s = _put(target, np.zeros(n, dtype)), _put(target, np.zeros(n, np.int64))
+    bits_kernel[(1,)](_put(target, x), o, s, R=8, C=16, AXIS=axis, SUM_DTYPE=tl.int64)
+    np.testing.assert_array_equal(target.driver.to_host(o), np.atleast_1d(np.bitwise_or.reduce(x, axis=axis)))
+    want = np.atleast_1d(x.astype(np.int64).sum(axis=axis))
+    np.testing.assert_array_equal(target.driver.to_host(s), want)

@@ -115,6 +115,19 @@ def running_kernel(x_ptr, sum_ptr, arg_ptr, n, BLOCK: tl.constexpr):
 
 
 @triton.jit
+def reduce_or_kernel(x_ptr, out_ptr, AXIS: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    r = tl.load(x_ptr + rm[:, None] * BN + rn[None, :]).reduce_or(AXIS)
+    if AXIS == 0:
+        tl.store(out_ptr + rn, r)
+    elif AXIS == 1:
+        tl.store(out_ptr + rm, r)
+    else:
+        tl.store(out_ptr, r)
+
+
+@triton.jit
 def _sum_prod_min(a, b, c, d, e, f):
     return a + d, b * e, tl.minimum(c, f)
 
@@ -290,3 +303,14 @@ def running(dev: Device, n: int) -> list[Output]:
     dev.launch(running_kernel, (1,), dev.to_device(x), sums, arg, n, BLOCK=128)
     return [Output("cumsum", dev.to_host(sums), np.cumsum(x.astype(np.float64)), rtol=1e-5, atol=1e-4),
             Output("argmax", dev.to_host(arg), np.array([np.argmax(x)]))]
+
+
+@cases("reduce_or-axis{axis}-{dtype}", axis={"0": 0, "1": 1, "all": None}, dtype=["uint8", "int32", "int64"])
+def reduce_or(dev: Device, axis: int | None, dtype: str) -> list[Output]:
+    """``tl.reduce_or`` (a tensor method too) of single bits, in the input's type."""
+    BM, BN = 8, 16
+    bits = rng_for(f"reduce_or-{axis}-{dtype}").integers(0, 8 * np.dtype(NP[dtype]).itemsize - 1, (BM, BN))
+    x = np.array([1 << int(b) for b in bits.ravel()], dtype=object).reshape(BM, BN).astype(NP[dtype])
+    out = dev.empty({0: BN, 1: BM, None: 1}[axis], NP[dtype])
+    dev.launch(reduce_or_kernel, (1,), dev.to_device(x), out, AXIS=axis, BM=BM, BN=BN)
+    return [Output("out", dev.to_host(out), np.atleast_1d(np.bitwise_or.reduce(x, axis=axis)))]

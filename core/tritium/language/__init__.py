@@ -7,7 +7,7 @@ from .core import (
 )
 from .core import (PropagateNan, clamp, debug_barrier, device_assert, device_print, reduce, static_print,
                    xor_sum, zeros_like)
-from .reductions import argmax, argmin
+from .reductions import argmax, argmin, reduce_or
 from .scan import associative_scan, cumprod, cumsum
 from . import math
 from .math import div_rn, erf, fdiv, fma, sqrt_rn, umulhi
@@ -34,14 +34,15 @@ __all__ = [
     "debug_barrier", "reduce", "swizzle2d", "xor_sum", "zeros_like",
     "pair_uniform_to_normal", "philox", "rand", "rand4x", "randint", "randint4x", "randn", "randn4x",
     "uint_to_uniform_float",
-    "argmax", "argmin", "associative_scan", "cumprod", "cumsum",
+    "argmax", "argmin", "associative_scan", "cumprod", "cumsum", "reduce_or",
 ]
 
 
 #: the builtins that are also methods of tensors, as in Triton (``x.sum(axis=0)``, ``x.exp()``)
-MEMBER_FUNCTIONS = ("abs", "argmax", "argmin", "associative_scan", "cumprod", "cumsum", "broadcast_to", "cdiv", "ceil", "cos", "div_rn", "erf", "exp", "exp2", "expand_dims",
+MEMBER_FUNCTIONS = ("abs", "broadcast_to", "cdiv", "ceil", "cos", "div_rn", "erf", "exp", "exp2", "expand_dims",
                     "fdiv", "floor", "fma", "log", "log2", "max", "min", "reduce", "rsqrt", "sigmoid", "sin",
-                    "softmax", "sqrt", "sqrt_rn", "sum", "umulhi", "xor_sum")
+                    "softmax", "sqrt", "sqrt_rn", "sum", "umulhi", "xor_sum") + (
+    "argmax", "argmin", "associative_scan", "cumprod", "cumsum", "reduce_or")
 
 
 for _name in MEMBER_FUNCTIONS:  # a plain function on a class binds the tensor as its first argument

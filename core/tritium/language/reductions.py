@@ -189,3 +189,14 @@ def argmin(input, axis, tie_break_left=True, keep_dims=False):
     core = _core()
     return with_indices("min", core._unwrap(input), core._unwrap(axis), bool(core._unwrap(tie_break_left)),
                         bool(core._unwrap(keep_dims)))[1]
+
+
+def reduce_or(input, axis, keep_dims=False):
+    """The bitwise or of the elements along ``axis`` (every axis when None); integers only, in
+    their own type (Triton's ``reduce_or``)."""
+    core = _core()
+    x = semantic.to_tensor(core._unwrap(input))
+    if not x.dtype.is_int():
+        raise SemanticError(f"tl.reduce_or reduces integers only, got {x.dtype}")
+    return reduce_all([x], core._unwrap(axis), lambda a, b: [semantic.bitwise("or", a[0], b[0])],
+                      bool(core._unwrap(keep_dims)), "tl.reduce_or")[0]
