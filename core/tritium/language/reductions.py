@@ -46,7 +46,7 @@ def operands(input: Any, what: str) -> list:
 
 def wrap_axis(axis: Any, rank: int, what: str) -> int:
     if not isinstance(axis, int) or isinstance(axis, bool):
-        raise SemanticError(f"{what}: axis must be a constant integer, got {axis!r}")
+        raise SemanticError(f"{what}: axis must be a constant integer (or None where {what} allows it), got {axis!r}")
     if rank == 0:
         raise SemanticError(f"{what}: cannot reduce or scan a scalar")
     if not -rank <= axis < rank:
@@ -88,10 +88,11 @@ def _typed(combine: Combine, ts: Sequence[T.dtype]) -> Callable[[list, list], li
     return on_handles
 
 
-def reduce_tensors(xs: list, axis: int, combine: Combine, keep_dims: bool = False) -> list:
-    """``xs`` (one shape) reduced together along ``axis`` with ``combine``."""
+def reduce_tensors(xs: list, axis: int, combine: Combine, keep_dims: bool = False, what: str = "tl.reduce") -> list:
+    """``xs`` (one shape) reduced together along ``axis`` with ``combine`` (``what`` names the
+    builtin in errors)."""
     core = _core()
-    axis = wrap_axis(axis, len(xs[0].shape), "tl.reduce")
+    axis = wrap_axis(axis, len(xs[0].shape), what)
     shape = xs[0].shape[:axis] + xs[0].shape[axis + 1:]
     ts = [x.dtype for x in xs]
     hs = semantic.builder().reduce([x.handle for x in xs], ts, axis, xs[0].shape, shape, _typed(combine, ts))
@@ -107,11 +108,11 @@ def reduce_all(xs: list, axis: Any, combine: Combine, keep_dims: bool, what: str
         if rank == 0:
             raise SemanticError(f"{what}: cannot reduce a scalar")
         for _ in range(rank):  # the last axis first: the row-major order of the elements
-            xs = reduce_tensors(xs, len(xs[0].shape) - 1, combine)
+            xs = reduce_tensors(xs, len(xs[0].shape) - 1, combine, what=what)
         for _ in range(rank if keep_dims else 0):
             xs = [semantic.expand_dims(x, 0) for x in xs]
         return xs
-    return reduce_tensors(xs, wrap_axis(axis, len(xs[0].shape), what), combine, keep_dims)
+    return reduce_tensors(xs, axis, combine, keep_dims, what)
 
 
 def reduce(input, axis, combine_fn, keep_dims=False):

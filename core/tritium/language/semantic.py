@@ -616,11 +616,11 @@ def store(ptr, value, mask=None):
 # -- reductions ----------------------------------------------------------------------------------
 
 
-def reduce(x, axis: int, combine: Callable[[Any, Any], Any], keep_dims: bool = False):
+def reduce(x, axis: int, combine: Callable[[Any, Any], Any], keep_dims: bool = False, what: str = "tl.reduce"):
     """Reduce ``x`` along ``axis`` with ``combine(a, b)`` on scalar tensors of x's dtype."""
     from .reductions import reduce_tensors
 
-    return reduce_tensors([x], axis, lambda a, b: [combine(a[0], b[0])], keep_dims)[0]
+    return reduce_tensors([x], axis, lambda a, b: [combine(a[0], b[0])], keep_dims, what)[0]
 
 
 def reduce_builtin(kind: str, x, axis, keep_dims: bool):
@@ -645,14 +645,6 @@ def reduce_builtin(kind: str, x, axis, keep_dims: bool):
 def reduce_axes(x, axis, combine: Callable[[Any, Any], Any], keep_dims: bool, what: str = "tl.reduce"):
     """``reduce`` along ``axis``, or along every axis when it is None (``keep_dims`` then keeps them
     all, as size 1)."""
-    x = to_tensor(x)
-    if axis is None:
-        rank = len(x.shape)
-        for _ in range(rank):
-            x = reduce(x, len(x.shape) - 1, combine)
-        for _ in range(rank if keep_dims else 0):
-            x = expand_dims(x, 0)
-        return x
-    if not isinstance(axis, int):
-        raise SemanticError(f"{what}: axis must be a constant integer or None, got {axis!r}")
-    return reduce(x, axis, combine, keep_dims)
+    from .reductions import reduce_all
+
+    return reduce_all([to_tensor(x)], axis, lambda a, b: [combine(a[0], b[0])], keep_dims, what)[0]
