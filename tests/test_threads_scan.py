@@ -232,3 +232,24 @@ def test_scan_layout_puts_a_warps_lanes_along_the_axis(shape, axis, default, exp
     assert layout == expected
     dist = distribute(layout, shape)
     assert not any(basis[axis] for basis in dist.warp_bases)
+
+
+@tritium.jit
+def kinds_kernel(x_ptr, o_ptr):
+    x = tl.load(x_ptr + tl.arange(0, 64))
+    tl.store(o_ptr, tl.sum(x, 0) + tl.max(x, 0) + tl.argmax(x, 0) + tl.reduce(x, 0, _mul) + tl.reduce(x, 0, _first))
+
+
+@tritium.jit
+def _first(a, b):
+    return a + 0 * b
+
+
+def test_only_combines_that_may_be_swapped_skip_the_lane_ordering():
+    from tritium.codegen.threads.reduce import commutative
+    from tritium.passes.axis_info import walk
+
+    with tile.context():
+        module = laid_out(kinds_kernel, {"x_ptr": "*fp32", "o_ptr": "*fp32"}, {}, 2, 8)
+        kinds = [commutative(op) for op in walk(module.operation) if op.name == "tile.reduce"]
+    assert kinds == [True, True, False, True, False]  # sum, max, argmax's tie-break, a product, a + 0*b

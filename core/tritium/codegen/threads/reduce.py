@@ -28,6 +28,21 @@ from .indexing import I32, row_major
 from ...layout.scratch import axis_bits, reduce_scratch_offsets
 
 
+#: arith ops whose two operands may be swapped
+COMMUTATIVE = frozenset(f"arith.{name}" for name in (
+    "addf", "addi", "mulf", "muli", "andi", "ori", "xori", "maxnumf", "minnumf", "maximumf", "minimumf",
+    "maxsi", "minsi", "maxui", "minui"))
+
+
+def commutative(op: ir.Operation) -> bool:
+    """Whether ``op``'s combine region is one commutative arith op of its two arguments."""
+    block = op.regions[0].blocks[0]
+    ops = [o.operation for o in block.operations]
+    args = list(block.arguments)
+    return (len(args) == 2 and len(ops) == 2 and ops[0].name in COMMUTATIVE
+            and set(ops[0].operands) == set(args) and list(ops[1].operands) == [ops[0].result])
+
+
 class Reductions:
     """Reductions of one or several tensors at once; mixed into the walker. Values travel as lists,
     one entry per reduced tensor."""
@@ -72,9 +87,12 @@ class Reductions:
     def combine_lanes(self, op: ir.Operation, mine: list[ll.Value], bit: int) -> list[ll.Value]:
         """Step 2 for one lane bit: this lane's values and its partner's (``lane ^ 1 << bit``),
         combined with the lower lane's on the left, so both lanes compute the same value even
-        when the combine function is not commutative (argmax meeting a NaN)."""
+        when the combine function is not commutative (argmax meeting a NaN); a single commutative
+        arith op (a sum, a max) needs no ordering."""
         b = self.b
         theirs = [self.shuffle_xor(v, 1 << bit) for v in mine]
+        if commutative(op):
+            return self.combine(op, mine, theirs)
         upper = b.icmp_unsigned("!=", b.and_(self.index.ids["lane"], ll.Constant(I32, 1 << bit)), ll.Constant(I32, 0))
         left = [b.select(upper, t, m) for m, t in zip(mine, theirs)]
         right = [b.select(upper, m, t) for m, t in zip(mine, theirs)]
