@@ -234,7 +234,8 @@ def bits_kernel(x_ptr, o_ptr, s_ptr, R: tl.constexpr, C: tl.constexpr, AXIS: tl.
 def test_reduce_or_and_sum_with_a_dtype(target, dtype, axis):
     """``tl.reduce_or`` keeps the input's type; ``tl.sum(..., dtype=)`` sums in the type asked for."""
     rng = np.random.default_rng(12)
-    x = (np.uint64(1) << rng.integers(0, 8 * np.dtype(dtype).itemsize - 1, size=(8, 16)).astype(np.uint64)).astype(dtype)
+    shifts = rng.integers(0, 8 * np.dtype(dtype).itemsize - 1, size=(8, 16)).astype(np.uint64)
+    x = (np.uint64(1) << shifts).astype(dtype)
     n = 1 if axis is None else x.shape[1 - axis]
     o, s = _put(target, np.zeros(n, dtype)), _put(target, np.zeros(n, np.int64))
     bits_kernel[(1,)](_put(target, x), o, s, R=8, C=16, AXIS=axis, SUM_DTYPE=tl.int64)

@@ -153,11 +153,13 @@ ReduceOp = _combining_op("ReduceOp", "reduce", """Combine the operands along ``a
     with ``tile.reduce_return``; result ``i`` is operand ``i`` reduced.
 
     The combine function must be associative and, as in Triton, commutative: targets may regroup
-    and reorder (they keep lower positions on the left where their layout makes that free).""", {"axis": ir.IntegerAttr})
+    and reorder (they keep lower positions on the left where their layout makes that free).""",
+                         {"axis": ir.IntegerAttr})
 
 ScanOp = _combining_op("ScanOp", "scan", """The inclusive scan of the operands along ``axis`` with the
     ``combine`` region (as ``tile.reduce``'s): result ``i`` has operand ``i``'s shape; element k of
-    every result combines elements 0..k in order (k..n-1 when ``reverse`` is 1).""",
+    every result combines elements 0..k in order, the running value on the left (elements n-1 down
+    to k when ``reverse`` is 1).""",
                        {"axis": ir.IntegerAttr, "reverse": ir.IntegerAttr})
 
 ReduceReturnOp = _combining_op("ReduceReturnOp", "reduce_return",

@@ -254,7 +254,8 @@ def plan_buffers(block: ir.Block) -> set[ir.Value]:
     """
     ops = [op.operation for op in block.operations]
     position = {op: i for i, op in enumerate(ops)}
-    writes = [i for i, op in enumerate(ops) if op.name == "tile.store" or (len(op.regions) and op.name not in ("tile.reduce", "tile.scan"))]
+    writes = [i for i, op in enumerate(ops)
+              if op.name == "tile.store" or (len(op.regions) and op.name not in ("tile.reduce", "tile.scan"))]
     costly: dict[ir.Value, bool] = {}
     loads: dict[ir.Value, bool] = {}
     keep: set[ir.Value] = set()
