@@ -194,13 +194,13 @@ LOAD16x16 = f"""
     %a0 = "tile.reduce"(%x) ({{
     ^bb0(%u: f32, %v: f32):
       %w = arith.addf %u, %v : f32
-      "tile.reduce_return"(%w) : (f32) -> ()
-    }}) {{axis = 0 : i32}} : (tensor<16x16xf32>) -> tensor<16xf32>
+      "tile.reduce_return"(%w) {{operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>}} : (f32) -> ()
+    }}) {{axis = 0 : i32, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>}} : (tensor<16x16xf32>) -> tensor<16xf32>
     %a1 = "tile.reduce"(%x) ({{
     ^bb0(%u: f32, %v: f32):
       %w = arith.maxnumf %u, %v : f32
-      "tile.reduce_return"(%w) : (f32) -> ()
-    }}) {{axis = 1 : i32}} : (tensor<16x16xf32>) -> tensor<16xf32>
+      "tile.reduce_return"(%w) {{operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>}} : (f32) -> ()
+    }}) {{axis = 1 : i32, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>}} : (tensor<16x16xf32>) -> tensor<16xf32>
 """
 
 
@@ -226,8 +226,8 @@ def test_expand_dims_of_a_loaded_tensor_is_converted():
     %s = "tile.reduce"(%e) ({{
     ^bb0(%u: f32, %v: f32):
       %w = arith.addf %u, %v : f32
-      "tile.reduce_return"(%w) : (f32) -> ()
-    }}) {{axis = 1 : i32}} : (tensor<64x1xf32>) -> tensor<64xf32>
+      "tile.reduce_return"(%w) {{operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>}} : (f32) -> ()
+    }}) {{axis = 1 : i32, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>}} : (tensor<64x1xf32>) -> tensor<64xf32>
 """ + use("%s", "tensor<64xf32>")))
     (e,) = layouts_of(text, "tile.expand_dims")
     assert layouts_of(text, "tile.convert_layout") == [Slice(1, e)]

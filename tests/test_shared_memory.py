@@ -32,7 +32,7 @@ def convert(name: str, elem: str = "i32", src: str = "%r") -> str:
 
 def reduce(name: str, src: str, shape: str, axis: int, result: str) -> str:
     return (f'{name} = "tile.reduce"({src}) ({{\n ^bb0(%u: f32, %v: f32):\n  %w = arith.addf %u, %v : f32\n'
-            f'  "tile.reduce_return"(%w) : (f32) -> ()\n }}) {{axis = {axis} : i32}} : '
+            f'  "tile.reduce_return"(%w) {{operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>}} : (f32) -> ()\n }}) {{axis = {axis} : i32, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>}} : '
             f'(tensor<{shape}xf32, #R>) -> {result}')
 
 

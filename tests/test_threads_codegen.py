@@ -320,8 +320,8 @@ func.func public @narrow(%x: !tile.ptr<T, 1 : i32>, %out: !tile.ptr<T, 1 : i32>)
   %m = "tile.reduce"(%v) ({
   ^bb0(%a: T, %b: T):
     %c = arith.maxsi %a, %b : T
-    "tile.reduce_return"(%c) : (T) -> ()
-  }) {axis = 0 : i32, tile.shared_offset = 0 : i32} : (tensor<64xT, #a>) -> T
+    "tile.reduce_return"(%c) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (T) -> ()
+  }) {axis = 0 : i32, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>, tile.shared_offset = 0 : i32} : (tensor<64xT, #a>) -> T
   "tile.store"(%out, %m) {operandSegmentSizes = array<i32: 1, 1, 0>} : (!tile.ptr<T, 1 : i32>, T) -> ()
   return
 }
@@ -499,8 +499,8 @@ def test_reductions_in_any_blocked_layout(layout, shape, axis):
   %m = "tile.reduce"(%v) ({{
   ^bb0(%a: f32, %b: f32):
     %sum = arith.addf %a, %b : f32
-    "tile.reduce_return"(%sum) : (f32) -> ()
-  }}) {{axis = {axis} : i32, tile.shared_offset = 0 : i32}} : (tensor<{shape[0]}x{shape[1]}xf32, #p>) -> {result}
+    "tile.reduce_return"(%sum) {{operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>}} : (f32) -> ()
+  }}) {{axis = {axis} : i32, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>, tile.shared_offset = 0 : i32}} : (tensor<{shape[0]}x{shape[1]}xf32, #p>) -> {result}
   %i = "tile.make_range"() {{start = 0 : i32, end = {n} : i32}} : () -> tensor<{n}xi32, #s{axis}>
   %os = "tile.splat"(%out) : (!tile.ptr<f32, 1 : i32>) -> {ptrs}
   %op = "tile.addptr"(%os, %i) : ({ptrs}, tensor<{n}xi32, #s{axis}>) -> {ptrs}

@@ -167,13 +167,37 @@ class IRBuilder:
     def barrier(self) -> None:
         tile.BarrierOp()
 
-    def reduce(self, h, t: dtype, axis: int, src_shape, shape, combine: Callable) -> ir.Value:
-        op = tile.ReduceOp(h, tile.i32_attr(axis), res=ir_type(t, shape))
-        elem = scalar_type(t)
-        block = op.combine.blocks.append(elem, elem)
+    def reduce(self, hs: Sequence[ir.Value], ts: Sequence[dtype], axis: int, src_shape, shape,
+               combine: Callable) -> list[ir.Value]:
+        """``tile.reduce`` of the tensors ``hs`` (of dtypes ``ts``) along ``axis``; ``combine(as, bs)``
+        emits the combine region's body on lists of scalars and returns the combined ones."""
+        op = self._combining(tile.ReduceOp, hs, ts, shape, axis=tile.i32_attr(axis))
+        self._combine_region(op, ts, combine)
+        return list(op.operation.results)
+
+    def scan(self, hs: Sequence[ir.Value], ts: Sequence[dtype], axis: int, shape, reverse: bool,
+             combine: Callable) -> list[ir.Value]:
+        """``tile.scan`` of the tensors ``hs`` along ``axis`` (``combine`` as in ``reduce``)."""
+        op = self._combining(tile.ScanOp, hs, ts, shape, axis=tile.i32_attr(axis), reverse=tile.i32_attr(int(reverse)))
+        self._combine_region(op, ts, combine)
+        return list(op.operation.results)
+
+    @staticmethod
+    def _combining(cls, hs, ts: Sequence[dtype], shape, **attrs):
+        if len(hs) > tile.MAX_OPERANDS:
+            from ..errors import NotImplementedYet
+
+            raise NotImplementedYet(f"reducing or scanning more than {tile.MAX_OPERANDS} tensors at once is not "
+                                    f"supported yet (got {len(hs)})")
+        return tile.combining_op(cls, hs, [ir_type(t, shape) for t in ts], **attrs)
+
+    def _combine_region(self, op, ts: Sequence[dtype], combine: Callable) -> None:
+        elems = [scalar_type(t) for t in ts]
+        block = op.combine.blocks.append(*elems, *elems)
+        n = len(elems)
         with ir.InsertionPoint(block):
-            tile.ReduceReturnOp(combine(block.arguments[0], block.arguments[1]))
-        return op.res
+            args = list(block.arguments)
+            tile.reduce_return(combine(args[:n], args[n:]))
 
     def device_print(self, prefix: str, hex: bool, handles, types: Sequence[dtype], shapes) -> None:
         if not handles:

@@ -290,13 +290,27 @@ class NumpyBuilder:
                     view[i:i + 1] = combine(view[i:i + 1], k)
         return out
 
-    def reduce(self, h, t, axis: int, src_shape, shape, combine: Callable):
-        x = np.asarray(h)
-        while x.shape[axis] > 1:  # dims are powers of two: a pairwise tree in the combine function
-            half = x.shape[axis] // 2
-            a, b = np.split(x, [half], axis=axis)
-            x = np.asarray(combine(a, b))
-        return np.squeeze(x, axis=axis)
+    def reduce(self, hs, ts, axis: int, src_shape, shape, combine: Callable):
+        xs = [np.asarray(h) for h in hs]
+        while xs[0].shape[axis] > 1:  # dims are powers of two: a pairwise tree, lower half first
+            half = xs[0].shape[axis] // 2
+            lo, hi = zip(*(np.split(x, [half], axis=axis) for x in xs))
+            xs = [np.asarray(v) for v in combine(list(lo), list(hi))]
+        return [np.squeeze(x, axis=axis) for x in xs]
+
+    def scan(self, hs, ts, axis: int, shape, reverse: bool, combine: Callable):
+        """In order along ``axis``; ``reverse`` scans the flipped tensor (the accumulated value is
+        always the combine's first operand)."""
+        xs = [np.moveaxis(np.array(np.broadcast_to(h, shape)), axis, 0) for h in hs]
+        n = xs[0].shape[0]
+        order = range(n - 1, -1, -1) if reverse else range(n)
+        acc = None
+        for k in order:
+            cur = [x[k] for x in xs]
+            acc = cur if acc is None else [np.asarray(v) for v in combine(acc, cur)]
+            for x, v in zip(xs, acc):
+                x[k] = v
+        return [np.moveaxis(x, 0, axis) for x in xs]
 
     def device_print(self, prefix: str, hex: bool, handles, types, shapes) -> None:
         values = [(np.broadcast_to(np.asarray(h), shape), t) for h, t, shape in zip(handles, types, shapes)]

@@ -3,11 +3,11 @@
 Defined in Python on the upstream dialect API (IRDL underneath), so the IR parses, prints,
 verifies and runs upstream passes. Elementwise arithmetic stays in upstream ``arith``/``math``;
 this dialect holds only what those lack: program ids, ranges, shape ops, pointers, memory, atomics,
-reductions and the debugging ops ``print`` and ``assert``. Ops print in MLIR's generic form.
+reductions, scans and the debugging ops ``print`` and ``assert``. Ops print in MLIR's generic form.
 """
 
 
-from typing import Any
+from typing import Any, Sequence
 
 from .mlir import ir
 
@@ -199,22 +199,60 @@ class AtomicCASOp(Tile.Operation, name="atomic_cas"):
     res: Result[Any] = result()
 
 
-class ReduceOp(Tile.Operation, name="reduce", traits=[Pure]):
-    """Combine ``src`` along ``axis`` with the scalar ``combine`` region ((a, b) -> a op b).
-
-    The combine function must be associative and commutative; targets may reassociate it.
-    """
-
-    src: Operand[Any] = operand()
-    axis: ir.IntegerAttr
-    res: Result[Any] = result()
-    combine: Region
+#: the most tensors one ``tile.reduce`` or ``tile.scan`` combines at once (``tl.reduce((a, b, ...))``)
+MAX_OPERANDS = 8
 
 
-class ReduceReturnOp(Tile.Operation, name="reduce_return", traits=[Pure, ir.IsTerminatorTrait]):
-    """Terminates a ``tile.reduce`` combine region with the combined value."""
+def _combining_op(cls_name: str, name: str, doc: str, attrs: dict[str, Any], terminator: bool = False):
+    """An op with up to ``MAX_OPERANDS`` operands (and results) of any types, one per field.
 
-    value: Operand[Any] = operand()
+    IRDL gives every value of one variadic operand the same type, while ``tl.reduce((values,
+    indices), ...)`` combines tensors of different types: so each operand (result) is an optional
+    field of its own, and the op carries ``operandSegmentSizes``/``resultSegmentSizes``."""
+    annotations: dict[str, Any] = dict(attrs)
+    namespace: dict[str, Any] = {"__doc__": doc}
+    for i in range(MAX_OPERANDS):
+        annotations[f"src{i}"] = Operand[Any] | None
+        namespace[f"src{i}"] = None
+    if not terminator:
+        for i in range(MAX_OPERANDS):
+            annotations[f"res{i}"] = Result[Any] | None
+            namespace[f"res{i}"] = None
+        annotations["combine"] = Region
+    namespace["__annotations__"] = annotations
+    traits = [Pure, ir.IsTerminatorTrait] if terminator else [Pure]
+    return type(Tile.Operation)(cls_name, (Tile.Operation,), namespace, name=name, traits=traits)
+
+
+ReduceOp = _combining_op("ReduceOp", "reduce", """Combine the operands along ``axis`` with the ``combine``
+    region: its block takes (a_0 .. a_n-1, b_0 .. b_n-1) scalars and returns the n combined scalars
+    with ``tile.reduce_return``; result ``i`` is operand ``i`` reduced.
+
+    The combine function must be associative and, as in Triton, commutative: targets may regroup
+    and reorder (they keep lower positions on the left where their layout makes that free).""",
+                         {"axis": ir.IntegerAttr})
+
+ScanOp = _combining_op("ScanOp", "scan", """The inclusive scan of the operands along ``axis`` with the
+    ``combine`` region (as ``tile.reduce``'s): result ``i`` has operand ``i``'s shape; element k of
+    every result combines elements 0..k in order, the running value on the left (elements n-1 down
+    to k when ``reverse`` is 1).""",
+                       {"axis": ir.IntegerAttr, "reverse": ir.IntegerAttr})
+
+ReduceReturnOp = _combining_op("ReduceReturnOp", "reduce_return",
+                               "Terminates a ``tile.reduce`` or ``tile.scan`` combine region with the combined values.",
+                               {}, terminator=True)
+
+
+def combining_op(cls, operands: Sequence[ir.Value], result_types: Sequence[ir.Type], **attrs) -> ir.OpView:
+    """A ``tile.reduce``/``tile.scan`` (``cls``) of ``operands`` with results of ``result_types``;
+    its combine block is still empty."""
+    kwargs = {f"src{i}": v for i, v in enumerate(operands)}
+    kwargs.update({f"res{i}": t for i, t in enumerate(result_types)})
+    return cls(*attrs.values(), **kwargs)
+
+
+def reduce_return(values: Sequence[ir.Value]) -> ir.OpView:
+    return ReduceReturnOp(**{f"src{i}": v for i, v in enumerate(values)})
 
 
 class ConvertLayoutOp(Tile.Operation, name="convert_layout", traits=[Pure]):

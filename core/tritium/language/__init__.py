@@ -7,6 +7,8 @@ from .core import (
 )
 from .core import (PropagateNan, clamp, debug_barrier, device_assert, device_print, reduce, static_print,
                    xor_sum, zeros_like)
+from .reductions import argmax, argmin, reduce_or
+from .scan import associative_scan, cumprod, cumsum
 from . import math
 from .atomics import (atomic_add, atomic_and, atomic_cas, atomic_max, atomic_min, atomic_or, atomic_xchg,
                       atomic_xor)
@@ -40,15 +42,17 @@ __all__ = [
     "TRITON_MAX_TENSOR_NUMEL", "cat", "flip", "interleave", "join", "permute", "ravel", "reshape", "split",
     "trans", "view",
     "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min", "atomic_or", "atomic_xchg", "atomic_xor",
+    "argmax", "argmin", "associative_scan", "cumprod", "cumsum", "reduce_or",
 ]
 
 
 #: the builtins that are also methods of tensors, as in Triton (``x.sum(axis=0)``, ``x.exp()``)
-MEMBER_FUNCTIONS = ("abs", "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min", "atomic_or",
-                    "atomic_xchg", "atomic_xor", "broadcast_to", "cdiv", "ceil", "cos", "div_rn", "erf", "exp", "exp2",
-                    "expand_dims", "fdiv", "flip", "floor", "fma", "log", "log2", "max", "min", "permute", "ravel",
-                    "reduce", "reshape", "rsqrt", "sigmoid", "sin", "softmax", "split", "sqrt", "sqrt_rn", "sum", "trans",
-                    "umulhi", "view", "xor_sum")
+MEMBER_FUNCTIONS = ("abs", "argmax", "argmin", "associative_scan", "atomic_add", "atomic_and", "atomic_cas",
+                    "atomic_max", "atomic_min", "atomic_or", "atomic_xchg", "atomic_xor", "broadcast_to", "cdiv",
+                    "ceil", "cos", "cumprod", "cumsum", "div_rn", "erf", "exp", "exp2", "expand_dims", "fdiv", "flip",
+                    "floor", "fma", "log", "log2", "max", "min", "permute", "ravel", "reduce", "reduce_or", "reshape",
+                    "rsqrt", "sigmoid", "sin", "softmax", "split", "sqrt", "sqrt_rn", "sum", "trans", "umulhi", "view",
+                    "xor_sum")
 
 
 for _name in MEMBER_FUNCTIONS:  # a plain function on a class binds the tensor as its first argument

@@ -12,7 +12,6 @@ import operator
 from typing import Any, Sequence
 
 from . import semantic
-from ..errors import NotImplementedYet
 from .dtypes import bfloat16, dtype, float32
 
 
@@ -268,30 +267,42 @@ def _propagate(value) -> bool:
     return value == PropagateNan.ALL
 
 
-def sum(input, axis=None, keep_dims=False) -> tensor:  # noqa: A001
+def sum(input, axis=None, keep_dims=False, dtype=None) -> tensor:  # noqa: A001
+    """The sum along ``axis`` (every axis when None), in ``dtype`` when given (Triton's ``dtype``)."""
+    dtype = _unwrap(dtype)
+    if dtype is not None:
+        input = semantic.cast(semantic.to_tensor(_unwrap(input)), dtype)
     return semantic.reduce_builtin("sum", input, _unwrap(axis), _unwrap(keep_dims))
 
 
-def max(input, axis=None, keep_dims=False) -> tensor:  # noqa: A001
-    return semantic.reduce_builtin("max", input, _unwrap(axis), _unwrap(keep_dims))
+def max(input, axis=None, return_indices=False, return_indices_tie_break_left=True,  # noqa: A001
+        keep_dims=False):
+    """The maximum along ``axis`` (every axis when None); with ``return_indices`` also its index
+    (``tl.argmax``'s)."""
+    return _extremum("max", input, axis, return_indices, return_indices_tie_break_left, keep_dims)
 
 
-def min(input, axis=None, keep_dims=False) -> tensor:  # noqa: A001
-    return semantic.reduce_builtin("min", input, _unwrap(axis), _unwrap(keep_dims))
+def min(input, axis=None, return_indices=False, return_indices_tie_break_left=True,  # noqa: A001
+        keep_dims=False):
+    """The minimum along ``axis`` (every axis when None); with ``return_indices`` also its index."""
+    return _extremum("min", input, axis, return_indices, return_indices_tie_break_left, keep_dims)
 
 
-def reduce(input, axis, combine_fn, keep_dims=False) -> tensor:
-    """Reduce ``input`` along ``axis`` (every axis when None) with ``combine_fn(a, b)``, a @jit
-    function of two scalars of ``input``'s dtype; it must be associative and commutative (targets
-    combine in any order). One tensor at a time: a tuple of tensors is not supported yet."""
-    from ..runtime.jit import JITFunction  # the runtime imports the language
+def _extremum(kind: str, input, axis, return_indices, tie_break_left, keep_dims):
+    if _unwrap(return_indices):
+        from . import reductions
 
-    combine_fn = _unwrap(combine_fn)
-    if isinstance(input, tuple):
-        raise NotImplementedYet("tl.reduce of several tensors at once (a tuple) is not supported yet")
-    if not isinstance(combine_fn, JITFunction):
-        raise semantic.SemanticError(f"tl.reduce's combine_fn must be a @jit function, got {combine_fn!r}")
-    return semantic.reduce_axes(input, _unwrap(axis), combine_fn, _unwrap(keep_dims))
+        return reductions.with_indices(kind, _unwrap(input), _unwrap(axis), bool(_unwrap(tie_break_left)),
+                                       bool(_unwrap(keep_dims)))
+    return semantic.reduce_builtin(kind, input, _unwrap(axis), _unwrap(keep_dims))
+
+
+def reduce(input, axis, combine_fn, keep_dims=False):
+    """Reduce ``input`` (a tensor, or a tuple of tensors of one shape reduced together) along
+    ``axis`` (every element when None) with the @jit ``combine_fn``; see ``language.reductions``."""
+    from . import reductions
+
+    return reductions.reduce(input, axis, combine_fn, keep_dims)
 
 
 def xor_sum(input, axis=None, keep_dims=False) -> tensor:
@@ -392,8 +403,7 @@ def _hint(input, values, field: str):
 
 # Triton builtins this language does not have yet: using one raises errors.NotImplementedYet.
 NOT_YET = frozenset({
-    "dot", "dot_scaled", "cumsum", "cumprod", "associative_scan",
-    "argmax", "argmin", "histogram", "sort",
+    "dot", "dot_scaled", "histogram", "sort",
     "inline_asm_elementwise", "make_block_ptr", "advance",
     "make_tensor_descriptor",
 })

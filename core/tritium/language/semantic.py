@@ -651,25 +651,11 @@ def store(ptr, value, mask=None):
 # -- reductions ----------------------------------------------------------------------------------
 
 
-def reduce(x, axis: int, combine: Callable[[Any, Any], Any], keep_dims: bool = False):
+def reduce(x, axis: int, combine: Callable[[Any, Any], Any], keep_dims: bool = False, what: str = "tl.reduce"):
     """Reduce ``x`` along ``axis`` with ``combine(a, b)`` on scalar tensors of x's dtype."""
-    core = _core()
-    rank = len(x.shape)
-    if rank == 0:
-        raise SemanticError("cannot reduce a scalar")
-    if axis < 0:
-        axis += rank
-    if not 0 <= axis < rank:
-        raise SemanticError(f"reduction axis {axis} out of range for a tensor of rank {rank}")
-    shape = x.shape[:axis] + x.shape[axis + 1:]
-    t = x.dtype
+    from .reductions import reduce_tensors
 
-    def combine_handles(a, b):
-        out = combine(core.tensor(a, t, ()), core.tensor(b, t, ()))
-        return cast(out, t).handle
-
-    r = core.tensor(builder().reduce(x.handle, t, axis, x.shape, shape, combine_handles), t, shape)
-    return expand_dims(r, axis) if keep_dims else r
+    return reduce_tensors([x], axis, lambda a, b: [combine(a[0], b[0])], keep_dims, what)[0]
 
 
 def reduce_builtin(kind: str, x, axis, keep_dims: bool):
@@ -694,14 +680,6 @@ def reduce_builtin(kind: str, x, axis, keep_dims: bool):
 def reduce_axes(x, axis, combine: Callable[[Any, Any], Any], keep_dims: bool, what: str = "tl.reduce"):
     """``reduce`` along ``axis``, or along every axis when it is None (``keep_dims`` then keeps them
     all, as size 1)."""
-    x = to_tensor(x)
-    if axis is None:
-        rank = len(x.shape)
-        for _ in range(rank):
-            x = reduce(x, len(x.shape) - 1, combine)
-        for _ in range(rank if keep_dims else 0):
-            x = expand_dims(x, 0)
-        return x
-    if not isinstance(axis, int):
-        raise SemanticError(f"{what}: axis must be a constant integer or None, got {axis!r}")
-    return reduce(x, axis, combine, keep_dims)
+    from .reductions import reduce_all
+
+    return reduce_all([to_tensor(x)], axis, lambda a, b: [combine(a[0], b[0])], keep_dims, what)[0]

@@ -6,7 +6,10 @@ The rules, as in Triton:
 - values made from nothing (``make_range``, ``splat``, dense constants) and memory ops (loads,
   stores and atomics: their pointers, masks, values and results; coalescing is decided for them)
   take the rank's default;
-- ``tile.reduce`` along ``axis`` gives ``#tile.slice<axis, layout of its operand>``;
+- ``tile.reduce`` along ``axis`` gives ``#tile.slice<axis, layout of its operands>`` (the first
+  operand that is not free decides; the others are converted to it);
+- ``tile.scan`` along ``axis`` takes its operands in, and gives its results, a layout where the
+  lanes of each warp hold the whole axis (``scan_layout``), so no scan crosses warps;
 - re-indexing ops (``tile.reshape``, ``trans``, ``join``, ``split``, ``flip``) take their operands
   as they come; a ``trans`` of a blocked layout permutes it, a ``join`` extends it (its second
   operand converted to the first's), a ``split`` of an in-thread last dimension drops it and a
@@ -31,7 +34,7 @@ from ..ir import tile
 from ..ir.mlir import ir
 from ..codegen.reindex import Reindex
 from .assign import retyped
-from .distributed import Blocked, Layout, Slice, encoded, layout_of_type
+from .distributed import Blocked, Layout, Slice, default_blocked, encoded, layout_of_type, threads
 from .reindexed import register_layout
 
 #: ops whose results cost nothing to rebuild in any layout: they never decide an elementwise layout
@@ -148,9 +151,23 @@ class _Propagation:
             return
         if name == "tile.reduce":
             axis = ir.IntegerAttr(op.attributes["axis"]).value
-            return self.set(op.result, Slice(axis, self.layouts[op.operands[0]]))
+            anchor = next((i for i in tensors if not self.free(op.operands[i])), tensors[0])
+            layout = self.layouts[op.operands[anchor]]
+            for i in tensors:
+                self.need(op, i, layout)
+            for res in op.results:
+                self.set(res, Slice(axis, layout))
+            return
         if name in tile.REINDEXING:
             return self.reindexed(op)
+        if name == "tile.scan":
+            t = ir.RankedTensorType(op.operands[0].type)
+            layout = scan_layout(tuple(t.shape), ir.IntegerAttr(op.attributes["axis"]).value, self.default(t.rank))
+            for i in tensors:
+                self.need(op, i, layout)
+            for res in op.results:
+                self.set(res, layout)
+            return
         if name == "tile.expand_dims":
             return self.expand_dims(op)
         if name == "tile.broadcast":
@@ -227,6 +244,20 @@ class _Propagation:
             for i, res in enumerate(op.results):
                 if res in self.layouts:
                     self.need(terminator, i, self.layouts[res])
+
+
+def scan_layout(shape: tuple[int, ...], axis: int, default: Blocked) -> Blocked:
+    """A layout of ``shape`` (with the threads of ``default``) for a scan along ``axis``: the lanes
+    of one warp share the axis, each holding a contiguous run of it (the whole axis once, without
+    repetitions: no warp needs another's values); the other lanes and the warps spread over the
+    other dimensions, and those left over hold copies."""
+    warp_size, num_warps = threads(default)
+    lanes = min(warp_size, shape[axis])
+    off_axis = tuple(1 if d == axis else n for d, n in enumerate(shape))
+    base = default_blocked(off_axis, num_warps, warp_size // lanes, order=default.order)
+    spt, tpw = list(base.size_per_thread), list(base.threads_per_warp)
+    spt[axis], tpw[axis] = shape[axis] // lanes, tpw[axis] * lanes
+    return Blocked(tuple(spt), tuple(tpw), base.warps_per_cta, base.order)
 
 
 def _encoding(value: ir.Value):

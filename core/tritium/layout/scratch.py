@@ -4,12 +4,13 @@ layout stage, which allocates it (``tile.shared_offset``), and the per-thread co
 
 - ``tile.convert_layout`` between different distributions: the whole tensor, row-major.
 - ``tile.reduce`` whose axis crosses warps: one partial per warp along the axis and per element of
-  the result, row-major within each warp's block (``reduce``).
+  the result, row-major within each warp's block, one such region per operand (``reduce``).
 - the re-indexing ops (``tile.reshape``, ``trans``, ``join``, ``split``, ``flip``) that move
   elements between threads (``reindexed.register_map``): each operand whole, row-major, one after
   the other (``codegen.threads.shape``).
 - an atomic (``tile.atomic_rmw``, ``tile.atomic_cas``) whose old values are used and held by
   several threads (``shares_old_values``): the whole result, row-major; one element for a scalar.
+- ``tile.scan`` uses none: its layout keeps the whole axis inside each thread.
 
 Every other op, and these where the data stays in the threads, uses none.
 """
@@ -31,12 +32,19 @@ def axis_bits(bases: tuple[tuple[int, ...], ...], axis: int) -> list[int]:
     return [bit for bit, basis in enumerate(bases) if basis[axis]]
 
 
-def reduce_scratch_bytes(dist: Distribution, axis: int, element_bytes: int) -> int:
-    """Shared memory a reduction of a tensor distributed as ``dist`` along ``axis`` uses."""
+def reduce_scratch_offsets(dist: Distribution, axis: int, element_bytes: list[int]) -> tuple[list[int], int]:
+    """Where each operand's partials start in the scratch of a reduction of tensors distributed as
+    ``dist`` along ``axis`` (one region per operand, 8-byte aligned), and the total bytes (0 when
+    the axis stays inside each warp)."""
     warps = 1 << len(axis_bits(dist.warp_bases, axis))
     if warps == 1:
-        return 0
-    return warps * math.prod(dist.shape[:axis] + dist.shape[axis + 1:]) * element_bytes
+        return [0] * len(element_bytes), 0
+    block = warps * math.prod(dist.shape[:axis] + dist.shape[axis + 1:])
+    offsets, total = [], 0
+    for size in element_bytes:
+        offsets.append(total)
+        total += -(-block * size // 8) * 8
+    return offsets, total
 
 
 #: the atomic ops: one thread per element does the atomic, the others may need its old value
@@ -76,7 +84,8 @@ def scratch_bytes(op: ir.Operation, pointer_bits: PointerBits = pointers_of_64_b
     size = element_bytes(src, pointer_bits)
     dist = distribute(layout_of_type(src), tuple(src.shape))
     if op.name == "tile.reduce":
-        return reduce_scratch_bytes(dist, ir.IntegerAttr(op.attributes["axis"]).value, size)
+        sizes = [element_bytes(o.type, pointer_bits) for o in op.operands]
+        return reduce_scratch_offsets(dist, ir.IntegerAttr(op.attributes["axis"]).value, sizes)[1]
     res = ir.RankedTensorType(op.results[0].type)
     if distribute(layout_of_type(res), tuple(res.shape)) == dist:
         return 0

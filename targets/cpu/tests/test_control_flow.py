@@ -20,8 +20,8 @@ module {{
     %mx = "tile.reduce"(%v) ({{
     ^bb0(%a: i32, %b: i32):
       %c = arith.maxsi %a, %b : i32
-      "tile.reduce_return"(%c) : (i32) -> ()
-    }}) {{axis = 0 : i32}} : ({T64}) -> i32
+      "tile.reduce_return"(%c) {{operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>}} : (i32) -> ()
+    }}) {{axis = 0 : i32, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>}} : ({T64}) -> i32
     %c0 = arith.constant 0 : i32
     %c1 = arith.constant 1 : i32
     %res = scf.if %flag -> (i32) {{

@@ -133,6 +133,8 @@ class KernelCodegen(ControlFlow, Reductions, DebugOps, BoundsChecks, Atomics, Ch
             self.add_root(StoreRoot(op), operands[1])
         elif name == "tile.reduce":
             self.emit_reduce(op)
+        elif name == "tile.scan":
+            self.emit_scan(op)
         elif name in ("scf.for", "scf.if", "scf.while"):
             self.flush()
             getattr(self, "emit_" + name[4:])(op)
@@ -258,7 +260,8 @@ def plan_buffers(block: ir.Block) -> set[ir.Value]:
     ops = [op.operation for op in block.operations]
     position = {op: i for i, op in enumerate(ops)}
     writes = [i for i, op in enumerate(ops)
-              if op.name == "tile.store" or op.name in ATOMIC_OPS or (len(op.regions) and op.name != "tile.reduce")]
+              if op.name == "tile.store" or op.name in ATOMIC_OPS
+              or (len(op.regions) and op.name not in ("tile.reduce", "tile.scan"))]
     costly: dict[ir.Value, bool] = {}
     loads: dict[ir.Value, bool] = {}
     keep: set[ir.Value] = set()

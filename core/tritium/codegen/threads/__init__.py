@@ -9,8 +9,9 @@ What it expects of the layout stage (it reports a clear error otherwise):
 - the operands of elementwise ops, ``tile.addptr``, ``tile.load`` and ``tile.store`` are
   distributed as the op's result (or stored value); ``tile.broadcast`` keeps its encoding;
   ``tile.expand_dims`` at ``axis`` reads ``#tile.slice<axis, result layout>``; ``tile.reduce``
-  along ``axis`` yields ``#tile.slice<axis, source layout>``; layouts are made for this warp size
-  and ``num_warps``;
+  along ``axis`` yields ``#tile.slice<axis, source layout>`` from operands of one distribution;
+  ``tile.scan`` has operands and results of one distribution in which every thread holds the whole
+  scan axis; layouts are made for this warp size and ``num_warps``;
 - every op for which ``scratch_bytes`` is not 0 has a ``tile.shared_offset`` (16-byte aligned
   offsets let conversions use vector accesses). The op itself waits at a barrier between its
   writes and its reads; the stage puts a ``tile.barrier`` before an op whose scratch another op

@@ -5,7 +5,7 @@ thread holds, one per register of its distribution (``tritium.layout.distributed
 holds the element at ``Distribution.coordinates(lane, warp)[r]``. Elementwise ops therefore apply
 per register, shape ops re-index registers of the same thread, and only memory, reductions and
 layout conversions need to know where the registers lie (``indexing``). The op lowerings that need
-more than a few lines live in mixins: ``memory``, ``atomics``, ``reduce``, ``convert`` and
+more than a few lines live in mixins: ``memory``, ``atomics``, ``reduce``, ``scan``, ``convert`` and
 ``control_flow``.
 """
 
@@ -34,6 +34,7 @@ from .indexing import I32, Indexing
 from .memory import Memory
 from .reduce import Reductions
 from .shape import ShapeOps
+from .scan import Scans
 
 #: an MLIR value's lowering: an LLVM scalar, or a tensor's registers
 Value = Union[ll.Value, list]
@@ -45,7 +46,7 @@ def is_tensor(t: ir.Type) -> bool:
     return isinstance(t, ir.RankedTensorType)
 
 
-class Walker(ControlFlow, Memory, Atomics, Reductions, Conversions, ShapeOps, DebugOps):
+class Walker(ControlFlow, Memory, Atomics, Reductions, Scans, Conversions, ShapeOps, DebugOps):
     """Builds the LLVM kernel of one ``func.func`` (see the module docstring)."""
 
     def __init__(self, func_op: ir.Operation, module: ll.Module, hooks: DeviceHooks, num_warps: int,
@@ -273,6 +274,7 @@ _LOWERINGS = {
     "tile.atomic_rmw": Walker.emit_atomic,
     "tile.atomic_cas": Walker.emit_atomic,
     "tile.reduce": Walker.emit_reduce,
+    "tile.scan": Walker.emit_scan,
     "tile.convert_layout": Walker.emit_convert_layout,
     **{name: Walker.emit_reindex for name in tile.REINDEXING},
     "tile.barrier": Walker.emit_barrier,

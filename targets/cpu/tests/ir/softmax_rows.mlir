@@ -31,8 +31,8 @@ module {
       %mx = "tile.reduce"(%x) ({
       ^bb0(%a: f32, %b: f32):
         %m = arith.maxnumf %a, %b : f32
-        "tile.reduce_return"(%m) : (f32) -> ()
-      }) {axis = 1 : i32} : (tensor<4x256xf32>) -> tensor<4xf32>
+        "tile.reduce_return"(%m) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (f32) -> ()
+      }) {axis = 1 : i32, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x256xf32>) -> tensor<4xf32>
       %mx2 = "tile.expand_dims"(%mx) {axis = 1 : i32} : (tensor<4xf32>) -> tensor<4x1xf32>
       %mxb = "tile.broadcast"(%mx2) : (tensor<4x1xf32>) -> tensor<4x256xf32>
       %z = arith.subf %x, %mxb : tensor<4x256xf32>
@@ -40,8 +40,8 @@ module {
       %den = "tile.reduce"(%e) ({
       ^bb0(%a: f32, %b: f32):
         %s = arith.addf %a, %b : f32
-        "tile.reduce_return"(%s) : (f32) -> ()
-      }) {axis = 1 : i32} : (tensor<4x256xf32>) -> tensor<4xf32>
+        "tile.reduce_return"(%s) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (f32) -> ()
+      }) {axis = 1 : i32, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x256xf32>) -> tensor<4xf32>
       %den2 = "tile.expand_dims"(%den) {axis = 1 : i32} : (tensor<4xf32>) -> tensor<4x1xf32>
       %denb = "tile.broadcast"(%den2) : (tensor<4x1xf32>) -> tensor<4x256xf32>
       %y = arith.divf %e, %denb : tensor<4x256xf32>

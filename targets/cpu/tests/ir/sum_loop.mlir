@@ -28,8 +28,8 @@ module {
     %s = "tile.reduce"(%acc) ({
     ^bb0(%p: f64, %q: f64):
       %t = arith.addf %p, %q : f64
-      "tile.reduce_return"(%t) : (f64) -> ()
-    }) {axis = 0 : i32} : (tensor<8x128xf64>) -> tensor<128xf64>
+      "tile.reduce_return"(%t) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (f64) -> ()
+    }) {axis = 0 : i32, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<8x128xf64>) -> tensor<128xf64>
     %os = "tile.splat"(%out) : (!tile.ptr<f64, 1 : i32>) -> tensor<128x!tile.ptr<f64, 1 : i32>>
     %op = "tile.addptr"(%os, %r1) : (tensor<128x!tile.ptr<f64, 1 : i32>>, tensor<128xi32>) -> tensor<128x!tile.ptr<f64, 1 : i32>>
     "tile.store"(%op, %s) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<128x!tile.ptr<f64, 1 : i32>>, tensor<128xf64>) -> ()
