@@ -8,6 +8,7 @@ from .core import (
 from .core import (PropagateNan, clamp, debug_barrier, device_assert, device_print, reduce, static_print,
                    xor_sum, zeros_like)
 from . import math
+from .dot import dot
 from .math import div_rn, erf, fdiv, fma, sqrt_rn, umulhi
 from .standard import sigmoid, softmax, swizzle2d
 from .random import (pair_uniform_to_normal, philox, rand, rand4x, randint, randint4x, randn, randn4x,
@@ -32,6 +33,7 @@ __all__ = [
     "debug_barrier", "reduce", "swizzle2d", "xor_sum", "zeros_like",
     "pair_uniform_to_normal", "philox", "rand", "rand4x", "randint", "randint4x", "randn", "randn4x",
     "uint_to_uniform_float",
+    "dot",
 ]
 
 

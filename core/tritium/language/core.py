@@ -376,7 +376,7 @@ def _hint(input, values, field: str):
 
 # Triton builtins this language does not have yet: using one raises errors.NotImplementedYet.
 NOT_YET = frozenset({
-    "dot", "dot_scaled", "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min",
+    "dot_scaled", "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min",
     "atomic_or", "atomic_xchg", "atomic_xor", "cumsum", "cumprod", "associative_scan",
     "argmax", "argmin", "reshape", "view", "trans",
     "permute", "join", "split", "cat", "interleave", "histogram", "sort", "flip",

@@ -8,6 +8,8 @@ The rules, as in Triton:
 - ``tile.reduce`` along ``axis`` gives ``#tile.slice<axis, layout of its operand>``;
 - ``expand_dims`` at ``axis`` of a ``slice<axis, P>`` gives ``P``; of anything else the default,
   its operand converted to ``slice<axis, default>``; ``broadcast`` keeps its operand's layout;
+- ``tile.dot`` gives its accumulator's layout; its operands A and B pass through shared memory,
+  so they stay in whatever layout they come (``codegen.threads.dot``);
 - elementwise ops take the layout of their first operand that is not *free* (made from nothing,
   see ``FREE``, arithmetic on such values, or carried by a loop from such a value) and convert
   the others to it;
@@ -141,6 +143,8 @@ class _Propagation:
         if name == "tile.reduce":
             axis = ir.IntegerAttr(op.attributes["axis"]).value
             return self.set(op.result, Slice(axis, self.layouts[op.operands[0]]))
+        if name == "tile.dot":
+            return self.set(op.result, self.layouts[op.operands[2]])
         if name == "tile.expand_dims":
             return self.expand_dims(op)
         if name == "tile.broadcast":

@@ -5,6 +5,8 @@ layout stage, which allocates it (``tile.shared_offset``), and the per-thread co
 - ``tile.convert_layout`` between different distributions: the whole tensor, row-major.
 - ``tile.reduce`` whose axis crosses warps: one partial per warp along the axis and per element of
   the result, row-major within each warp's block (``reduce``).
+- ``tile.dot``: its operands, A transposed (``[K, M]``) then B (``[K, N]``), row-major, in their
+  element type (``dot_scratch_bytes``).
 
 Every other op, and these where the data stays in the threads, uses none.
 """
@@ -32,13 +34,21 @@ def reduce_scratch_bytes(dist: Distribution, axis: int, element_bytes: int) -> i
     return warps * math.prod(dist.shape[:axis] + dist.shape[axis + 1:]) * element_bytes
 
 
+def dot_scratch_bytes(m: int, n: int, k: int, element_bytes: int) -> int:
+    """Shared memory a ``tile.dot`` of ``[m, k] x [k, n]`` operands of ``element_bytes`` uses."""
+    return (m + n) * k * element_bytes
+
+
 def scratch_bytes(op: ir.Operation, pointer_bits: PointerBits = pointers_of_64_bits) -> int:
     """Bytes of shared memory ``op`` uses from its ``tile.shared_offset`` (0: it needs none);
     ``pointer_bits`` sizes pointer elements (``Target.pointer_bits``)."""
-    if op.name not in ("tile.convert_layout", "tile.reduce"):
+    if op.name not in ("tile.convert_layout", "tile.reduce", "tile.dot"):
         return 0
     src = ir.RankedTensorType(op.operands[0].type)
     size = element_bytes(src, pointer_bits)
+    if op.name == "tile.dot":
+        (m, k), n = src.shape, ir.RankedTensorType(op.operands[1].type).shape[1]
+        return dot_scratch_bytes(m, n, k, size)
     dist = distribute(layout_of_type(src), tuple(src.shape))
     if op.name == "tile.reduce":
         return reduce_scratch_bytes(dist, ir.IntegerAttr(op.attributes["axis"]).value, size)

@@ -1,8 +1,9 @@
 """Shared-memory scratch for the ops that move data between threads, and the barriers between uses.
 
-Two ops need scratch: ``tile.convert_layout`` between different distributions (the whole tensor
-passes through shared memory) and a ``tile.reduce`` whose reduced dimension spans several warps
-(each warp leaves its partial results there for the others); ``layout.scratch`` sizes both. Each gets the attribute ``tile.shared_offset`` (i32, bytes) into the
+Three ops need scratch: ``tile.convert_layout`` between different distributions (the whole tensor
+passes through shared memory), a ``tile.reduce`` whose reduced dimension spans several warps
+(each warp leaves its partial results there for the others) and ``tile.dot`` (its operands);
+``layout.scratch`` sizes them. Each gets the attribute ``tile.shared_offset`` (i32, bytes) into the
 program's shared memory.
 
 Offsets are allocated over liveness intervals in program order: two buffers share bytes only when

@@ -5,7 +5,7 @@ thread holds, one per register of its distribution (``tritium.layout.distributed
 holds the element at ``Distribution.coordinates(lane, warp)[r]``. Elementwise ops therefore apply
 per register, shape ops re-index registers of the same thread, and only memory, reductions and
 layout conversions need to know where the registers lie (``indexing``). The op lowerings that need
-more than a few lines live in mixins: ``memory``, ``reduce``, ``convert`` and ``control_flow``.
+more than a few lines live in mixins: ``memory``, ``reduce``, ``convert``, ``dot`` and ``control_flow``.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from ..types import llvm_type, memory_type
 from .control_flow import ControlFlow
 from .convert import Conversions
 from .debug import DebugOps
+from .dot import Dots
 from .indexing import I32, Indexing
 from .memory import Memory
 from .reduce import Reductions
@@ -42,7 +43,7 @@ def is_tensor(t: ir.Type) -> bool:
     return isinstance(t, ir.RankedTensorType)
 
 
-class Walker(ControlFlow, Memory, Reductions, Conversions, DebugOps):
+class Walker(ControlFlow, Memory, Reductions, Conversions, Dots, DebugOps):
     """Builds the LLVM kernel of one ``func.func`` (see the module docstring)."""
 
     def __init__(self, func_op: ir.Operation, module: ll.Module, hooks: DeviceHooks, num_warps: int,
@@ -268,6 +269,7 @@ _LOWERINGS = {
     "tile.load": Walker.emit_load,
     "tile.store": Walker.emit_store,
     "tile.reduce": Walker.emit_reduce,
+    "tile.dot": Walker.emit_dot,
     "tile.convert_layout": Walker.emit_convert_layout,
     "tile.barrier": Walker.emit_barrier,
     "tile.print": Walker.emit_print,
