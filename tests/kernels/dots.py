@@ -1,0 +1,107 @@
+"""Kernels of the ``tl.dot`` tests: one product of whole blocks, and the tutorial's blocked matmul."""
+
+import tritium
+import tritium.language as tl
+
+
+@tritium.jit
+def dot_kernel(a_ptr, b_ptr, c_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
+               IN: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr, OUT: tl.constexpr, LOOPS: tl.constexpr):
+    """``out = a @ b (+ c)`` repeated ``LOOPS`` times into one accumulator; the operands are read as
+    stored and converted to ``IN`` (when not None), the accumulator read from ``c``."""
+    rm, rn, rk = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])
+    if IN is not None:
+        a, b = a.to(IN), b.to(IN)
+    c_offs = rm[:, None] * N + rn[None, :]
+    if ACC:
+        acc = tl.load(c_ptr + c_offs)
+        for _ in tl.static_range(LOOPS):
+            acc = tl.dot(a, b, acc, input_precision=PREC, out_dtype=OUT)
+    else:
+        acc = tl.dot(a, b, input_precision=PREC, out_dtype=OUT)
+    tl.store(out_ptr + c_offs, acc)
+
+
+@tritium.jit
+def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                  BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
+                  GROUP_SIZE_M: tl.constexpr, IN: tl.constexpr):
+    """Triton's tutorial 03: grouped program order, a K loop of masked loads, an fp32 accumulator;
+    the result is stored in ``c``'s element type, masked on ragged M and N."""
+    pid = tl.program_id(axis=0)
+    num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)
+    num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
+    num_pid_in_group = GROUP_SIZE_M * num_pid_n
+    group_id = pid // num_pid_in_group
+    first_pid_m = group_id * GROUP_SIZE_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_SIZE_M)
+    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
+    pid_n = (pid % num_pid_in_group) // group_size_m
+    offs_am = (pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)) % M
+    offs_bn = (pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)) % N
+    offs_k = tl.arange(0, BLOCK_SIZE_K)
+    a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
+    b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
+    accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
+        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_SIZE_K, other=0.0)
+        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)
+        if IN is not None:
+            a, b = a.to(IN), b.to(IN)
+        accumulator = tl.dot(a, b, accumulator)
+        a_ptrs += BLOCK_SIZE_K * stride_ak
+        b_ptrs += BLOCK_SIZE_K * stride_bk
+    c = accumulator.to(c_ptr.dtype.element_ty)
+    offs_cm = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
+    offs_cn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+    c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
+    c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
+    tl.store(c_ptrs, c, mask=c_mask)
+
+
+@tritium.jit
+def typed_dot_kernel(a_ptr, b_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr, CASE: tl.constexpr,
+                     EXPECT: tl.constexpr):
+    """``tl.dot`` of blocks read through the pointers' types, called as ``CASE`` says; the result's
+    dtype must be ``EXPECT`` (checked at compile time)."""
+    a = tl.load(a_ptr + tl.arange(0, M)[:, None] * K + tl.arange(0, K)[None, :])
+    b = tl.load(b_ptr + tl.arange(0, K)[:, None] * N + tl.arange(0, N)[None, :])
+    if CASE == "plain":
+        c = tl.dot(a, b)
+    elif CASE == "out_fp16":
+        c = tl.dot(a, b, out_dtype=tl.float16)
+    elif CASE == "out_bf16":
+        c = tl.dot(a, b, out_dtype=tl.bfloat16)
+    elif CASE == "out_fp64":
+        c = tl.dot(a, b, out_dtype=tl.float64)
+    elif CASE == "acc_fp32":
+        c = tl.dot(a, b, tl.zeros((M, N), tl.float32))
+    elif CASE == "acc_fp16":
+        c = tl.dot(a, b, tl.zeros((M, N), tl.float16))
+    elif CASE == "acc_int32":
+        c = tl.dot(a, b, tl.zeros((M, N), tl.int32), out_dtype=tl.int32)
+    elif CASE == "acc_shape":
+        c = tl.dot(a, b, tl.zeros((M, 2 * N), tl.float32))
+    elif CASE == "both_precisions":
+        c = tl.dot(a, b, input_precision="ieee", allow_tf32=False)
+    elif CASE == "bad_precision":
+        c = tl.dot(a, b, input_precision="fp64")
+    elif CASE == "allow_tf32":
+        c = tl.dot(a, b, allow_tf32=True)
+    elif CASE == "no_tf32":
+        c = tl.dot(a, b, allow_tf32=False)
+    elif CASE == "tf32x3":
+        c = tl.dot(a, b, input_precision="TF32x3")
+    elif CASE == "scalar":
+        c = tl.dot(a, 2.0)
+    elif CASE == "vector":
+        c = tl.dot(tl.sum(a, axis=0), b)
+    elif CASE == "batched":
+        c = tl.dot(a[None, :, :], b[None, :, :])
+    elif CASE == "trans":
+        c = tl.dot(b, a)
+    else:
+        c = tl.dot(a, b.to(tl.float64))
+    tl.static_assert(c.dtype == EXPECT, "unexpected result dtype")
