@@ -12,6 +12,7 @@ crash and the run goes on.
 """
 
 from . import cases as _cases  # noqa: F401  (registers the cases)
+from . import cases_dot as _cases_dot  # noqa: F401
 from .suite import (CASES, Case, CompileOnlyDevice, Device, Output, Result, compile_case, declared_gap, run_case,
                     run_suite, select)
 
