@@ -9,9 +9,10 @@ elements of a row of B as vectors and broadcasts one element of A per row, and a
 CPU has FMA; integers multiply and add, wrapping). Operands narrower than the accumulator (fp16 and
 bf16 into fp32, int8 into int32) are widened as they are loaded, so products are exact.
 
-The tile fills the host's vector registers without spilling: ``NR`` is two vectors of the
-accumulator type, ``MR`` four rows (eight with AVX-512's 32 registers): ``MR * 2`` accumulators
-plus two B vectors and one broadcast.
+The tile fills the host's vector registers without spilling: ``NR`` is three vectors of the
+accumulator type (the last tile of a row may have fewer), ``MR`` four rows (eight with AVX-512's 32
+registers): ``MR * 3`` accumulators, three B vectors and one broadcast. Twelve independent
+accumulators keep both FMA units busy through the FMA latency.
 """
 
 from __future__ import annotations
@@ -26,11 +27,12 @@ from .evaluate import BUFFER_ALIGN, Buffer, cpu_type, shape_of
 from .layout import host_vector_bits
 from .roots import MaterializeRoot
 
-B_VECTORS = 2  # vectors of B (and accumulators per row) in one register tile
+B_VECTORS = 3  # vectors of B (and accumulators per row) in one register tile
 
 
 def tile_shape(m: int, n: int, acc_bits: int, vector_bits: int) -> tuple[int, int, int]:
-    """``(MR, vector width, vectors per row)`` of the register tile of an ``[m, n]`` result."""
+    """``(MR, vector width, vectors per row)`` of the register tiles of an ``[m, n]`` result; the
+    last tile of a row of tiles may have fewer vectors (``n`` need not be a multiple)."""
     lanes = vector_bits // max(32, acc_bits)
     width = min(n, lanes)
     rows = 8 if vector_bits >= 512 else 4
@@ -84,9 +86,8 @@ class Dots:
         def at(base: ll.Value, offset: Index, t: ll.Type) -> ll.Value:
             return b.gep(base, [as_value(offset)], source_etype=t)
 
-        def tile(i: Index, j: Index) -> None:
+        def tile(i: Index, col: Index, nvec: int) -> None:
             rows = [add(b, mul(b, i, mr), r) for r in range(mr)]
-            col = mul(b, j, nr)
             c_offsets = [[add(b, mul(b, row, n), add(b, col, v * w)) for v in range(nvec)] for row in rows]
             accs = [b.load(at(src, off, acc_t), typ=vec_acc, align=acc_align) for line in c_offsets for off in line]
             accs = phi_loop(b, k, accs, lambda kk, values: self.step(
@@ -94,8 +95,15 @@ class Dots:
             for value, off in zip(accs, (off for line in c_offsets for off in line)):
                 b.store(value, at(out, off, acc_t), align=acc_align)
 
-        counted_loop(b, m // mr, lambda i: counted_loop(b, n // nr, lambda j: tile(i, j), name="dot.n"),
-                     name="dot.m")
+        full, rest = divmod(n // w, nvec)
+
+        def row_of_tiles(i: Index) -> None:
+            if full:
+                counted_loop(b, full, lambda j: tile(i, mul(b, j, nr), nvec), name="dot.n")
+            if rest:
+                tile(i, full * nr, rest)
+
+        counted_loop(b, m // mr, row_of_tiles, name="dot.m")
 
     def step(self, kk, accs, rows, col, a_ptr, b_ptr, n, k, w, nvec, op_t, acc_t, vec_op, op_align):
         """One k of a register tile: ``acc[r][v] += A[row r, kk] * B[kk, col + v*w : +w]``."""
