@@ -16,7 +16,7 @@ import tritium
 import tritium.language as tl
 from tritium.language.dtypes import bf16_bits
 
-from .kernels.dots import dot_kernel, matmul_kernel, typed_dot_kernel
+from .kernels.dots import composed_kernel, dot_kernel, matmul_kernel, typed_dot_kernel
 from .kernels.frontend_only import FrontendOnly
 
 EPS = {"fp16": 2.0**-11, "fp32": 2.0**-24, "fp64": 2.0**-53}
@@ -128,6 +128,22 @@ def test_int8_wraps_in_int32(target):
     c = np.full((16, 16), 2**31 - 2**19, np.int32)  # + 32 * 2**14 = 2**19: one past int32's largest
     got = run_dot(target, a, b, c, np.int32, acc=True, out=tl.int32)
     np.testing.assert_array_equal(got, np.full((16, 16), -2**31, np.int32))
+
+
+@pytest.mark.parametrize("flag", [1, 0])
+def test_products_of_products_in_branches_then_reduced(target, flag):
+    m, k = 16, 32
+    a, b, a64, b64 = operands(m, k, k, "fp32", seed=12)
+    dev = target.driver
+    out, sums = dev.to_device(np.full((m, k), np.nan, np.float32)), dev.to_device(np.full(m, np.nan, np.float32))
+    composed_kernel[(1,)](dev.to_device(a), dev.to_device(b), out, sums, flag, M=m, K=k)
+    ab = a64 @ b64
+    if flag:
+        want, bound = ab @ b64, np.abs(a64) @ np.abs(b64) @ np.abs(b64)
+    else:
+        want, bound = 2 * ab, 2 * np.abs(a64) @ np.abs(b64)
+    check(dev.to_host(out), want, bound, 2 * (k + 1) * EPS["fp32"])
+    check(dev.to_host(sums), want.sum(axis=1), bound.sum(axis=1), 3 * (k + 1) * EPS["fp32"])
 
 
 MATMULS = [((100, 72, 50), (32, 32, 16), "fp32"), ((64, 64, 64), (64, 32, 32), "fp32"),

@@ -14,7 +14,7 @@ from tritium.ir.mlir import ir
 from tritium.passes.axis_info import walk
 from tritium.passes.gpu_layout import assign_gpu_layouts
 
-from .kernels.dots import dot_kernel, matmul_kernel
+from .kernels.dots import composed_kernel, dot_kernel, matmul_kernel
 from .test_dot import EPS, check, operands
 from .test_threads_codegen import tile_opt
 from .threads_emulator import run
@@ -113,3 +113,21 @@ def test_tutorial_matmul_on_ragged_sizes_with_a_barrier_between_iterations():
         assert body.index("tile.barrier") < body.index("tile.dot")  # the last iteration may still read
         run(module, grid, [a, b, c, M, N, K, K, 1, N, 1, N, 1], num_warps=4, warp_size=8)
     check(c, a64 @ b64, np.abs(a64) @ np.abs(b64), (K + 1) * EPS["fp32"])
+
+
+def test_a_product_of_a_product_waits_for_the_first_to_be_read():
+    """Both dots use the same scratch: a barrier goes between the first's reads and the second's writes."""
+    m, k = 16, 32
+    a, b, a64, b64 = operands(m, k, k, "fp32", seed=27)
+    out, sums = np.full((m, k), np.nan, np.float32), np.full(m, np.nan, np.float32)
+    text = tile_opt(composed_kernel, {"a_ptr": "*fp32", "b_ptr": "*fp32", "out_ptr": "*fp32", "sums_ptr": "*fp32",
+                                      "flag": "i32"}, {"M": m, "K": k})
+    with tile.context():
+        module = laid_out(text, 4, 8)
+        names = [op.name for op in walk(module.operation)]
+        second = [i for i, name in enumerate(names) if name == "tile.dot"][1]
+        assert "tile.barrier" in names[names.index("tile.dot"):second]
+        run(module, (1,), [a, b, out, sums, 1], num_warps=4, warp_size=8)
+    want, bound = a64 @ b64 @ b64, np.abs(a64) @ np.abs(b64) @ np.abs(b64)
+    check(out, want, bound, 2 * (k + 1) * EPS["fp32"])
+    check(sums, want.sum(axis=1), bound.sum(axis=1), 3 * (k + 1) * EPS["fp32"])

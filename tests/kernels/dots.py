@@ -105,3 +105,18 @@ def typed_dot_kernel(a_ptr, b_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.const
     else:
         c = tl.dot(a, b.to(tl.float64))
     tl.static_assert(c.dtype == EXPECT, "unexpected result dtype")
+
+
+@tritium.jit
+def composed_kernel(a_ptr, b_ptr, out_ptr, sums_ptr, flag, M: tl.constexpr, K: tl.constexpr):
+    """``(a @ b) @ b`` (a product of a product), chosen in a branch, then reduced along rows."""
+    rm, rk = tl.arange(0, M), tl.arange(0, K)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * K + rk[None, :])
+    ab = tl.dot(a, b, input_precision="ieee")
+    if flag > 0:
+        r = tl.dot(ab, b, input_precision="ieee")
+    else:
+        r = ab * 2.0
+    tl.store(out_ptr + rm[:, None] * K + rk[None, :], r)
+    tl.store(sums_ptr + rm, tl.sum(r, axis=1))

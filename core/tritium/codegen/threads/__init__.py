@@ -9,7 +9,8 @@ What it expects of the layout stage (it reports a clear error otherwise):
 - the operands of elementwise ops, ``tile.addptr``, ``tile.load`` and ``tile.store`` are
   distributed as the op's result (or stored value); ``tile.broadcast`` keeps its encoding;
   ``tile.expand_dims`` at ``axis`` reads ``#tile.slice<axis, result layout>``; ``tile.reduce``
-  along ``axis`` yields ``#tile.slice<axis, source layout>``; layouts are made for this warp size
+  along ``axis`` yields ``#tile.slice<axis, source layout>``; ``tile.dot`` yields its accumulator's
+  layout (its operands may have any); layouts are made for this warp size
   and ``num_warps``;
 - every op for which ``scratch_bytes`` is not 0 has a ``tile.shared_offset`` (16-byte aligned
   offsets let conversions use vector accesses). The op itself waits at a barrier between its
