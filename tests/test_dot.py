@@ -16,7 +16,7 @@ import tritium
 import tritium.language as tl
 from tritium.language.dtypes import bf16_bits
 
-from .kernels.dots import composed_kernel, dot_kernel, matmul_kernel, typed_dot_kernel
+from .kernels.dots import carried_kernel, composed_kernel, dot_kernel, matmul_kernel, typed_dot_kernel
 from .kernels.frontend_only import FrontendOnly
 
 EPS = {"fp16": 2.0**-11, "fp32": 2.0**-24, "fp64": 2.0**-53}
@@ -144,6 +144,18 @@ def test_products_of_products_in_branches_then_reduced(target, flag):
         want, bound = 2 * ab, 2 * np.abs(a64) @ np.abs(b64)
     check(dev.to_host(out), want, bound, 2 * (k + 1) * EPS["fp32"])
     check(dev.to_host(sums), want.sum(axis=1), bound.sum(axis=1), 3 * (k + 1) * EPS["fp32"])
+
+
+def test_loops_carry_accumulators_read_elsewhere_or_not(target):
+    m, k, n = 16, 16, 3
+    a, b, a64, b64 = operands(m, k, k, "fp32", seed=13)
+    dev = target.driver
+    out, sums = dev.to_device(np.full((m, k), np.nan, np.float32)), dev.to_device(np.full(m, np.nan, np.float32))
+    carried_kernel[(1,)](dev.to_device(a), dev.to_device(b), out, sums, n, M=m, K=k)
+    ab, bound = a64 @ b64, np.abs(a64) @ np.abs(b64)
+    check(dev.to_host(out), 2 * n * ab + 1, 2 * n * bound + 1, n * (k + 1) * EPS["fp32"])
+    olds = sum(i * ab for i in range(n)).sum(axis=1)  # the accumulator before each product
+    check(dev.to_host(sums), olds, n * n * bound.sum(axis=1), n * (k + 1) * EPS["fp32"])
 
 
 MATMULS = [((100, 72, 50), (32, 32, 16), "fp32"), ((64, 64, 64), (64, 32, 32), "fp32"),

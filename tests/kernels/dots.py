@@ -120,3 +120,23 @@ def composed_kernel(a_ptr, b_ptr, out_ptr, sums_ptr, flag, M: tl.constexpr, K: t
         r = ab * 2.0
     tl.store(out_ptr + rm[:, None] * K + rk[None, :], r)
     tl.store(sums_ptr + rm, tl.sum(r, axis=1))
+
+
+@tritium.jit
+def carried_kernel(a_ptr, b_ptr, out_ptr, sums_ptr, n, M: tl.constexpr, K: tl.constexpr):
+    """A loop carrying ``acc = a @ b + acc`` that also reads the old ``acc`` (so it cannot be updated
+    in place), and a second loop whose accumulator only the product reads."""
+    rm, rk = tl.arange(0, M), tl.arange(0, K)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * K + rk[None, :])
+    acc = tl.zeros((M, K), tl.float32)
+    olds = tl.zeros((M,), tl.float32)
+    for _ in range(n):
+        new = tl.dot(a, b, acc, input_precision="ieee")
+        olds += tl.sum(acc, axis=1)
+        acc = new
+    other = tl.full((M, K), 1.0, tl.float32)
+    for _ in range(n):
+        other = tl.dot(a, b, other, input_precision="ieee")
+    tl.store(out_ptr + rm[:, None] * K + rk[None, :], acc + other)
+    tl.store(sums_ptr + rm, olds)

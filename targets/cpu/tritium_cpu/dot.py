@@ -1,7 +1,9 @@
 """``tile.dot`` on the CPU: register-tiled micro-kernels over operands held in stack buffers.
 
 The operands are materialised row-major in buffers (``Buffer``; A is ``[M, K]``, B ``[K, N]``) and
-the accumulator is copied into the result's buffer, unless it already lives in one. The result is
+the accumulator is copied into the result's buffer, unless it already lives in one. An
+accumulator carried by a loop (a block argument) that nothing else reads is updated in its own
+buffer, so the loop carries the result without a copy (``control_flow``). The result is
 then computed in tiles of ``MR`` rows by ``NR`` columns: the tile's accumulators stay in vector
 registers for the whole K loop (a real LLVM loop, not unrolled IR), where each step loads ``NR``
 elements of a row of B as vectors and broadcasts one element of A per row, and accumulates
@@ -47,8 +49,9 @@ class Dots:
         res = op.results[0]
         self.flush()
         a_ptr, b_ptr = self.private_copy(a), self.private_copy(b_)
-        out = self.alloc_buffer(res.type)
         acc = self.env[c]
+        in_place = isinstance(acc, Buffer) and isinstance(c.owner, ir.Block) and len(list(c.uses)) == 1
+        out = acc.ptr if in_place else self.alloc_buffer(res.type)
         if isinstance(acc, Buffer):
             src = acc.ptr
         else:
