@@ -16,7 +16,7 @@ import tritium
 import tritium.language as tl
 from tritium.language.dtypes import bf16_bits
 
-from .kernels.dots import carried_kernel, composed_kernel, dot_kernel, matmul_kernel, typed_dot_kernel
+from .kernels.dots import batched_kernel, carried_kernel, composed_kernel, dot_kernel, matmul_kernel, typed_dot_kernel
 from .kernels.frontend_only import FrontendOnly
 
 EPS = {"fp16": 2.0**-11, "fp32": 2.0**-24, "fp64": 2.0**-53}
@@ -229,10 +229,31 @@ def test_mismatched_shapes_are_refused():
         compile_typed("fp32", "fp32", "trans", m=32, n=16, k=16)
 
 
-def test_batched_dot_is_not_there_yet():
-    with pytest.raises(tritium.CompilationError) as info:
-        compile_typed("fp32", "fp32", "batched")
-    assert "3-D (batched) blocks is not supported yet" in str(info.value)
+def test_batched_operands_must_agree():
+    compile_typed("fp32", "fp32", "batched")  # [1, M, K] x [1, K, N]: its static_assert checks the shape
+    with pytest.raises(tritium.CompilationError, match="batches must agree"):
+        compile_typed("fp32", "fp32", "batch_mismatch")
+    with pytest.raises(tritium.CompilationError, match="both 3-D"):
+        compile_typed("fp32", "fp32", "ranks")
+
+
+@pytest.mark.parametrize("kind,acc", [("fp32", True), ("fp32", False), ("int8", True), ("fp16", False)])
+def test_batched(target, kind, acc):
+    bs, m, n, k = 4, 16, 32, 32
+    rng = np.random.default_rng(14)
+    pairs = [operands(m, n, k, kind, seed=15 + i) for i in range(bs)]
+    a, b = np.stack([p[0] for p in pairs]), np.stack([p[1] for p in pairs])
+    a64, b64 = np.stack([p[2] for p in pairs]), np.stack([p[3] for p in pairs])
+    out_np = np.int32 if kind == "int8" else np.float32
+    c = (rng.integers(-99, 99, size=(bs, m, n)) if kind == "int8" else rng.standard_normal((bs, m, n))).astype(out_np)
+    dev = target.driver
+    out = dev.to_device(np.full((bs, m, n), 7, out_np))
+    batched_kernel[(1,)](dev.to_device(a), dev.to_device(b), dev.to_device(c), out, B=bs, M=m, N=n, K=k, ACC=acc)
+    want = a64 @ b64 + (c if acc else 0)
+    if kind == "int8":
+        np.testing.assert_array_equal(dev.to_host(out), want)
+    else:
+        check(dev.to_host(out), want, np.abs(a64) @ np.abs(b64) + np.abs(c), (k + 1) * EPS["fp32"])
 
 
 def test_dot_is_tritons_builtin_not_a_tensor_method():

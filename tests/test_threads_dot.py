@@ -13,8 +13,9 @@ from tritium.ir import tile
 from tritium.ir.mlir import ir
 from tritium.passes.axis_info import walk
 from tritium.passes.gpu_layout import assign_gpu_layouts
+from tritium.layout.scratch import scratch_bytes
 
-from .kernels.dots import composed_kernel, dot_kernel, matmul_kernel
+from .kernels.dots import batched_kernel, composed_kernel, dot_kernel, matmul_kernel
 from .test_dot import EPS, check, operands
 from .test_threads_codegen import tile_opt
 from .threads_emulator import run
@@ -131,3 +132,19 @@ def test_a_product_of_a_product_waits_for_the_first_to_be_read():
     want, bound = a64 @ b64 @ b64, np.abs(a64) @ np.abs(b64) @ np.abs(b64)
     check(out, want, bound, 2 * (k + 1) * EPS["fp32"])
     check(sums, want.sum(axis=1), bound.sum(axis=1), 3 * (k + 1) * EPS["fp32"])
+
+
+@pytest.mark.parametrize("bs,m,n,k,num_warps", [(4, 16, 16, 16, 2), (2, 8, 32, 32, 4), (8, 2, 4, 16, 2)])
+def test_batched_products(bs, m, n, k, num_warps):
+    pairs = [operands(m, n, k, "fp32", seed=30 + i) for i in range(bs)]
+    a, b = np.stack([p[0] for p in pairs]), np.stack([p[1] for p in pairs])
+    a64, b64 = np.stack([p[2] for p in pairs]), np.stack([p[3] for p in pairs])
+    c = np.random.default_rng(29).standard_normal((bs, m, n)).astype(np.float32)
+    out = np.full((bs, m, n), np.nan, np.float32)
+    text = tile_opt(batched_kernel, POINTERS, {"B": bs, "M": m, "N": n, "K": k, "ACC": True})
+    with tile.context():
+        module = laid_out(text, num_warps, 8)
+        dot = next(op for op in walk(module.operation) if op.name == "tile.dot")
+        assert scratch_bytes(dot) == bs * (m + n) * k * 4
+        run(module, (1,), [a, b, c, out], num_warps=num_warps, warp_size=8)
+    check(out, a64 @ b64 + c, np.abs(a64) @ np.abs(b64) + np.abs(c), (k + 1) * EPS["fp32"])

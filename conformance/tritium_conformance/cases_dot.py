@@ -1,6 +1,7 @@
 """Conformance cases of ``tl.dot``: dtypes (fp32, fp16 into fp32 or fp16, fp64, int8 -> int32),
-shapes (square, wide, tall, one row, ragged sizes masked inside power-of-two blocks), with and
-without an accumulator, every input precision, and Triton's tutorial matmul over several programs.
+shapes (square, wide, tall, one row, ragged sizes masked inside power-of-two blocks, 3-D batches),
+with and without an accumulator, every input precision, and Triton's tutorial matmul over several
+programs.
 
 References are float64 (exact integers for int8). Tolerances bound the accumulated rounding:
 ``K + 1`` roundings of the accumulation type, relative to the largest ``|A| @ |B| + |C|``; fp32
@@ -68,6 +69,18 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
     offs_cn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
     c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
     tl.store(c_ptrs, c, mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
+
+
+@triton.jit
+def batched_kernel(a_ptr, b_ptr, c_ptr, out_ptr, B: tl.constexpr, M: tl.constexpr, N: tl.constexpr,
+                   K: tl.constexpr):
+    """``out[i] = a[i] @ b[i] + c[i]`` for each of B products, as one 3-D ``tl.dot``."""
+    rb = tl.arange(0, B)[:, None, None]
+    a = tl.load(a_ptr + rb * M * K + tl.arange(0, M)[None, :, None] * K + tl.arange(0, K)[None, None, :])
+    b = tl.load(b_ptr + rb * K * N + tl.arange(0, K)[None, :, None] * N + tl.arange(0, N)[None, None, :])
+    c_offs = rb * M * N + tl.arange(0, M)[None, :, None] * N + tl.arange(0, N)[None, None, :]
+    out = tl.dot(a, b, tl.load(c_ptr + c_offs), input_precision="ieee", out_dtype=c_ptr.dtype.element_ty)
+    tl.store(out_ptr + c_offs, out)
 
 
 def _block(n: int, least: int) -> int:
@@ -142,3 +155,20 @@ def tutorial_matmul(dev: Device, dtype: str, size: tuple[int, ...]) -> list[Outp
     bound = float(np.max(np.abs(a64) @ np.abs(b64)))
     tol = (K + 1) * EPS["fp32"] + TF32 + (EPS["fp16"] if dtype == "fp16" else 0.0)
     return [Output("c", dev.to_host(c), a64 @ b64, rtol=0.0, atol=tol * bound)]
+
+
+@cases("dot-batched-{kind}", kind=["fp32", "fp16", "int8"])
+def batched(dev: Device, kind: str) -> list[Output]:
+    """Four products at once: ``[4, 16, K] x [4, K, 32]`` (3-D blocks)."""
+    bs, m, n, k = 4, 16, 32, 32
+    _, out_dtype, _, eps = KINDS[kind]
+    parts = [_operands(f"dot-batched-{kind}-{i}", (m, n, k), kind) for i in range(bs)]
+    a, b, c = (np.stack([p[j] for p in parts]) for j in range(3))
+    out = dev.full((bs, m, n), -1 if kind == "int8" else np.nan, out_dtype)
+    dev.launch(batched_kernel, (1,), dev.to_device(a), dev.to_device(b), dev.to_device(c), out, B=bs, M=m, N=n, K=k)
+    wide = np.int64 if kind == "int8" else np.float64
+    a64, b64, c64 = a.astype(wide), b.astype(wide), c.astype(wide)
+    if kind == "int8":
+        return [Output("out", dev.to_host(out), a64 @ b64 + c64)]
+    bound = float(np.max(np.abs(a64) @ np.abs(b64) + np.abs(c64)))
+    return [Output("out", dev.to_host(out), a64 @ b64 + c64, rtol=0.0, atol=(k + 1) * eps * bound)]

@@ -100,6 +100,11 @@ def typed_dot_kernel(a_ptr, b_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.const
         c = tl.dot(tl.sum(a, axis=0), b)
     elif CASE == "batched":
         c = tl.dot(a[None, :, :], b[None, :, :])
+        tl.static_assert(c.shape[0] == 1 and c.shape[1] == M and c.shape[2] == N)
+    elif CASE == "batch_mismatch":
+        c = tl.dot(a[None, :, :], tl.broadcast_to(b[None, :, :], (2, K, N)))
+    elif CASE == "ranks":
+        c = tl.dot(a[None, :, :], b)
     elif CASE == "trans":
         c = tl.dot(b, a)
     else:
@@ -140,3 +145,18 @@ def carried_kernel(a_ptr, b_ptr, out_ptr, sums_ptr, n, M: tl.constexpr, K: tl.co
         other = tl.dot(a, b, other, input_precision="ieee")
     tl.store(out_ptr + rm[:, None] * K + rk[None, :], acc + other)
     tl.store(sums_ptr + rm, olds)
+
+
+@tritium.jit
+def batched_kernel(a_ptr, b_ptr, c_ptr, out_ptr, B: tl.constexpr, M: tl.constexpr, N: tl.constexpr,
+                   K: tl.constexpr, ACC: tl.constexpr):
+    """``out[i] = a[i] @ b[i] (+ c[i])`` for each of B products, as one 3-D ``tl.dot``."""
+    rb = tl.arange(0, B)[:, None, None]
+    a = tl.load(a_ptr + rb * M * K + tl.arange(0, M)[None, :, None] * K + tl.arange(0, K)[None, None, :])
+    b = tl.load(b_ptr + rb * K * N + tl.arange(0, K)[None, :, None] * N + tl.arange(0, N)[None, None, :])
+    c_offs = rb * M * N + tl.arange(0, M)[None, :, None] * N + tl.arange(0, N)[None, None, :]
+    if ACC:
+        r = tl.dot(a, b, tl.load(c_ptr + c_offs), input_precision="ieee", out_dtype=out_ptr.dtype.element_ty)
+    else:
+        r = tl.dot(a, b, input_precision="ieee", out_dtype=out_ptr.dtype.element_ty)
+    tl.store(out_ptr + c_offs, r)

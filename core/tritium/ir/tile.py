@@ -107,7 +107,8 @@ class AddPtrOp(Tile.Operation, name="addptr", traits=[Pure]):
 
 
 class DotOp(Tile.Operation, name="dot", traits=[Pure]):
-    """``a @ b + c`` of 2-D blocks ([M, K] x [K, N] + [M, N]); ``a`` and ``b`` share one element type,
+    """``a @ b + c`` of 2-D blocks ([M, K] x [K, N] + [M, N]), or of 3-D ones batched along the first
+    dimension ([B, M, K] x [B, K, N] + [B, M, N]); ``a`` and ``b`` share one element type,
     ``c`` and the result have the accumulation type (``tl.dot``'s typing rules). ``input_precision``
     ("ieee", "tf32", ...) says how tensor cores may round fp32 operands; targets that multiply
     without them compute exact products. ``max_num_imprecise_acc`` is Triton's fp8 knob."""

@@ -5,9 +5,9 @@ refused as Triton refuses it). int8 gives int32; fp32 and bf16 give fp32 whateve
 says; fp64 gives fp64; fp16 gives ``out_dtype`` (fp16 or fp32). ``out_dtype=tl.bfloat16`` is
 refused. An accumulator ``acc`` has the result's shape and dtype, which must also be ``out_dtype``.
 
-Shapes: 2-D ``[M, K] x [K, N]``; M and N at least 1, K at least 16 (32 for 8-bit operands), the
-NVIDIA backend's minimum, applied on every target so that a kernel that runs on one runs on all.
-The batched 3-D form is not supported yet.
+Shapes: 2-D ``[M, K] x [K, N]``, or 3-D ``[B, M, K] x [B, K, N]`` (B products at once); M and N
+at least 1, K at least 16 (32 for 8-bit operands), the NVIDIA backend's minimum, applied on every
+target so that a kernel that runs on one runs on all.
 
 ``input_precision`` ("tf32" by default, as on NVIDIA GPUs; "ieee", "tf32x3", "bf16x3", "bf16x6")
 says how to use tensor cores for fp32 operands. Triton documents that it is ignored where the
@@ -23,7 +23,6 @@ from __future__ import annotations
 from . import dtypes as T
 from . import semantic
 from .core import _unwrap, tensor
-from ..errors import NotImplementedYet
 
 #: Triton's names of the input precisions NVIDIA targets accept (``allowed_dot_input_precisions``)
 INPUT_PRECISIONS = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")
@@ -65,12 +64,9 @@ def _result(a: tensor, b: tensor, out_dtype) -> tuple[T.dtype, tuple[int, ...]]:
     """The result's dtype and shape (Triton's rules; see the module docstring)."""
     if not a.shape or not b.shape:
         raise semantic.SemanticError("tl.dot: both operands must be blocks (not scalars)")
-    if len(a.shape) == len(b.shape) == 3:
-        raise NotImplementedYet("tl.dot of 3-D (batched) blocks is not supported yet; loop over the batch "
-                                "with 2-D blocks")
-    if not len(a.shape) == len(b.shape) == 2:
-        raise semantic.SemanticError(f"tl.dot: both operands must be 2-D; got shapes {list(a.shape)} and "
-                                     f"{list(b.shape)}")
+    if not len(a.shape) == len(b.shape) in (2, 3):
+        raise semantic.SemanticError(f"tl.dot: both operands must be 2-D, or both 3-D (batched); got shapes "
+                                     f"{list(a.shape)} and {list(b.shape)}")
     if not isinstance(out_dtype, T.dtype) or out_dtype.is_ptr():
         raise semantic.SemanticError(f"tl.dot: out_dtype must be a dtype such as tl.float32, got {out_dtype!r}")
     for x in (a, b):
@@ -80,10 +76,12 @@ def _result(a: tensor, b: tensor, out_dtype) -> tuple[T.dtype, tuple[int, ...]]:
     if a.dtype != b.dtype:
         raise semantic.SemanticError(f"tl.dot: both operands must have the same dtype, got {a.dtype} and {b.dtype}; "
                                      f"convert one with .to()")
-    (m, k), (k2, n) = a.shape, b.shape
-    if k != k2:
+    batch, (m, k), (k2, n) = a.shape[:-2], a.shape[-2:], b.shape[-2:]
+    if k != k2 or batch != b.shape[:-2]:
         raise semantic.SemanticError(f"tl.dot: shapes {list(a.shape)} and {list(b.shape)} do not fit a matrix product "
-                                     f"(the first's last dimension must equal the second's first)")
+                                     f"(the first's last dimension must equal the second's second-to-last, and "
+                                     f"batches must agree)")
+    shape = batch + (m, n)
     min_k = 32 if a.dtype.primitive_bitwidth == 8 else 16
     if k < min_k:
         raise semantic.SemanticError(f"tl.dot: K (the shared dimension) must be at least {min_k} for {a.dtype} "
@@ -91,14 +89,14 @@ def _result(a: tensor, b: tensor, out_dtype) -> tuple[T.dtype, tuple[int, ...]]:
     if a.dtype.is_int():
         if a.dtype != T.int8:
             raise semantic.SemanticError(f"tl.dot: integer operands must be int8, got {a.dtype}")
-        return T.int32, (m, n)
+        return T.int32, shape
     if out_dtype == T.bfloat16:
         raise semantic.SemanticError("tl.dot: out_dtype=bfloat16 is unsupported; use out_dtype=float32/float16 "
                                      "and cast the result with .to(tl.bfloat16)")
     if a.dtype in (T.float32, T.bfloat16):
-        return T.float32, (m, n)
+        return T.float32, shape
     if a.dtype == T.float64:
-        return T.float64, (m, n)
+        return T.float64, shape
     if out_dtype not in (T.float16, T.float32):
         raise semantic.SemanticError(f"tl.dot: float16 operands give float16 or float32 (out_dtype), not {out_dtype}")
-    return out_dtype, (m, n)
+    return out_dtype, shape

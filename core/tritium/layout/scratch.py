@@ -6,7 +6,7 @@ layout stage, which allocates it (``tile.shared_offset``), and the per-thread co
 - ``tile.reduce`` whose axis crosses warps: one partial per warp along the axis and per element of
   the result, row-major within each warp's block (``reduce``).
 - ``tile.dot``: its operands, A transposed (``[K, M]``) then B (``[K, N]``), row-major, in their
-  element type (``dot_scratch_bytes``).
+  element type (``dot_scratch_bytes``); a 3-D product, that for every batch index.
 
 Every other op, and these where the data stays in the threads, uses none.
 """
@@ -46,9 +46,9 @@ def scratch_bytes(op: ir.Operation, pointer_bits: PointerBits = pointers_of_64_b
         return 0
     src = ir.RankedTensorType(op.operands[0].type)
     size = element_bytes(src, pointer_bits)
-    if op.name == "tile.dot":
-        (m, k), n = src.shape, ir.RankedTensorType(op.operands[1].type).shape[1]
-        return dot_scratch_bytes(m, n, k, size)
+    if op.name == "tile.dot":  # a 3-D product holds every batch index's operands
+        *batch, m, k = src.shape
+        return math.prod(batch) * dot_scratch_bytes(m, ir.RankedTensorType(op.operands[1].type).shape[-1], k, size)
     dist = distribute(layout_of_type(src), tuple(src.shape))
     if op.name == "tile.reduce":
         return reduce_scratch_bytes(dist, ir.IntegerAttr(op.attributes["axis"]).value, size)

@@ -1,6 +1,7 @@
 """``tile.dot`` on the CPU: register-tiled micro-kernels over operands held in stack buffers.
 
-The operands are materialised row-major in buffers (``Buffer``; A is ``[M, K]``, B ``[K, N]``) and
+The operands are materialised row-major in buffers (``Buffer``; A is ``[M, K]``, B ``[K, N]``; a
+batched product is one such product per leading index) and
 the accumulator is copied into the result's buffer, unless it already lives in one. An
 accumulator carried by a loop (a block argument) that nothing else reads is updated in its own
 buffer, so the loop carries the result without a copy (``control_flow``). The result is
@@ -59,10 +60,20 @@ class Dots:
             self.add_root(MaterializeRoot(c, out), c)
             self.flush()
             src = out
-        (m, k), n = shape_of(a), shape_of(res)[1]
+        *batch, m, k = shape_of(a)
+        n = shape_of(res)[-1]
         acc_t = cpu_type(res.type.element_type)
         op_t = memory_type(cpu_type(a.type.element_type))
-        self.micro_kernels(m, n, k, a_ptr, b_ptr, src, out, op_t, acc_t)
+        b = self.b
+
+        def product(i: Index) -> None:  # one matrix of a batch: its operands and result are row-major blocks
+            def at(base: ll.Value, size: int, t: ll.Type) -> ll.Value:
+                return base if isinstance(i, int) and i == 0 else b.gep(base, [as_value(mul(b, i, size))],
+                                                                         source_etype=t)
+            self.micro_kernels(m, n, k, at(a_ptr, m * k, op_t), at(b_ptr, k * n, op_t), at(src, m * n, acc_t),
+                               at(out, m * n, acc_t), op_t, acc_t)
+
+        counted_loop(b, batch[0] if batch else 1, product, name="dot.batch")
         self.env[res] = Buffer(out)
 
     def private_copy(self, v: ir.Value) -> ll.Value:

@@ -91,3 +91,21 @@ def test_int8_and_fp64_products(target, operand, result, instruction):
     assert re.search(instruction, k.asm["ptx"])
     if toolchain.ptxas_path():
         assert k.metadata["spills"] == 0
+
+
+@tritium.jit
+def batched_kernel(a_ptr, b_ptr, c_ptr, B: tl.constexpr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    rb = tl.arange(0, B)[:, None, None]
+    a = tl.load(a_ptr + rb * M * K + tl.arange(0, M)[None, :, None] * K + tl.arange(0, K)[None, None, :])
+    b = tl.load(b_ptr + rb * K * N + tl.arange(0, K)[None, :, None] * N + tl.arange(0, N)[None, None, :])
+    tl.store(c_ptr + rb * M * N + tl.arange(0, M)[None, :, None] * N + tl.arange(0, N)[None, None, :], tl.dot(a, b))
+
+
+def test_batched_product(target):
+    types = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32"}
+    k = compile_specialized(batched_kernel, target, types, {"B": 4, "M": 32, "N": 32, "K": 32},
+                            {n: "D" for n in types}, {"num_warps": 4})
+    assert len(re.findall(r"\bfma\.rn\.f32", k.asm["ptx"])) == 4 * 32 * 32 // 128
+    assert k.metadata["shared"] == 4 * (32 + 32) * 32 * 2
+    if toolchain.ptxas_path():
+        assert k.metadata["spills"] == 0
