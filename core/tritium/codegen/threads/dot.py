@@ -2,8 +2,9 @@
 
 The result has the accumulator's layout (``layout.propagate``); the operands may come in any
 layout. Every thread writes the elements it holds of A, transposed (``[K, M]``), and of B
-(``[K, N]``; one such block per batch index of a 3-D product) to the op's scratch in shared memory (``layout.scratch.dot_scratch_bytes``; threads
-holding copies write the same values), waits at a barrier, then runs a loop over K: at each ``k``
+(``[K, N]``; one such block per batch index of a 3-D product) to the op's scratch in shared
+memory (``layout.scratch.dot_scratch_bytes``; threads holding copies write the same values),
+waits at a barrier, then runs a loop over K: at each ``k``
 it reads ``A[m, k]`` for each row ``m`` it holds and ``B[k, n]`` for each column ``n`` it holds,
 and updates each of its accumulator registers ``(m, n)`` with one multiply-add (``llvm.fmuladd``,
 fused on GPUs; integers multiply and add, wrapping). The accumulators stay in registers (phis)
