@@ -148,3 +148,19 @@ def test_batched_products(bs, m, n, k, num_warps):
         assert scratch_bytes(dot) == bs * (m + n) * k * 4
         run(module, (1,), [a, b, c, out], num_warps=num_warps, warp_size=8)
     check(out, a64 @ b64 + c, np.abs(a64) @ np.abs(b64) + np.abs(c), (k + 1) * EPS["fp32"])
+
+
+def test_each_thread_reads_its_consecutive_columns_of_b_as_one_vector():
+    m, n, k = 16, 32, 16
+    a, b, a64, b64 = operands(m, n, k, "fp32", seed=40)
+    out = np.full((m, n), np.nan, np.float32)
+    text = tile_opt(dot_kernel, POINTERS, {"M": m, "N": n, "K": k, "IN": None, "ACC": False, "PREC": "ieee",
+                                           "OUT": tl.float32, "LOOPS": 1}, divisible=tuple(POINTERS))
+    with tile.context():
+        module = laid_out(text, 2, 8)
+        dot = next(op for op in walk(module.operation) if op.name == "tile.dot")
+        per_thread = tile.blocked_fields(dot.results[0].type.encoding)["size_per_thread"][-1]
+        llvm_ir = run(module, (1,), [a, b, np.zeros((m, n), np.float32), out], num_warps=2, warp_size=8)
+    loop = llvm_ir[llvm_ir.index("dot.k:"):llvm_ir.index("dot.k.end:")]
+    assert per_thread > 1 and f"load <{per_thread} x float>" in loop
+    check(out, a64 @ b64, np.abs(a64) @ np.abs(b64), (k + 1) * EPS["fp32"])

@@ -5,7 +5,8 @@ layout. Every thread writes the elements it holds of A, transposed (``[K, M]``),
 (``[K, N]``; one such block per batch index of a 3-D product) to the op's scratch in shared
 memory (``layout.scratch.dot_scratch_bytes``; threads holding copies write the same values),
 waits at a barrier, then runs a loop over K: at each ``k``
-it reads ``A[m, k]`` for each row ``m`` it holds and ``B[k, n]`` for each column ``n`` it holds,
+it reads ``A[m, k]`` for each row ``m`` it holds and ``B[k, n]`` for each column ``n`` it holds
+(consecutive columns as one vector of up to 16 bytes),
 and updates each of its accumulator registers ``(m, n)`` with one multiply-add (``llvm.fmuladd``,
 fused on GPUs; integers multiply and add, wrapping). The accumulators stay in registers (phis)
 around the loop. Operands narrower than the result (fp16 and bf16 into fp32, int8 into int32) are
@@ -17,9 +18,11 @@ from __future__ import annotations
 from llvmlite import ir as ll
 
 from ...ir.mlir import ir
+from ...layout.distributed import Distribution
 from ..accumulate import multiply_add, phi_loop, widen
-from ..types import memory_type
+from ..types import memory_type, vector_of
 from .indexing import I32
+from .memory import MAX_VECTOR_BYTES
 
 
 class Dots:
@@ -69,10 +72,14 @@ class Dots:
                 rows.setdefault(row_key, at([(x, m * k) for x, _ in bb] + [(row, 1)]))
                 cols.setdefault(col_key, at([(x, k * n) for x, _ in bb] + [(col, 1)], b_region))
 
+        runs = column_runs(dist, list(cols), max(1, MAX_VECTOR_BYTES // self.element_bytes(mem)))
+
         def step(kk: ll.Value, accs: list[ll.Value]) -> list[ll.Value]:
             a_step, b_step = b.mul(kk, ll.Constant(I32, m)), b.mul(kk, ll.Constant(I32, n))
             a_vals = {key: self.read_operand(base, b.add(start, a_step), mem, acc_t) for key, start in rows.items()}
-            b_vals = {key: self.read_operand(base, b.add(start, b_step), mem, acc_t) for key, start in cols.items()}
+            b_vals = {}
+            for run in runs:  # a thread's consecutive columns of B: one vector read
+                b_vals.update(zip(run, self.read_operands(base, b.add(cols[run[0]], b_step), mem, acc_t, len(run))))
             return [multiply_add(b, a_vals[offsets[:-1]], b_vals[offsets[:-2] + offsets[-1:]], acc)
                     for offsets, acc in zip(dist.register_offsets, accs)]
 
@@ -88,3 +95,32 @@ class Dots:
     def read_operand(self, base: ll.Value, index: ll.Value, mem: ll.Type, acc_t: ll.Type) -> ll.Value:
         """The operand at element ``index`` of the scratch, widened to the accumulator's type."""
         return widen(self.b, self.b.load(self.b.gep(base, [index], source_etype=mem), typ=mem), acc_t)
+
+    def read_operands(self, base: ll.Value, index: ll.Value, mem: ll.Type, acc_t: ll.Type, width: int) -> list:
+        """``width`` consecutive operands from element ``index`` (a multiple of ``width``), widened."""
+        if width == 1:
+            return [self.read_operand(base, index, mem, acc_t)]
+        address = self.b.gep(base, [index], source_etype=mem)
+        vec = self.b.load(address, typ=vector_of(mem, width), align=width * self.element_bytes(mem))
+        return [widen(self.b, v, acc_t) for v in self.unpack(vec, width)]
+
+
+def column_runs(dist: Distribution, keys: list[tuple[int, ...]], limit: int) -> list[list[tuple[int, ...]]]:
+    """``keys`` (register offsets: batch, then column) grouped into runs of consecutive columns that
+    one aligned vector of up to ``limit`` elements reads: every thread's columns start at a multiple
+    of the run's length (its lane and warp bases along N are multiples of it), so the run does too."""
+    width = limit
+    while width > 1 and any(basis[-1] % width for basis in dist.lane_bases + dist.warp_bases):
+        width //= 2
+    present, runs, taken = set(keys), [], set()
+    for key in sorted(keys):
+        if key in taken:
+            continue
+        run = [key[:-1] + (key[-1] + j,) for j in range(width)]
+        if width > 1 and key[-1] % width == 0 and dist.shape[-1] % width == 0 and all(r in present for r in run):
+            runs.append(run)
+        else:
+            run = [key]
+            runs.append(run)
+        taken.update(run)
+    return runs
