@@ -1,13 +1,14 @@
 """tritium's cpu target beside numpy, in one run on one machine.
 
 Times the kernels of ``examples/`` (vector add, softmax, layer norm) against numpy doing the same
-work, and measures what a user waits for before the first result: the first launch with an empty
+work, the tutorial's matmul (fp32, 1024^3) against numpy's BLAS with the thread counts of both, and
+measures what a user waits for before the first result: the first launch with an empty
 kernel cache (compilation included), and the first launch in a new process with a warm cache.
 Also times vector add and softmax in debug mode (every access bounds-checked) against the
 normal build: the cost of ``debug=True``.
 Prints a table with each goal and writes JSON (``--out``, default ``benchmarks/results/cpu.json``).
 
-    python benchmarks/cpu.py [--out PATH] [--rep-ms MS] [--startup-runs N]
+    python benchmarks/cpu.py [--out PATH] [--rep-ms MS] [--startup-runs N] [--matmul-size N]
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ EXAMPLES = HERE.parent / "examples"
 sys.path.insert(0, str(EXAMPLES))
 
 GOALS = {  # what "good" means: a minimum numpy/tritium time ratio, or a maximum time in seconds
-    "vector_add": ("ratio", 1.0), "softmax": ("ratio", 1.5), "layernorm": None,
+    "vector_add": ("ratio", 1.0), "softmax": ("ratio", 1.5), "layernorm": None, "matmul": ("ratio", 0.5),
     "cold_compile": ("seconds", 0.5), "warm_first_launch": ("seconds", 0.05), "warm_import_and_first_launch": None,
 }
 
@@ -101,6 +102,53 @@ def kernel_benchmarks(dev, rep_ms: float) -> list[dict]:
             lambda: layer_norm(xd, wd, bd, yd, mean, rstd, eps), lambda: numpy_layernorm(x, w, b, eps, out),
             lambda: {"tritium": dev.to_host(yd), "numpy": out}, layer_norm_reference(x, w, b, eps)[0], 1e-5, 1e-5)
     return rows
+
+
+def blas_threads() -> str:
+    """How many threads numpy's BLAS uses: its own report where threadpoolctl is installed, else
+    what the usual environment variables say (OpenBLAS defaults to every logical cpu)."""
+    try:
+        from threadpoolctl import threadpool_info
+
+        counts = [f"{i['internal_api']} {i['num_threads']}" for i in threadpool_info() if i.get("user_api") == "blas"]
+        if counts:
+            return ", ".join(counts)
+    except ImportError:
+        pass
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        if os.environ.get(var):
+            return f"{os.environ[var]} ({var})"
+    return f"{os.cpu_count()} (the BLAS default: every logical cpu)"
+
+
+def matmul_benchmark(dev, rep_ms: float, size: int, rounds: int = 3) -> dict:
+    """The tutorial's matmul (``examples/matmul.py``, fp32) beside ``numpy.matmul`` on ``size``^3.
+    The two alternate for ``rounds`` rounds and each keeps its best median: other work on the
+    machine slows both, never speeds one up."""
+    from matmul import CPU_BLOCKS, matmul
+    from tritium.testing import do_bench
+
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((size, size), dtype=np.float32), rng.standard_normal((size, size), dtype=np.float32)
+    ad, bd, cd, c = dev.to_device(a), dev.to_device(b), dev.empty((size, size), np.float32), np.empty((size, size),
+                                                                                                      np.float32)
+    run_tritium, run_numpy = (lambda: matmul(ad, bd, cd)), (lambda: np.matmul(a, b, out=c))
+    run_tritium()
+    dev.synchronize()
+    run_numpy()
+    want = a.astype(np.float64) @ b
+    errors = {"tritium": np.max(np.abs(dev.to_host(cd) - want)), "numpy": np.max(np.abs(c - want))}
+    bound = 2 * size * 2.0**-24 * np.max(np.abs(a).astype(np.float64) @ np.abs(b))
+    check = ", ".join(f"{k} ok" if e <= bound else f"{k} MISMATCH (max err {e:.3g})" for k, e in errors.items())
+    t = n = float("inf")
+    for _ in range(rounds):
+        t = min(t, do_bench(run_tritium, warmup=rep_ms / 5, rep=rep_ms))
+        n = min(n, do_bench(run_numpy, warmup=rep_ms / 5, rep=rep_ms))
+    flops = 2 * size**3
+    tritium_threads = os.cpu_count()  # the cpu driver's pool: one thread per logical cpu
+    return {"name": "matmul", "dtype": "fp32", "shape": [size, size, size], "blocks": CPU_BLOCKS,
+            "tritium_ms": t, "numpy_ms": n, "tritium_gflops": flops / t / 1e6, "numpy_gflops": flops / n / 1e6,
+            "ratio": n / t, "tritium_threads": tritium_threads, "numpy_threads": blas_threads(), "check": check}
 
 
 def debug_benchmarks(dev, rep_ms: float) -> list[dict]:
@@ -195,6 +243,7 @@ def main() -> int:
     parser.add_argument("--target", default="cpu", help="the tritium target to benchmark (default: cpu)")
     parser.add_argument("--rep-ms", type=float, default=1000.0, help="time spent timing each kernel")
     parser.add_argument("--startup-runs", type=int, default=3, help="fresh processes per startup measurement")
+    parser.add_argument("--matmul-size", type=int, default=1024, help="M = N = K of the matmul benchmark")
     args = parser.parse_args()
     os.environ["TRITIUM_TARGET"] = args.target  # the examples launch on the selected target
 
@@ -203,6 +252,7 @@ def main() -> int:
 
     dev = plugins.get_target().driver
     kernels = kernel_benchmarks(dev, args.rep_ms)
+    mm = matmul_benchmark(dev, args.rep_ms, args.matmul_size)
     debug = debug_benchmarks(dev, args.rep_ms)
     startup = startup_benchmarks(args.target, args.startup_runs)
 
@@ -218,6 +268,15 @@ def main() -> int:
         shape = "x".join(map(str, r["shape"]))
         print(f"{r['name']:12} {shape:>11} {r['tritium_ms']:11.3f} {r['tritium_gbps']:7.2f} {r['numpy_ms']:9.3f} "
               f"{r['numpy_gbps']:7.2f} {r['ratio']:13.2f}x {goal:>8} {mark(met):6} {r['check']}")
+    goal, met = verdict("matmul", mm["ratio"])
+    mm.update(goal=goal, goal_met=met)
+    ok &= "MISMATCH" not in mm["check"]
+    print(f"\n{'matmul (tutorial 03)':22} {'shape':>14} {'tritium ms':>11} {'GFLOP/s':>8} {'numpy ms':>9} "
+          f"{'GFLOP/s':>8} {'numpy/tritium':>14} {'goal':>8}")
+    print(f"{'fp32':22} {'x'.join(map(str, mm['shape'])):>14} {mm['tritium_ms']:11.3f} {mm['tritium_gflops']:8.1f} "
+          f"{mm['numpy_ms']:9.3f} {mm['numpy_gflops']:8.1f} {mm['ratio']:13.2f}x {goal:>8} {mark(met):6} {mm['check']}")
+    print(f"  threads: tritium {mm['tritium_threads']} (one program per thread), numpy BLAS {mm['numpy_threads']}; "
+          f"blocks {mm['blocks']}")
     print()
     for r in debug:
         print(f"{r['name'] + ' debug=True':24} {r['debug_ms']:9.3f} ms vs {r['normal_ms']:.3f} ms normal: "
@@ -236,7 +295,7 @@ def main() -> int:
         "machine": {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
                     "logical_cpus": os.cpu_count(), "python": platform.python_version()},
         "versions": {"tritium": tritium.__version__, "numpy": np.__version__},
-        "target": args.target, "rep_ms": args.rep_ms, "kernels": kernels, "debug_mode": debug,
+        "target": args.target, "rep_ms": args.rep_ms, "kernels": kernels, "matmul": mm, "debug_mode": debug,
         "startup": {"runs": startup["runs"], "measurements": startup_rows},
     }
     out = Path(args.out)

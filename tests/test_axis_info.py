@@ -139,6 +139,21 @@ def test_division_remainder_and_shifts_by_constants():
     assert f["mixed"] == AxisInfo((16,), (16,), (1,))
 
 
+def test_remainder_by_a_specialised_argument_keeps_aligned_runs():
+    """Triton's tutorial matmul wraps its offsets with ``% N``: N divisible by 16 splits no aligned
+    run of 16, so the loads stay vectors."""
+    body = OFFS + """
+    %ns = "tile.splat"(%n) : (i32) -> tensor<128xi32>
+    %wrapped = arith.remsi %offs, %ns : tensor<128xi32> loc("wrapped")
+    %c12 = arith.constant dense<12> : tensor<128xi32>
+    %by12 = arith.remsi %offs, %c12 : tensor<128xi32> loc("by12")
+"""
+    f = facts(body)
+    assert f["wrapped"] == AxisInfo((16,), (16,), (1,))
+    assert f["by12"] == AxisInfo((4,), (4,), (1,))  # 12 = 4 * 3: runs of 4 from multiples of 4
+    assert facts(body, args=f"%p: {P} {DIV16}, %n: i32")["wrapped"].contiguity == (1,)  # n unspecialised
+
+
 def test_a_mask_against_a_specialised_bound_is_constant_in_runs():
     body = OFFS + """
     %ns = "tile.splat"(%n) : (i32) -> tensor<128xi32>

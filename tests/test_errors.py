@@ -161,10 +161,11 @@ def test_boolean_operators_need_scalars():
 
 
 def test_triton_builtins_not_implemented_say_so(host_target):
-    from .kernels.basic import static_kernel, uses_dot
+    from .kernels.basic import static_kernel, uses_dot_scaled
 
-    with pytest.raises(tritium.CompilationError, match="tl.dot is a Triton builtin that tritium does not implement yet"):
-        uses_dot[(1,)](np.zeros(16, np.float32))
+    with pytest.raises(tritium.CompilationError,
+                       match="tl.dot_scaled is a Triton builtin that tritium does not implement yet"):
+        uses_dot_scaled[(1,)](np.zeros(256, np.float32))
     with pytest.raises(tritium.CompilationError, match="static assertion failed: N too large"):
         static_kernel[(1,)](np.zeros(8, np.int32), N=9)
 

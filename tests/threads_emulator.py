@@ -148,7 +148,8 @@ def run(module, grid: tuple[int, ...], args: list, num_warps: int = 2, warp_size
     llvm.initialize_all_asmprinters()
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
-    tm = llvm.Target.from_default_triple().create_target_machine(opt=2)
+    tm = llvm.Target.from_default_triple().create_target_machine(  # the host's features: F16C converts halves
+        cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(), opt=2)
     text = generate(module, HostThreadHooks(warp_size), llvm.get_default_triple(), str(tm.target_data), num_warps)
     parsed = llvm.parse_assembly(text)
     parsed.verify()

@@ -150,6 +150,11 @@ class IRBuilder:
     def addptr(self, p, off, t: dtype, shape) -> ir.Value:
         return tile.AddPtrOp(p, off, res=ir_type(t, shape)).res
 
+    def dot(self, a, b, c, operand: dtype, t: dtype, shape, input_precision: str,
+            max_num_imprecise_acc: int) -> ir.Value:
+        return tile.DotOp(a, b, c, ir.StringAttr.get(input_precision), tile.i32_attr(max_num_imprecise_acc),
+                          res=ir_type(t, shape)).res
+
     def load(self, p, mask, other, t: dtype, shape) -> ir.Value:
         return tile.LoadOp(p, mask=mask, other=other, res=ir_type(t, shape)).res
 

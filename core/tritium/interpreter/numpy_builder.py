@@ -234,6 +234,15 @@ class NumpyBuilder:
         buf = (ctypes.c_char * (hi - lo)).from_address(lo)
         return np.frombuffer(buf, dtype=dt), delta // size
 
+    def dot(self, a, b, c, operand: dtype, t: dtype, shape, input_precision: str, max_num_imprecise_acc: int):
+        """``a @ b + c`` with exact products: int8 in int32 (wrapping), fp64 in fp64, fp16/fp32 in fp32
+        (numpy's BLAS; no tensor cores, so every ``input_precision`` is exact fp32), rounded once to
+        an fp16 result."""
+        wide = np.int32 if t.is_int() else (np.float64 if t.name == "fp64" else np.float32)
+        with np.errstate(all="ignore"):
+            out = np.matmul(np.asarray(a, dtype=wide), np.asarray(b, dtype=wide)) + np.asarray(c, dtype=wide)
+        return out.astype(np_dtype(t), copy=False)
+
     def load(self, p, mask, other, t: dtype, shape):
         p = pointers(p)
         out = np.zeros(shape, dtype=np_dtype(t)) if other is None else np.array(other, dtype=np_dtype(t))

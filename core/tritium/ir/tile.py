@@ -2,8 +2,9 @@
 
 Defined in Python on the upstream dialect API (IRDL underneath), so the IR parses, prints,
 verifies and runs upstream passes. Elementwise arithmetic stays in upstream ``arith``/``math``;
-this dialect holds only what those lack: program ids, ranges, shape ops, pointers, memory, atomics,
-reductions, scans and the debugging ops ``print`` and ``assert``. Ops print in MLIR's generic form.
+this dialect holds only what those lack: program ids, ranges, shape ops, pointers, matrix products,
+memory, atomics, reductions, scans and the debugging ops ``print`` and ``assert``. Ops print in MLIR's
+generic form.
 """
 
 
@@ -152,6 +153,21 @@ class AddPtrOp(Tile.Operation, name="addptr", traits=[Pure]):
 
     ptr: Operand[Any] = operand()
     offset: Operand[Any] = operand()
+    res: Result[Any] = result()
+
+
+class DotOp(Tile.Operation, name="dot", traits=[Pure]):
+    """``a @ b + c`` of 2-D blocks ([M, K] x [K, N] + [M, N]), or of 3-D ones batched along the first
+    dimension ([B, M, K] x [B, K, N] + [B, M, N]); ``a`` and ``b`` share one element type,
+    ``c`` and the result have the accumulation type (``tl.dot``'s typing rules). ``input_precision``
+    ("ieee", "tf32", ...) says how tensor cores may round fp32 operands; targets that multiply
+    without them compute exact products. ``max_num_imprecise_acc`` is Triton's fp8 knob."""
+
+    a: Operand[Any] = operand()
+    b: Operand[Any] = operand()
+    c: Operand[Any] = operand()
+    input_precision: ir.StringAttr
+    max_num_imprecise_acc: ir.IntegerAttr
     res: Result[Any] = result()
 
 

@@ -12,6 +12,7 @@ from .scan import associative_scan, cumprod, cumsum
 from . import math
 from .atomics import (atomic_add, atomic_and, atomic_cas, atomic_max, atomic_min, atomic_or, atomic_xchg,
                       atomic_xor)
+from .dot import dot
 from .math import div_rn, erf, fdiv, fma, sqrt_rn, umulhi
 from .standard import sigmoid, softmax, swizzle2d
 from .shape import (TRITON_MAX_TENSOR_NUMEL, cat, flip, interleave, join, permute, ravel, reshape, split, trans,
@@ -43,6 +44,7 @@ __all__ = [
     "trans", "view",
     "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min", "atomic_or", "atomic_xchg", "atomic_xor",
     "argmax", "argmin", "associative_scan", "cumprod", "cumsum", "reduce_or",
+    "dot",
 ]
 
 

@@ -403,7 +403,7 @@ def _hint(input, values, field: str):
 
 # Triton builtins this language does not have yet: using one raises errors.NotImplementedYet.
 NOT_YET = frozenset({
-    "dot", "dot_scaled", "histogram", "sort",
+    "dot_scaled", "histogram", "sort",
     "inline_asm_elementwise", "make_block_ptr", "advance",
     "make_tensor_descriptor",
 })

@@ -17,6 +17,8 @@ The rules, as in Triton:
   so their data stays in the threads where it can (``reindexed``; else their rank's default);
 - ``expand_dims`` at ``axis`` of a ``slice<axis, P>`` gives ``P``; of anything else the default,
   its operand converted to ``slice<axis, default>``; ``broadcast`` keeps its operand's layout;
+- ``tile.dot`` gives its accumulator's layout; its operands A and B pass through shared memory,
+  so they stay in whatever layout they come (``codegen.threads.dot``);
 - elementwise ops take the layout of their first operand that is not *free* (made from nothing,
   see ``FREE``, arithmetic on such values, or carried by a loop from such a value) and convert
   the others to it;
@@ -168,6 +170,8 @@ class _Propagation:
             for res in op.results:
                 self.set(res, layout)
             return
+        if name == "tile.dot":
+            return self.set(op.result, self.layouts[op.operands[2]])
         if name == "tile.expand_dims":
             return self.expand_dims(op)
         if name == "tile.broadcast":

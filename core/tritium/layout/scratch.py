@@ -11,6 +11,8 @@ layout stage, which allocates it (``tile.shared_offset``), and the per-thread co
 - an atomic (``tile.atomic_rmw``, ``tile.atomic_cas``) whose old values are used and held by
   several threads (``shares_old_values``): the whole result, row-major; one element for a scalar.
 - ``tile.scan`` uses none: its layout keeps the whole axis inside each thread.
+- ``tile.dot``: its operands, A transposed (``[K, M]``) then B (``[K, N]``), row-major, in their
+  element type (``dot_scratch_bytes``); a 3-D product, that for every batch index.
 
 Every other op, and these where the data stays in the threads, uses none.
 """
@@ -67,6 +69,11 @@ def shares_old_values(op: ir.Operation) -> bool:
     return bool(dist.copies(dist.lane_bases) or dist.copies(dist.warp_bases))
 
 
+def dot_scratch_bytes(m: int, n: int, k: int, element_bytes: int) -> int:
+    """Shared memory a ``tile.dot`` of ``[m, k] x [k, n]`` operands of ``element_bytes`` uses."""
+    return (m + n) * k * element_bytes
+
+
 def scratch_bytes(op: ir.Operation, pointer_bits: PointerBits = pointers_of_64_bits) -> int:
     """Bytes of shared memory ``op`` uses from its ``tile.shared_offset`` (0: it needs none);
     ``pointer_bits`` sizes pointer elements (``Target.pointer_bits``)."""
@@ -78,10 +85,13 @@ def scratch_bytes(op: ir.Operation, pointer_bits: PointerBits = pointers_of_64_b
     if op.name in ATOMICS:
         return element_bytes(op.results[0].type, pointer_bits) * _elements(op.results[0].type) \
             if shares_old_values(op) else 0
-    if op.name not in ("tile.convert_layout", "tile.reduce"):
+    if op.name not in ("tile.convert_layout", "tile.reduce", "tile.dot"):
         return 0
     src = ir.RankedTensorType(op.operands[0].type)
     size = element_bytes(src, pointer_bits)
+    if op.name == "tile.dot":  # a 3-D product holds every batch index's operands
+        *batch, m, k = src.shape
+        return math.prod(batch) * dot_scratch_bytes(m, ir.RankedTensorType(op.operands[1].type).shape[-1], k, size)
     dist = distribute(layout_of_type(src), tuple(src.shape))
     if op.name == "tile.reduce":
         sizes = [element_bytes(o.type, pointer_bits) for o in op.operands]

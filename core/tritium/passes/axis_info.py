@@ -404,8 +404,8 @@ def _binary(kind: str, op: ir.Operation, lhs: AxisInfo, rhs: AxisInfo, shape) ->
                 div[d] = max(1, ld // by)
             if by_constant(d, by):  # aligned runs of gcd(contiguity, divisors) have one quotient
                 const[d] = max(const[d], gcd(lhs.contiguity[d], ld, by))
-        elif kind == "rem":
-            if by_constant(d, rc):
+        elif kind == "rem":  # aligned runs of x no longer than a divisor of n hold no multiple of n
+            if lhs.contiguity[d] > 1 and rhs.constancy[d] == shape[d]:  # (x + arange) % n, n % 16 == 0
                 contig[d] = gcd(lhs.contiguity[d], ld, rd)
             if rhs.constancy[d] > 1 or shape[d] == 1:
                 div[d] = gcd(_run_divisibility(lhs, d, contig[d]), rd)

@@ -2,8 +2,9 @@
 
 Ops that need scratch: ``tile.convert_layout`` between different distributions (the whole tensor
 passes through shared memory), a ``tile.reduce`` whose reduced dimension spans several warps
-(each warp leaves its partial results there for the others) and the re-indexing ops (their
-operands pass through it); ``layout.scratch`` sizes them. Each gets the attribute ``tile.shared_offset`` (i32, bytes) into the
+(each warp leaves its partial results there for the others), the re-indexing ops (their
+operands pass through it) and ``tile.dot`` (its operands); ``layout.scratch`` sizes them. Each gets
+the attribute ``tile.shared_offset`` (i32, bytes) into the
 program's shared memory.
 
 Offsets are allocated over liveness intervals in program order: two buffers share bytes only when

@@ -37,6 +37,7 @@ from .bounds import BoundsChecks, sites_constant
 from .chunks import I32, Index, counted_loop, mul, unflatten
 from .control_flow import ControlFlow
 from .debug_codegen import DebugOps
+from .dot import Dots
 from .evaluate import (BUFFER_ALIGN, CHUNK_OPS, HEAVY_OPS, REINDEXING_OPS, VIRTUAL, Buffer, ChunkEvaluator,
                        check_chunk_width, cpu_type, is_tensor, scalar_constant, shape_of)
 from .reductions import Reductions, unsupported
@@ -45,7 +46,7 @@ from .roots import Group, MaterializeRoot, StoreRoot
 TERMINATORS = frozenset({"scf.yield", "scf.condition", "func.return"})
 
 
-class KernelCodegen(ControlFlow, Reductions, DebugOps, BoundsChecks, Atomics, ChunkEvaluator):
+class KernelCodegen(ControlFlow, Reductions, Dots, DebugOps, BoundsChecks, Atomics, ChunkEvaluator):
     """Builds the LLVM function of one kernel (``func.func``) in ``module``."""
 
     def __init__(self, func_op: ir.Operation, module: ll.Module, hooks: MathHooks,
@@ -135,6 +136,8 @@ class KernelCodegen(ControlFlow, Reductions, DebugOps, BoundsChecks, Atomics, Ch
             self.emit_reduce(op)
         elif name == "tile.scan":
             self.emit_scan(op)
+        elif name == "tile.dot":
+            self.emit_dot(op)
         elif name in ("scf.for", "scf.if", "scf.while"):
             self.flush()
             getattr(self, "emit_" + name[4:])(op)

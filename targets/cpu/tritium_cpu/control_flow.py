@@ -49,7 +49,7 @@ class ControlFlow:
         b = self.b
         swapped = []
         for i, (target, value) in enumerate(zip(targets, values)):
-            if not target.is_tensor or (i < len(unchanged) and unchanged[i] == value):
+            if not target.is_tensor or (i < len(unchanged) and self.in_place(unchanged[i], value)):
                 continue
             self.add_root(MaterializeRoot(value, read(b, target.slots[1])), value)
             swapped.append(target)
@@ -61,6 +61,12 @@ class ControlFlow:
         for target, value in zip(targets, values):
             if not target.is_tensor:
                 b.store(self.env[value], target.slots[0])
+
+    def in_place(self, arg: ir.Value, value: ir.Value) -> bool:
+        """Whether the carried ``arg`` already holds ``value``: it is ``arg``, or was computed into
+        ``arg``'s buffer (a ``tile.dot`` accumulating in place)."""
+        held, new = self.env.get(arg), self.env.get(value)
+        return arg == value or (isinstance(held, Buffer) and isinstance(new, Buffer) and held.ptr is new.ptr)
 
     def emit_region_block(self, block: ir.Block, args: Sequence[Any]) -> ir.Operation:
         for arg, value in zip(block.arguments, args):

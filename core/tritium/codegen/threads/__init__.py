@@ -11,7 +11,8 @@ What it expects of the layout stage (it reports a clear error otherwise):
   ``tile.expand_dims`` at ``axis`` reads ``#tile.slice<axis, result layout>``; ``tile.reduce``
   along ``axis`` yields ``#tile.slice<axis, source layout>`` from operands of one distribution;
   ``tile.scan`` has operands and results of one distribution in which every thread holds the whole
-  scan axis; layouts are made for this warp size and ``num_warps``;
+  scan axis; ``tile.dot`` yields its accumulator's layout (its operands may have any); layouts are
+  made for this warp size and ``num_warps``;
 - every op for which ``scratch_bytes`` is not 0 has a ``tile.shared_offset`` (16-byte aligned
   offsets let conversions use vector accesses). The op itself waits at a barrier between its
   writes and its reads; the stage puts a ``tile.barrier`` before an op whose scratch another op

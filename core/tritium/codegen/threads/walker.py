@@ -5,8 +5,8 @@ thread holds, one per register of its distribution (``tritium.layout.distributed
 holds the element at ``Distribution.coordinates(lane, warp)[r]``. Elementwise ops therefore apply
 per register, shape ops re-index registers of the same thread, and only memory, reductions and
 layout conversions need to know where the registers lie (``indexing``). The op lowerings that need
-more than a few lines live in mixins: ``memory``, ``atomics``, ``reduce``, ``scan``, ``convert`` and
-``control_flow``.
+more than a few lines live in mixins: ``memory``, ``atomics``, ``reduce``, ``scan``, ``convert``, ``dot``
+and ``control_flow``.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from .atomics import Atomics
 from .control_flow import ControlFlow
 from .convert import Conversions
 from .debug import DebugOps
+from .dot import Dots
 from .indexing import I32, Indexing
 from .memory import Memory
 from .reduce import Reductions
@@ -46,7 +47,7 @@ def is_tensor(t: ir.Type) -> bool:
     return isinstance(t, ir.RankedTensorType)
 
 
-class Walker(ControlFlow, Memory, Atomics, Reductions, Scans, Conversions, ShapeOps, DebugOps):
+class Walker(ControlFlow, Memory, Atomics, Reductions, Scans, Conversions, ShapeOps, Dots, DebugOps):
     """Builds the LLVM kernel of one ``func.func`` (see the module docstring)."""
 
     def __init__(self, func_op: ir.Operation, module: ll.Module, hooks: DeviceHooks, num_warps: int,
@@ -275,6 +276,7 @@ _LOWERINGS = {
     "tile.atomic_cas": Walker.emit_atomic,
     "tile.reduce": Walker.emit_reduce,
     "tile.scan": Walker.emit_scan,
+    "tile.dot": Walker.emit_dot,
     "tile.convert_layout": Walker.emit_convert_layout,
     **{name: Walker.emit_reindex for name in tile.REINDEXING},
     "tile.barrier": Walker.emit_barrier,

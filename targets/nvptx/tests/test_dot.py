@@ -1,0 +1,111 @@
+"""``tl.dot`` through the whole nvptx pipeline without a GPU: the tutorial's matmul at its block
+sizes becomes FMA loops over operands in shared memory, assembled by ptxas without spills."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import tritium
+import tritium.language as tl
+from tritium.runtime.compiler import compile_specialized
+from tritium_nvptx import toolchain
+
+pytest.importorskip("tritium.codegen.threads.dot", reason="core's GPU tl.dot lowering is not in this tritium")
+
+
+@tritium.jit
+def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                  BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
+                  GROUP_SIZE_M: tl.constexpr):
+    """Triton's tutorial 03 (grouped order, masked K loop, fp32 accumulator)."""
+    pid = tl.program_id(axis=0)
+    num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)
+    num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
+    num_pid_in_group = GROUP_SIZE_M * num_pid_n
+    group_id = pid // num_pid_in_group
+    first_pid_m = group_id * GROUP_SIZE_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_SIZE_M)
+    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
+    pid_n = (pid % num_pid_in_group) // group_size_m
+    offs_am = (pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)) % M
+    offs_bn = (pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)) % N
+    offs_k = tl.arange(0, BLOCK_SIZE_K)
+    a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
+    b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
+    accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
+        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_SIZE_K, other=0.0)
+        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)
+        accumulator = tl.dot(a, b, accumulator)
+        a_ptrs += BLOCK_SIZE_K * stride_ak
+        b_ptrs += BLOCK_SIZE_K * stride_bk
+    c = accumulator.to(c_ptr.dtype.element_ty)
+    offs_cm = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
+    offs_cn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+    c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
+    tl.store(c_ptrs, c, mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
+
+
+SCALARS = ("M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn", "stride_cm", "stride_cn")
+BYTES = {"fp32": 4, "fp16": 2, "bf16": 2}
+
+
+def compile_matmul(target, dtype: str, bm: int, bn: int, bk: int, num_warps: int):
+    types = {"a_ptr": f"*{dtype}", "b_ptr": f"*{dtype}", "c_ptr": f"*{dtype}", **{s: "i32" for s in SCALARS}}
+    specs = {name: "D" for name in types} | {"stride_ak": "1", "stride_bn": "1", "stride_cn": "1"}
+    constants = {"BLOCK_SIZE_M": bm, "BLOCK_SIZE_N": bn, "BLOCK_SIZE_K": bk, "GROUP_SIZE_M": 8}
+    return compile_specialized(matmul_kernel, target, types, constants, specs, {"num_warps": num_warps})
+
+
+CONFIGS = [("fp32", 64, 64, 32, 4), ("fp32", 128, 128, 32, 8), ("fp32", 64, 64, 32, 8), ("fp16", 64, 64, 32, 4),
+           ("fp16", 128, 128, 32, 8), ("fp16", 128, 64, 64, 4), ("bf16", 64, 128, 32, 4)]
+
+
+@pytest.mark.parametrize("dtype,bm,bn,bk,num_warps", CONFIGS, ids=["-".join(map(str, c)) for c in CONFIGS])
+def test_tutorial_matmul_compiles_to_fma_loops_without_spills(target, dtype, bm, bn, bk, num_warps):
+    k = compile_matmul(target, dtype, bm, bn, bk, num_warps)
+    ptx = k.asm["ptx"]
+    per_thread = bm * bn // (32 * num_warps)
+    assert len(re.findall(r"\bfma\.rn\.f32", ptx)) == per_thread  # one per accumulator in the K loop
+    assert "ld.shared" in ptx and "bar.sync" in ptx
+    assert k.metadata["shared"] == (bm + bn) * bk * BYTES[dtype]
+    if toolchain.ptxas_path():
+        assert k.metadata["registers"] > 0 and k.metadata["spills"] == 0
+
+
+@tritium.jit
+def int8_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    rm, rn, rk = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot(a, b))
+
+
+@pytest.mark.parametrize("operand,result,instruction", [("i8", "i32", r"mul\.wide\.s16|mad\.lo\.s32|mul\.lo\.s32"),
+                                                         ("fp64", "fp64", r"fma\.rn\.f64")])
+def test_int8_and_fp64_products(target, operand, result, instruction):
+    types = {"a_ptr": f"*{operand}", "b_ptr": f"*{operand}", "c_ptr": f"*{result}"}
+    k = compile_specialized(int8_kernel, target, types, {"M": 32, "N": 32, "K": 32}, {n: "D" for n in types},
+                            {"num_warps": 4})
+    assert re.search(instruction, k.asm["ptx"])
+    if toolchain.ptxas_path():
+        assert k.metadata["spills"] == 0
+
+
+@tritium.jit
+def batched_kernel(a_ptr, b_ptr, c_ptr, B: tl.constexpr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    rb = tl.arange(0, B)[:, None, None]
+    a = tl.load(a_ptr + rb * M * K + tl.arange(0, M)[None, :, None] * K + tl.arange(0, K)[None, None, :])
+    b = tl.load(b_ptr + rb * K * N + tl.arange(0, K)[None, :, None] * N + tl.arange(0, N)[None, None, :])
+    tl.store(c_ptr + rb * M * N + tl.arange(0, M)[None, :, None] * N + tl.arange(0, N)[None, None, :], tl.dot(a, b))
+
+
+def test_batched_product(target):
+    types = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32"}
+    k = compile_specialized(batched_kernel, target, types, {"B": 4, "M": 32, "N": 32, "K": 32},
+                            {n: "D" for n in types}, {"num_warps": 4})
+    assert len(re.findall(r"\bfma\.rn\.f32", k.asm["ptx"])) == 4 * 32 * 32 // 128
+    assert k.metadata["shared"] == 4 * (32 + 32) * 32 * 2
+    if toolchain.ptxas_path():
+        assert k.metadata["spills"] == 0

@@ -1,0 +1,162 @@
+"""Kernels of the ``tl.dot`` tests: one product of whole blocks, and the tutorial's blocked matmul."""
+
+import tritium
+import tritium.language as tl
+
+
+@tritium.jit
+def dot_kernel(a_ptr, b_ptr, c_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
+               IN: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr, OUT: tl.constexpr, LOOPS: tl.constexpr):
+    """``out = a @ b (+ c)`` repeated ``LOOPS`` times into one accumulator; the operands are read as
+    stored and converted to ``IN`` (when not None), the accumulator read from ``c``."""
+    rm, rn, rk = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])
+    if IN is not None:
+        a, b = a.to(IN), b.to(IN)
+    c_offs = rm[:, None] * N + rn[None, :]
+    if ACC:
+        acc = tl.load(c_ptr + c_offs)
+        for _ in tl.static_range(LOOPS):
+            acc = tl.dot(a, b, acc, input_precision=PREC, out_dtype=OUT)
+    else:
+        acc = tl.dot(a, b, input_precision=PREC, out_dtype=OUT)
+    tl.store(out_ptr + c_offs, acc)
+
+
+@tritium.jit
+def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                  BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
+                  GROUP_SIZE_M: tl.constexpr, IN: tl.constexpr):
+    """Triton's tutorial 03: grouped program order, a K loop of masked loads, an fp32 accumulator;
+    the result is stored in ``c``'s element type, masked on ragged M and N."""
+    pid = tl.program_id(axis=0)
+    num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)
+    num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
+    num_pid_in_group = GROUP_SIZE_M * num_pid_n
+    group_id = pid // num_pid_in_group
+    first_pid_m = group_id * GROUP_SIZE_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_SIZE_M)
+    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
+    pid_n = (pid % num_pid_in_group) // group_size_m
+    offs_am = (pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)) % M
+    offs_bn = (pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)) % N
+    offs_k = tl.arange(0, BLOCK_SIZE_K)
+    a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
+    b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
+    accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
+        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_SIZE_K, other=0.0)
+        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)
+        if IN is not None:
+            a, b = a.to(IN), b.to(IN)
+        accumulator = tl.dot(a, b, accumulator)
+        a_ptrs += BLOCK_SIZE_K * stride_ak
+        b_ptrs += BLOCK_SIZE_K * stride_bk
+    c = accumulator.to(c_ptr.dtype.element_ty)
+    offs_cm = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
+    offs_cn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+    c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
+    c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
+    tl.store(c_ptrs, c, mask=c_mask)
+
+
+@tritium.jit
+def typed_dot_kernel(a_ptr, b_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr, CASE: tl.constexpr,
+                     EXPECT: tl.constexpr):
+    """``tl.dot`` of blocks read through the pointers' types, called as ``CASE`` says; the result's
+    dtype must be ``EXPECT`` (checked at compile time)."""
+    a = tl.load(a_ptr + tl.arange(0, M)[:, None] * K + tl.arange(0, K)[None, :])
+    b = tl.load(b_ptr + tl.arange(0, K)[:, None] * N + tl.arange(0, N)[None, :])
+    if CASE == "plain":
+        c = tl.dot(a, b)
+    elif CASE == "out_fp16":
+        c = tl.dot(a, b, out_dtype=tl.float16)
+    elif CASE == "out_bf16":
+        c = tl.dot(a, b, out_dtype=tl.bfloat16)
+    elif CASE == "out_fp64":
+        c = tl.dot(a, b, out_dtype=tl.float64)
+    elif CASE == "acc_fp32":
+        c = tl.dot(a, b, tl.zeros((M, N), tl.float32))
+    elif CASE == "acc_fp16":
+        c = tl.dot(a, b, tl.zeros((M, N), tl.float16))
+    elif CASE == "acc_int32":
+        c = tl.dot(a, b, tl.zeros((M, N), tl.int32), out_dtype=tl.int32)
+    elif CASE == "acc_shape":
+        c = tl.dot(a, b, tl.zeros((M, 2 * N), tl.float32))
+    elif CASE == "both_precisions":
+        c = tl.dot(a, b, input_precision="ieee", allow_tf32=False)
+    elif CASE == "bad_precision":
+        c = tl.dot(a, b, input_precision="fp64")
+    elif CASE == "allow_tf32":
+        c = tl.dot(a, b, allow_tf32=True)
+    elif CASE == "no_tf32":
+        c = tl.dot(a, b, allow_tf32=False)
+    elif CASE == "tf32x3":
+        c = tl.dot(a, b, input_precision="TF32x3")
+    elif CASE == "scalar":
+        c = tl.dot(a, 2.0)
+    elif CASE == "vector":
+        c = tl.dot(tl.sum(a, axis=0), b)
+    elif CASE == "batched":
+        c = tl.dot(a[None, :, :], b[None, :, :])
+        tl.static_assert(c.shape[0] == 1 and c.shape[1] == M and c.shape[2] == N)
+    elif CASE == "batch_mismatch":
+        c = tl.dot(a[None, :, :], tl.broadcast_to(b[None, :, :], (2, K, N)))
+    elif CASE == "ranks":
+        c = tl.dot(a[None, :, :], b)
+    elif CASE == "trans":
+        c = tl.dot(b, a)
+    else:
+        c = tl.dot(a, b.to(tl.float64))
+    tl.static_assert(c.dtype == EXPECT, "unexpected result dtype")
+
+
+@tritium.jit
+def composed_kernel(a_ptr, b_ptr, out_ptr, sums_ptr, flag, M: tl.constexpr, K: tl.constexpr):
+    """``(a @ b) @ b`` (a product of a product), chosen in a branch, then reduced along rows."""
+    rm, rk = tl.arange(0, M), tl.arange(0, K)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * K + rk[None, :])
+    ab = tl.dot(a, b, input_precision="ieee")
+    if flag > 0:
+        r = tl.dot(ab, b, input_precision="ieee")
+    else:
+        r = ab * 2.0
+    tl.store(out_ptr + rm[:, None] * K + rk[None, :], r)
+    tl.store(sums_ptr + rm, tl.sum(r, axis=1))
+
+
+@tritium.jit
+def carried_kernel(a_ptr, b_ptr, out_ptr, sums_ptr, n, M: tl.constexpr, K: tl.constexpr):
+    """A loop carrying ``acc = a @ b + acc`` that also reads the old ``acc`` (so it cannot be updated
+    in place), and a second loop whose accumulator only the product reads."""
+    rm, rk = tl.arange(0, M), tl.arange(0, K)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * K + rk[None, :])
+    acc = tl.zeros((M, K), tl.float32)
+    olds = tl.zeros((M,), tl.float32)
+    for _ in range(n):
+        new = tl.dot(a, b, acc, input_precision="ieee")
+        olds += tl.sum(acc, axis=1)
+        acc = new
+    other = tl.full((M, K), 1.0, tl.float32)
+    for _ in range(n):
+        other = tl.dot(a, b, other, input_precision="ieee")
+    tl.store(out_ptr + rm[:, None] * K + rk[None, :], acc + other)
+    tl.store(sums_ptr + rm, olds)
+
+
+@tritium.jit
+def batched_kernel(a_ptr, b_ptr, c_ptr, out_ptr, B: tl.constexpr, M: tl.constexpr, N: tl.constexpr,
+                   K: tl.constexpr, ACC: tl.constexpr):
+    """``out[i] = a[i] @ b[i] (+ c[i])`` for each of B products, as one 3-D ``tl.dot``."""
+    rb = tl.arange(0, B)[:, None, None]
+    a = tl.load(a_ptr + rb * M * K + tl.arange(0, M)[None, :, None] * K + tl.arange(0, K)[None, None, :])
+    b = tl.load(b_ptr + rb * K * N + tl.arange(0, K)[None, :, None] * N + tl.arange(0, N)[None, None, :])
+    c_offs = rb * M * N + tl.arange(0, M)[None, :, None] * N + tl.arange(0, N)[None, None, :]
+    if ACC:
+        r = tl.dot(a, b, tl.load(c_ptr + c_offs), input_precision="ieee", out_dtype=out_ptr.dtype.element_ty)
+    else:
+        r = tl.dot(a, b, input_precision="ieee", out_dtype=out_ptr.dtype.element_ty)
+    tl.store(out_ptr + c_offs, r)
