@@ -10,6 +10,8 @@ before it is timed. Measures:
   GB/s = 2 * bytes of x / time;
 - layer norm forward fp16 (16384x8192; Triton's tutorial 05), GB/s from the bytes moved (x, w and b
   read, y written, mean and rstd written);
+- matmul fp16 4096^3 (Triton's tutorial 03 kernel with one of its configs), TFLOP/s, reported
+  without a goal (tritium's ``tl.dot`` runs on CUDA cores, Triton's on tensor cores);
 - launch overhead of a tiny kernel from Python, µs per launch (median over rounds of many launches,
   synchronized at the end of each round);
 - cold compile and first launch (a new process, an empty cache) and the first call in a new process
@@ -44,8 +46,9 @@ KERNELS = HERE / "gpu_kernels.py"
 FRAMEWORKS = ("tritium", "triton", "torch")
 
 FULL = {"vector_add": [2**24, 2**28], "softmax": [(4096, 1024), (16384, 8192)], "layernorm": [(16384, 8192)],
+        "matmul": [4096],
         "launches": (10_000, 7), "startup_runs": 3, "rep_ms": 100.0}
-QUICK = {"vector_add": [2**20], "softmax": [(1024, 1024)], "layernorm": [(1024, 2048)],
+QUICK = {"vector_add": [2**20], "softmax": [(1024, 1024)], "layernorm": [(1024, 2048)], "matmul": [512],
          "launches": (1_000, 3), "startup_runs": 1, "rep_ms": 20.0}
 
 #: the issue's goals per kind of measure: (what the goal says, test of a row)
@@ -77,6 +80,13 @@ def gbps(nbytes: int, ms: float) -> float:
     return nbytes / (ms * 1e-3) / 1e9
 
 
+#: the rate each throughput unit reports: amount (bytes, floating-point operations) per ms -> unit
+RATES = {"GB/s": gbps, "TFLOP/s": lambda flops, ms: flops / (ms * 1e-3) / 1e12}
+#: tutorial 03's matmul config for fp16 on an H100 (one of its autotuning configs, fixed for both)
+MATMUL_CONFIG = {"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 128, "BLOCK_SIZE_K": 64, "GROUP_SIZE_M": 8}
+MATMUL_WARPS = 8
+
+
 def next_power_of_2(n: int) -> int:
     return 1 << max(0, n - 1).bit_length()
 
@@ -105,7 +115,7 @@ def finish_row(row: dict) -> dict:
     row["ratio"] = ratio(row)
     goal = GOALS.get(row["unit"])
     row["goal"] = goal[0] if goal else ""
-    judged = row["tritium"] is not None and (row["ratio"] is not None or row["unit"] != "GB/s")
+    judged = row["tritium"] is not None and (row["ratio"] is not None or row["unit"] not in RATES)
     row["goal_met"] = goal[1](row) if goal and judged else None
     return row
 
@@ -231,17 +241,18 @@ class Bench:
         return self.do_bench(fn, warmup=self.rep_ms / 4, rep=self.rep_ms, return_mode="median")
 
     def row(self, measure: str, nbytes: int, runs: dict[str, Callable[[], Any]],
-            outputs: dict[str, Callable[[], Any]], want: Any, tol: dict | None = None) -> dict:
-        """GB/s of each framework's ``runs[fw]``; first ``outputs[fw]()`` after one run is compared
-        with ``want`` (torch.testing.assert_close, its default tolerances unless ``tol``)."""
-        row: dict = {"measure": measure, "unit": "GB/s", "bytes": nbytes, "ms": {}, "errors": {}, "checks": {}}
+            outputs: dict[str, Callable[[], Any]], want: Any, tol: dict | None = None, unit: str = "GB/s") -> dict:
+        """``unit`` (GB/s of ``nbytes`` moved, or TFLOP/s of ``nbytes`` operations) of each framework's
+        ``runs[fw]``; first ``outputs[fw]()`` after one run is compared with ``want``
+        (torch.testing.assert_close, its default tolerances unless ``tol``)."""
+        row: dict = {"measure": measure, "unit": unit, "bytes": nbytes, "ms": {}, "errors": {}, "checks": {}}
         for fw, run in runs.items():
             try:
                 run()
                 self.torch.cuda.synchronize()
                 row["checks"][fw] = _compare(self.torch, outputs[fw](), want, tol or {})
                 ms = self.time_ms(run)
-                row["ms"][fw], row[fw] = ms, gbps(nbytes, ms)
+                row["ms"][fw], row[fw] = ms, RATES[unit](nbytes, ms)
             except Exception as e:  # one framework failing must not hide the others' numbers
                 row["errors"][fw] = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
                 row[fw] = None
@@ -302,6 +313,27 @@ class Bench:
         return self.row(f"layer norm fp16 {rows}x{cols}", layernorm_bytes(rows, cols), runs,
                         outputs={fw: (lambda fw=fw: outs[fw].float()) for fw in FRAMEWORKS}, want=want,
                         tol={"rtol": 0.0, "atol": 1e-2})
+
+    def matmul(self, size: int) -> dict:
+        """Tutorial 03's kernel, fp16 inputs, fp32 accumulation, fp16 result; no goal (tritium's
+        tl.dot is an FMA loop on CUDA cores, Triton's uses tensor cores)."""
+        torch = self.torch
+        a = torch.randn(size, size, device="cuda", dtype=torch.float16)
+        b = torch.randn(size, size, device="cuda", dtype=torch.float16)
+        outs = {fw: torch.empty(size, size, device="cuda", dtype=torch.float16) for fw in FRAMEWORKS}
+        grid = (cdiv(size, MATMUL_CONFIG["BLOCK_SIZE_M"]) * cdiv(size, MATMUL_CONFIG["BLOCK_SIZE_N"]),)
+
+        def launch(fw):
+            k = self.kernels[fw].matmul_kernel
+            return lambda: k[grid](a, b, outs[fw], size, size, size, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+                                   outs[fw].stride(0), outs[fw].stride(1), num_warps=MATMUL_WARPS, **MATMUL_CONFIG)
+        runs = {"tritium": launch("tritium"), "triton": launch("triton"),
+                "torch": lambda: torch.matmul(a, b, out=outs["torch"])}
+        want = (a.float() @ b.float()).half()
+        return self.row(f"matmul fp16 {size}^3 (tutorial 03)", 2 * size ** 3, runs,
+                        outputs={fw: (lambda fw=fw: outs[fw]) for fw in FRAMEWORKS}, want=want,
+                        tol={"rtol": 1e-2, "atol": 1e-1}, unit="TFLOP/s")
+
 
 def cdiv(a: int, b: int) -> int:
     return -(-a // b)
@@ -447,6 +479,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = [bench.vector_add(n) for n in sizes["vector_add"]]
     rows += [bench.softmax(m, n) for m, n in sizes["softmax"]]
     rows += [bench.layernorm(m, n) for m, n in sizes["layernorm"]]
+    rows += [bench.matmul(n) for n in sizes["matmul"]]
     rows.append(launch_overhead_row(*sizes["launches"], args.target))
     rows += startup_rows(args.startup_runs or sizes["startup_runs"], args.target)
     print(format_table(rows))

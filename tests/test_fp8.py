@@ -144,3 +144,15 @@ def test_torch_fp8_dtypes_name_the_fp8_types():
     assert dtypes.from_foreign("torch.float8_e5m2") == tl.float8e5
     assert tl.float8e5.primitive_bitwidth == 8 and tl.float8e5.is_fp8() and tl.float8e5.is_floating()
     assert repr(tl.float8e4nv) == "tl.float8e4nv"
+
+
+def test_dot_of_fp8_operands_accumulates_their_exact_values_in_fp32(target):
+    dev = target.driver
+    rng = np.random.default_rng(11)
+    a = np.array([nearest_bits(v, "e5m2") for v in rng.standard_normal(16 * 32)], np.uint8).reshape(16, 32)
+    b = np.array([nearest_bits(v, "e4m3") for v in rng.standard_normal(32 * 16)], np.uint8).reshape(32, 16)
+    c = dev.to_device(np.zeros((16, 16), np.float32))
+    K.fp8_dot[(1,)](dev.to_device(a), dev.to_device(b), c, M=16, N=16, K=32)
+    av = np.vectorize(lambda x: value_of(int(x), "e5m2"))(a)
+    bv = np.vectorize(lambda x: value_of(int(x), "e4m3"))(b)
+    np.testing.assert_allclose(dev.to_host(c), av @ bv, rtol=1e-5, atol=1e-5)

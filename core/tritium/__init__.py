@@ -27,6 +27,10 @@ __all__ = ["ArgumentError", "CompilationError", "CompiledKernel", "Config", "JIT
            "TargetError", "TensorWrapper", "TritiumError", "TritonError", "autotune", "cdiv", "compile", "heuristics",
            "jit", "next_power_of_2", "reinterpret"]
 
+#: Triton's top-level names that tritium does not have yet: using one raises errors.NotImplementedYet
+_NOT_YET = frozenset({"AsyncCompileMode", "FutureKernel", "InterpreterError", "KernelInterface", "MockTensor",
+                      "constexpr_function", "must_use_result", "set_allocator", "tools"})
+
 #: loaded on first use: the autotuner imports tritium.language, which ``import tritium`` does not need
 _AUTOTUNER = frozenset({"autotune", "Config", "heuristics"})
 
@@ -36,6 +40,10 @@ def __getattr__(name: str):
         from .runtime import autotuner
 
         return getattr(autotuner, name)
+    if name in _NOT_YET:
+        from .errors import NotImplementedYet
+
+        raise NotImplementedYet(f"tritium.{name} is Triton API that tritium does not implement yet")
     if name == "testing":  # Triton's ``import triton`` brings triton.testing too; here on first use
         import importlib
 

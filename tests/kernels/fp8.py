@@ -61,3 +61,12 @@ def bad_cast(x_ptr, WHAT: tl.constexpr):
         tl.store(x_ptr, x.to(tl.float64, "rtz").to(tl.float32))
     else:
         tl.store(x_ptr, x.to(tl.float16, "up"))
+
+
+@tritium.jit
+def fp8_dot(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    """fp8 operands of tl.dot (Triton's tutorial 03 multiplies fp8e5 matrices)."""
+    rm, rn, rk = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :]).to(tl.float8e5, bitcast=True)
+    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :]).to(tl.float8e4nv, bitcast=True)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot(a, b))

@@ -10,6 +10,7 @@ from .core import (PropagateNan, clamp, debug_barrier, device_assert, device_pri
 from .reductions import argmax, argmin, reduce_or
 from .scan import associative_scan, cumprod, cumsum
 from . import math
+from .functions import add, assume, broadcast, cast, item, mul, sub
 from .atomics import (atomic_add, atomic_and, atomic_cas, atomic_max, atomic_min, atomic_or, atomic_xchg,
                       atomic_xor)
 from .dot import dot
@@ -28,6 +29,7 @@ float = float32  # noqa: A001 - the spellings tl.float / tl.double are Triton's 
 double = float64
 
 __all__ = [
+    "add", "assume", "broadcast", "cast", "mul", "sub",
     "abs", "arange", "bfloat16", "broadcast_to", "cdiv", "ceil", "constexpr", "cos", "double", "dtype",
     "exp", "exp2", "expand_dims", "float", "float16", "float32", "float64", "floor", "full", "int1",
     "int8", "int16", "int32", "int64", "load", "log", "log2", "max", "maximum", "min", "minimum",
@@ -49,7 +51,7 @@ __all__ = [
 
 
 #: the builtins that are also methods of tensors, as in Triton (``x.sum(axis=0)``, ``x.exp()``)
-MEMBER_FUNCTIONS = ("abs", "argmax", "argmin", "associative_scan", "atomic_add", "atomic_and", "atomic_cas",
+MEMBER_FUNCTIONS = ("abs", "cast", "item", "argmax", "argmin", "associative_scan", "atomic_add", "atomic_and", "atomic_cas",
                     "atomic_max", "atomic_min", "atomic_or", "atomic_xchg", "atomic_xor", "broadcast_to", "cdiv",
                     "ceil", "cos", "cumprod", "cumsum", "div_rn", "erf", "exp", "exp2", "expand_dims", "fdiv", "flip",
                     "floor", "fma", "log", "log2", "max", "min", "permute", "ravel", "reduce", "reduce_or", "reshape",

@@ -166,15 +166,26 @@ def full(shape, value, dtype) -> tensor:
     return semantic.full(_static_shape(shape), _unwrap(value), _unwrap(dtype))
 
 
-def load(pointer, mask=None, other=None, cache_modifier="", eviction_policy="", volatile=False) -> tensor:
+def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", cache_modifier="",
+         eviction_policy="", volatile=False) -> tensor:
     """Read through ``pointer`` where ``mask``; ``other`` elsewhere. The cache and eviction hints
-    and ``volatile`` are accepted so Triton kernels port; no target here uses them yet."""
+    and ``volatile`` are accepted so Triton kernels port; no target here uses them yet.
+    ``boundary_check``/``padding_option`` belong to block pointers (not supported yet)."""
+    _block_pointer_only(boundary_check, padding_option)
     return semantic.load(pointer, _unwrap(mask), _unwrap(other))
 
 
-def store(pointer, value, mask=None, cache_modifier="", eviction_policy="") -> None:
+def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", eviction_policy="") -> None:
     """Write ``value`` through ``pointer`` where ``mask`` (hints accepted as in ``load``)."""
+    _block_pointer_only(boundary_check, "")
     semantic.store(pointer, _unwrap(value), _unwrap(mask))
+
+
+def _block_pointer_only(boundary_check, padding_option) -> None:
+    if _unwrap(boundary_check) or _unwrap(padding_option):
+        raise semantic.SemanticError(
+            "boundary_check and padding_option apply to block pointers (tl.make_block_ptr), which tritium does "
+            "not support yet; with a tensor of pointers, mask the access instead (mask=..., other=...)")
 
 
 def where(condition, x, y) -> tensor:
@@ -337,12 +348,13 @@ def static_range(*args):
     return builtins.range(*bounds)
 
 
-def static_assert(condition, message: str = "") -> None:
+def static_assert(cond, msg: str = "") -> None:
     """Fail compilation (or interpretation) when a compile-time condition is false."""
-    if isinstance(_unwrap(condition), tensor):
+    if isinstance(_unwrap(cond), tensor):
         raise semantic.SemanticError("tl.static_assert needs a compile-time condition (constexprs)")
-    if not _unwrap(condition):
-        raise semantic.SemanticError(f"static assertion failed{': ' + message if message else ''}")
+    msg = _unwrap(msg)
+    if not _unwrap(cond):
+        raise semantic.SemanticError(f"static assertion failed{': ' + msg if msg else ''}")
 
 
 def device_print(prefix, *args, hex=False) -> None:
@@ -353,11 +365,12 @@ def device_print(prefix, *args, hex=False) -> None:
     debug.device_print(prefix, args, _unwrap(hex))
 
 
-def static_print(*values) -> None:
-    """Print compile-time values (constexprs, and tensors by type and shape) while compiling."""
+def static_print(*values, sep: str = " ", end: str = "\n", file=None, flush: bool = False) -> None:
+    """Print compile-time values (constexprs, and tensors by type and shape) while compiling, as
+    ``print(*values, sep=sep, end=end)`` would; ``file`` and ``flush`` are accepted as in Triton."""
     from . import debug
 
-    debug.static_print(values)
+    debug.static_print(values, _unwrap(sep), _unwrap(end))
 
 
 def device_assert(cond, msg="", mask=None) -> None:
@@ -403,7 +416,9 @@ def _hint(input, values, field: str):
 
 # Triton builtins this language does not have yet: using one raises errors.NotImplementedYet.
 NOT_YET = frozenset({
-    "dot_scaled", "histogram", "sort",
+    "dot_scaled", "histogram", "sort", "gather", "topk", "bitonic_merge", "map_elementwise", "philox_impl",
+    "tensor_descriptor", "load_tensor_descriptor", "store_tensor_descriptor", "block_type", "const",
+    "constexpr_type", "pi32_t", "slice", "tuple", "void", "condition", "extra", "target_info",
     "inline_asm_elementwise", "make_block_ptr", "advance",
     "make_tensor_descriptor",
 })

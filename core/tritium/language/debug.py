@@ -45,10 +45,11 @@ def builtin_print(args: Sequence[Any], sep: str = " ") -> None:
     device_print(sep.join(plain[:n]), args[n:])
 
 
-def static_print(values: Sequence[Any]) -> None:
+def static_print(values: Sequence[Any], sep: str = " ", end: str = "\n") -> None:
     """Print compile-time values once: when the kernel is compiled (not when a cached binary is
     loaded), or once per launch on the interpreter."""
-    semantic.builder().static_print(debug_output.static_text(values))
+    text = debug_output.static_text(values, sep)
+    semantic.builder().static_print(text + end[:-1] if end.endswith("\n") else text + end)
 
 
 def device_assert(cond: Any, msg: Any = "", mask: Any = None) -> None:

@@ -71,10 +71,10 @@ def format_value(v: np.generic, t: dtype, hex: bool) -> str:
     return str(int(v))
 
 
-def static_text(values: Sequence) -> str:
-    """What ``tl.static_print(*values)`` prints: Python's ``print`` of the compile-time values, with
-    tensors shown by type and shape (``fp32[128]``), as the compiler knows them."""
-    return " ".join(_static(v) for v in values)
+def static_text(values: Sequence, sep: str = " ") -> str:
+    """What ``tl.static_print(*values, sep=sep)`` prints: Python's ``print`` of the compile-time
+    values, with tensors shown by type and shape (``fp32[128]``), as the compiler knows them."""
+    return sep.join(_static(v) for v in values)
 
 
 def _static(v) -> str:
