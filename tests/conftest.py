@@ -16,6 +16,8 @@ target only.
 
 from __future__ import annotations
 
+import argparse
+
 import os
 
 import pytest
@@ -33,8 +35,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         parser.addoption("--tritium-target", metavar="NAME", default=None,
                          help=f"run the core tests on this installed target only (default: every available "
                               f"one; also {TEST_TARGET_ENV}=NAME)")
-    except ValueError:  # tritium-conformance's pytest plugin (installed) declares the same option
-        pass
+    except (ValueError, argparse.ArgumentError):  # tritium-conformance's pytest plugin (installed)
+        pass  # declares the same option; pytest reports the clash as either, depending on its version
 
 
 def pytest_configure(config: pytest.Config) -> None:

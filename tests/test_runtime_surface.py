@@ -113,7 +113,7 @@ def softmax_kernel(out_ptr, in_ptr, n_rows, n_cols, BLOCK: tl.constexpr):
         tl.store(out_ptr + row * n_cols + offs, e / tl.sum(e, axis=0), mask=offs < n_cols)
 
 
-def test_tutorial_02s_occupancy_arithmetic_gives_one_program_per_core_on_the_host(target):
+def test_tutorial_02s_occupancy_arithmetic_gives_one_program_per_core_on_the_host(target, host_target):
     """What Triton's fused-softmax tutorial does before launching, on a target whose kernels read
     host memory and that reports resources (the cpu target)."""
     try:
@@ -138,7 +138,7 @@ def test_tutorial_02s_occupancy_arithmetic_gives_one_program_per_core_on_the_hos
 
 
 def test_compiled_kernel_metadata_reads_as_attributes(compiling_target):
-    a = np.zeros(64, np.float32)
+    a = compiling_target.driver.to_device(np.zeros(64, np.float32))
     kernel = softmax_kernel.warmup(a, a, 1, 64, BLOCK=64, num_warps=2, grid=(1,))
     assert kernel.metadata.num_warps == 2 and kernel.metadata.num_stages == 3
     assert kernel.metadata.name == "softmax_kernel" and kernel.metadata["name"] == "softmax_kernel"
