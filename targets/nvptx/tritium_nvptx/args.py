@@ -77,8 +77,15 @@ def _torch_pointer(address: int, device: int) -> DevicePointer:
 
 
 def bind_argument(value: Any, arg_type: str, arg_name: str) -> Any:
-    """``NvptxTarget.bind_arg`` as a plain function (a launch calls it once per argument)."""
+    """``NvptxTarget.bind_arg`` as a plain function (a launch calls it once per argument), with
+    ``device_pointer``'s case of a torch tensor seen before inline."""
     if arg_type[0] == "*":
+        if _TORCH_CLASSES.get(type(value)):
+            by_address = _TORCH_POINTERS.get(value.get_device())
+            if by_address is not None:
+                p = by_address.get(value.data_ptr())
+                if p is not None:
+                    return p
         return device_pointer(value, arg_name)
     return bind_scalar(value, arg_type, arg_name, "nvptx")
 
