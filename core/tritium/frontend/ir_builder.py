@@ -14,8 +14,8 @@ from ..ir.locations import file_line_col
 from ..ir.mlir import arith, ir
 from ..language.dtypes import dtype
 
-_MATH = {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "floor", "ceil", "absf", "absi", "erf",
-         "fma"}
+_MATH = {"exp", "exp2", "log", "log2", "log10", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "floor", "ceil",
+         "trunc", "round", "roundeven", "absf", "absi", "erf", "fma", "copysign"}
 #: correctly rounded variants (``tl.sqrt_rn``, ``tl.div_rn``): the plain op marked ``tile.ieee``,
 #: which tells a target that approximates the plain op (NVIDIA's sqrt/div) to round exactly
 _IEEE = {"sqrt_rn": "math.sqrt", "divf_rn": "arith.divf"}

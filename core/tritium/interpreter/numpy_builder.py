@@ -65,6 +65,8 @@ _ARITH: dict[str, Callable] = {
     "rsqrt": lambda x: 1 / np.sqrt(x), "sin": np.sin, "cos": np.cos, "floor": np.floor,
     "ceil": np.ceil, "absf": np.abs, "absi": np.abs, "sqrt_rn": np.sqrt, "divf_rn": np.divide,
     "erf": lambda x: _ERF(x).astype(x.dtype), "fma": lambda x, y, z: _fma(x, y, z),
+    "log10": np.log10, "tan": np.tan, "tanh": np.tanh, "trunc": np.trunc, "roundeven": np.rint,
+    "round": lambda x: (np.sign(x) * np.floor(np.abs(x) + 0.5)).astype(x.dtype), "copysign": np.copysign,
 }
 _ERF = np.vectorize(math.erf, otypes=[np.float64])
 

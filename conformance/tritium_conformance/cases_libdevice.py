@@ -1,0 +1,53 @@
+"""Conformance cases of ``tl.extra.libdevice``: each function on fp32 and fp64 over a range where
+it is defined, against float64 numpy (exact for the rounding, sign and classification functions)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import tritium
+import tritium.language as tl
+from tritium.language.extra import libdevice
+
+from .suite import Device, Output, cases, rng_for
+
+NP = {"fp32": np.float32, "fp64": np.float64}
+#: name: (numpy reference, input range, exact)
+FUNCTIONS = {
+    "tanh": (np.tanh, (-6, 6), False), "tan": (np.tan, (-1.5, 1.5), False), "log10": (np.log10, (1e-3, 1e3), False),
+    "erf": (np.vectorize(math.erf), (-3, 3), False), "trunc": (np.trunc, (-50, 50), True),
+    "round": (lambda x: np.sign(x) * np.floor(np.abs(x) + 0.5), (-50, 50), True), "rint": (np.rint, (-50, 50), True),
+    "fabs": (np.abs, (-5, 5), True), "isnan": (lambda x: np.isnan(x).astype(np.float64), (-5, 5), True),
+    "isinf": (lambda x: np.isinf(x).astype(np.float64), (-5, 5), True),
+}
+
+
+@tritium.jit
+def libdevice_case_kernel(x_ptr, out_ptr, n, FN: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=1.0)
+    if FN == "isnan":
+        r = libdevice.isnan(x).to(x.dtype)
+    elif FN == "isinf":
+        r = libdevice.isinf(x).to(x.dtype)
+    else:
+        r = getattr(libdevice, FN)(x)
+    tl.store(out_ptr + offs, r, mask=mask)
+
+
+@cases("libdevice-{fn}-{dtype}", fn=list(FUNCTIONS), dtype=["fp32", "fp64"])
+def libdevice_fn(dev: Device, fn: str, dtype: str) -> list[Output]:
+    ref, (lo, hi), exact = FUNCTIONS[fn]
+    n = 1000
+    x = rng_for(f"libdevice-{fn}-{dtype}").uniform(lo, hi, n).astype(NP[dtype])
+    x[:4] = [lo, hi, 0.5, -0.5]
+    if fn in ("isnan", "isinf", "fabs", "trunc", "round", "rint"):
+        x[4:8] = [np.nan, np.inf, -np.inf, -0.0]
+    out = dev.empty(n, NP[dtype])
+    dev.launch(libdevice_case_kernel, (tritium.cdiv(n, 256),), dev.to_device(x), out, n, FN=fn, BLOCK=256)
+    with np.errstate(all="ignore"):
+        want = ref(x.astype(np.float64))
+    return [Output("out", dev.to_host(out), want, rtol=0 if exact else None, atol=0 if exact else None)]

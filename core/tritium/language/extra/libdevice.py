@@ -1,0 +1,86 @@
+"""``libdevice``: the functions of NVIDIA's libdevice (Triton's ``tl.extra.libdevice``) that every
+tritium target computes, by their libdevice names, on fp32 and fp64 values. On nvptx they call
+libdevice itself where Triton does; elsewhere they are the same math ops. A name of libdevice that
+is not here raises ``NotImplementedYet``.
+"""
+
+from __future__ import annotations
+
+from .. import dtypes as T
+from .. import semantic
+from ..core import _unwrap, tensor
+
+#: libdevice name -> the math op computing it
+_UNARY = {"exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2", "log10": "log10", "sqrt": "sqrt",
+          "rsqrt": "rsqrt", "sin": "sin", "cos": "cos", "tan": "tan", "tanh": "tanh", "erf": "erf",
+          "floor": "floor", "ceil": "ceil", "trunc": "trunc", "round": "round", "rint": "roundeven",
+          "nearbyint": "roundeven", "fabs": "absf"}
+
+
+def _float(name: str, x) -> tensor:
+    x = semantic.to_tensor(_unwrap(x))
+    if x.dtype not in (T.float32, T.float64):
+        raise semantic.SemanticError(f"libdevice.{name} takes fp32 or fp64 values (as libdevice), got {x.dtype}; "
+                                     "convert with .to(tl.float32) first")
+    return x
+
+
+def _unary(name: str):
+    op = _UNARY[name]
+
+    def fn(arg0) -> tensor:
+        x = _float(name, arg0)
+        return semantic.math_unary(op, x)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"libdevice's ``{name}`` of each element."
+    return fn
+
+
+for _name in _UNARY:
+    globals()[_name] = _unary(_name)
+del _name
+
+
+def fma(arg0, arg1, arg2) -> tensor:
+    """``arg0 * arg1 + arg2`` rounded once."""
+    from ..math import fma as tl_fma
+
+    return tl_fma(_float("fma", arg0), arg1, arg2)
+
+
+def copysign(arg0, arg1) -> tensor:
+    """``arg0``'s magnitude with ``arg1``'s sign."""
+    x, y = _float("copysign", arg0), _float("copysign", arg1)
+    (x, y), shape = semantic._same_shape(x, semantic.cast(y, x.dtype))
+    return semantic._emit("copysign", (x, y), x.dtype, shape)
+
+
+def fmin(arg0, arg1) -> tensor:
+    """The smaller of the two, the number where one is NaN."""
+    return semantic.minmax("min", _float("fmin", arg0), _float("fmin", arg1))
+
+
+def fmax(arg0, arg1) -> tensor:
+    """The larger of the two, the number where one is NaN."""
+    return semantic.minmax("max", _float("fmax", arg0), _float("fmax", arg1))
+
+
+def isnan(arg0) -> tensor:
+    """1 where the element is NaN, else 0 (int32, as libdevice's ``__nv_isnanf``)."""
+    x = _float("isnan", arg0)
+    return semantic.cast(semantic.compare("ne", x, x), T.int32)
+
+
+def isinf(arg0) -> tensor:
+    """1 where the element is an infinity of either sign, else 0 (int32)."""
+    x = _float("isinf", arg0)
+    return semantic.cast(semantic.compare("eq", semantic.abs(x), float("inf")), T.int32)
+
+
+def __getattr__(name: str):
+    from ...errors import NotImplementedYet
+
+    if name.startswith("__"):
+        raise AttributeError(name)
+    raise NotImplementedYet(f"libdevice.{name} is not supported yet (tritium has libdevice's "
+                            f"{', '.join(sorted([*_UNARY, 'fma', 'copysign', 'fmin', 'fmax', 'isnan', 'isinf']))})")
