@@ -64,7 +64,8 @@ class HostThreadHooks(DeviceHooks):
     def shuffle_xor(self, b: ll.IRBuilder, value: ll.Value, lane_mask: int) -> ll.Value:
         return self._callback(b, "emulator_shuffle", I32, [self.thread_id(b), value, ll.Constant(I32, lane_mask)])
 
-    def store(self, b: ll.IRBuilder, ptr: ll.Value, value: ll.Value, mask: ll.Value | None, align: int) -> None:
+    def store(self, b: ll.IRBuilder, ptr: ll.Value, value: ll.Value, mask: ll.Value | None, align: int,
+              hints=None) -> None:
         """Store, and count the elements stored (``stored_elements``)."""
         super().store(b, ptr, value, mask, align)
         width = ll.Constant(I32, value.type.count if isinstance(value.type, ll.VectorType) else 1)

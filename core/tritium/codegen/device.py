@@ -11,6 +11,8 @@ vendor overrides what its back end needs and nothing else.
 
 from __future__ import annotations
 
+from typing import Any, Mapping
+
 from llvmlite import ir as ll
 
 from ..errors import NotImplementedYet
@@ -98,10 +100,12 @@ class DeviceHooks(MathHooks):
         return g
 
     def load(self, b: ll.IRBuilder, ptr: ll.Value, ty: ll.Type, mask: ll.Value | None, other: ll.Value | None,
-             align: int) -> ll.Value:
+             align: int, hints: Mapping[str, Any] | None = None) -> ll.Value:
         """Load a ``ty`` (a scalar, or a vector of contiguous elements) from ``ptr``, aligned to
         ``align`` bytes; where the i1 ``mask`` is false, yield ``other`` (undefined when None)
-        without touching memory. The default branches around the load."""
+        without touching memory. ``hints`` are ``tl.load``'s cache hints (``cache``: ".ca"/".cg"/
+        ".cv", ``evict``: "evict_first"/"evict_last", ``volatile``: True), for a target to honour
+        where it can. The default branches around the load and ignores the hints."""
         if mask is None:
             return b.load(ptr, typ=ty, align=align)
         fallback = other if other is not None else ll.Constant(ty, ll.Undefined)
@@ -114,8 +118,10 @@ class DeviceHooks(MathHooks):
         phi.add_incoming(fallback, before)
         return phi
 
-    def store(self, b: ll.IRBuilder, ptr: ll.Value, value: ll.Value, mask: ll.Value | None, align: int) -> None:
-        """Store ``value`` (a scalar or a vector) at ``ptr`` where the i1 ``mask`` is true."""
+    def store(self, b: ll.IRBuilder, ptr: ll.Value, value: ll.Value, mask: ll.Value | None, align: int,
+              hints: Mapping[str, Any] | None = None) -> None:
+        """Store ``value`` (a scalar or a vector) at ``ptr`` where the i1 ``mask`` is true; ``hints``
+        as ``load``'s (``cache``: ".wb"/".cg"/".cs"/".wt")."""
         if mask is None:
             b.store(value, ptr, align=align)
             return

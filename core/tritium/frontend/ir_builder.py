@@ -37,6 +37,12 @@ def ir_type(t: dtype, shape: Sequence[int]) -> ir.Type:
     return ir.RankedTensorType.get(list(shape), elem) if shape else elem
 
 
+def _set_hints(op: ir.OpView, hints: dict | None) -> None:
+    """Cache hints as attributes: ``tile.cache`` and ``tile.evict`` (strings), ``tile.volatile``."""
+    for key, value in (hints or {}).items():
+        op.operation.attributes[f"tile.{key}"] = ir.UnitAttr.get() if value is True else ir.StringAttr.get(value)
+
+
 class IRBuilder:
     """Implements the builder protocol of ``tritium.language.semantic`` with MLIR ops.
 
@@ -155,11 +161,13 @@ class IRBuilder:
         return tile.DotOp(a, b, c, ir.StringAttr.get(input_precision), tile.i32_attr(max_num_imprecise_acc),
                           res=ir_type(t, shape)).res
 
-    def load(self, p, mask, other, t: dtype, shape) -> ir.Value:
-        return tile.LoadOp(p, mask=mask, other=other, res=ir_type(t, shape)).res
+    def load(self, p, mask, other, t: dtype, shape, hints: dict | None = None) -> ir.Value:
+        op = tile.LoadOp(p, mask=mask, other=other, res=ir_type(t, shape))
+        _set_hints(op, hints)
+        return op.res
 
-    def store(self, p, value, mask, shape) -> None:
-        tile.StoreOp(p, value, mask=mask)
+    def store(self, p, value, mask, shape, hints: dict | None = None) -> None:
+        _set_hints(tile.StoreOp(p, value, mask=mask), hints)
 
     def atomic_rmw(self, kind: str, p, val, mask, t: dtype, shape, sem: str, scope: str) -> ir.Value:
         s = ir.StringAttr.get

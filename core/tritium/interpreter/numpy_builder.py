@@ -245,7 +245,7 @@ class NumpyBuilder:
             out = np.matmul(np.asarray(a, dtype=wide), np.asarray(b, dtype=wide)) + np.asarray(c, dtype=wide)
         return out.astype(np_dtype(t), copy=False)
 
-    def load(self, p, mask, other, t: dtype, shape):
+    def load(self, p, mask, other, t: dtype, shape, hints: dict | None = None):
         p = pointers(p)
         out = np.zeros(shape, dtype=np_dtype(t)) if other is None else np.array(other, dtype=np_dtype(t))
         out = np.broadcast_to(out, p.shape).copy()
@@ -256,7 +256,7 @@ class NumpyBuilder:
             out[active] = view[idx]
         return out
 
-    def store(self, p, value, mask, shape):
+    def store(self, p, value, mask, shape, hints: dict | None = None):
         p = pointers(p)
         active = _active(p, mask)
         if active.any():

@@ -169,16 +169,19 @@ def full(shape, value, dtype) -> tensor:
 def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", cache_modifier="",
          eviction_policy="", volatile=False) -> tensor:
     """Read through ``pointer`` where ``mask``; ``other`` elsewhere. The cache and eviction hints
-    and ``volatile`` are accepted so Triton kernels port; no target here uses them yet.
+    and ``volatile`` are checked as Triton checks them and honoured where the target can (nvptx's
+    cache operators); the host targets have no such controls and ignore them.
     ``boundary_check``/``padding_option`` belong to block pointers (not supported yet)."""
     _block_pointer_only(boundary_check, padding_option)
-    return semantic.load(pointer, _unwrap(mask), _unwrap(other))
+    hints = semantic.memory_hints("tl.load", _unwrap(cache_modifier), _unwrap(eviction_policy), _unwrap(volatile))
+    return semantic.load(pointer, _unwrap(mask), _unwrap(other), hints)
 
 
 def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", eviction_policy="") -> None:
-    """Write ``value`` through ``pointer`` where ``mask`` (hints accepted as in ``load``)."""
+    """Write ``value`` through ``pointer`` where ``mask`` (hints as in ``load``)."""
     _block_pointer_only(boundary_check, "")
-    semantic.store(pointer, _unwrap(value), _unwrap(mask))
+    hints = semantic.memory_hints("tl.store", _unwrap(cache_modifier), _unwrap(eviction_policy))
+    semantic.store(pointer, _unwrap(value), _unwrap(mask), hints)
 
 
 def _block_pointer_only(boundary_check, padding_option) -> None:

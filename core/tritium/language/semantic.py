@@ -607,7 +607,28 @@ def _bool_mask(mask, what: str):
     return mask
 
 
-def load(ptr, mask=None, other=None):
+#: Triton's cache modifiers of loads and stores, and eviction policies
+LOAD_CACHE = ("", ".ca", ".cg", ".cv")
+STORE_CACHE = ("", ".wb", ".cg", ".cs", ".wt")
+EVICTION = ("", "evict_first", "evict_last")
+
+
+def memory_hints(what: str, cache_modifier: Any, eviction_policy: Any, volatile: Any = False) -> dict:
+    """The cache hints of a load or store, checked as Triton checks them; a target honours them
+    where it can (the GPUs' cache operators) and ignores them elsewhere."""
+    cache_modifier, eviction_policy = cache_modifier or "", eviction_policy or ""
+    if cache_modifier not in (LOAD_CACHE if what == "tl.load" else STORE_CACHE):
+        raise SemanticError(f"{what}: cache modifier {cache_modifier!r} is not supported; use one of "
+                            f"{', '.join(repr(c) for c in (LOAD_CACHE if what == 'tl.load' else STORE_CACHE))}")
+    if eviction_policy not in EVICTION:
+        raise SemanticError(f"{what}: eviction policy {eviction_policy!r} is not supported; use one of "
+                            f"{', '.join(repr(e) for e in EVICTION)}")
+    hints = {"cache": cache_modifier, "evict": eviction_policy, "volatile": bool(volatile)}
+    return {k: v for k, v in hints.items() if v}
+
+
+def load(ptr, mask=None, other=None, hints: dict | None = None):
+    """``hints``: ``memory_hints``'s."""
     core = _core()
     _check_pointer(ptr, "tl.load")
     elem = ptr.dtype.element_ty
@@ -626,11 +647,12 @@ def load(ptr, mask=None, other=None):
         m = broadcast_to(m, shape)
     ptr = broadcast_to(ptr, shape)
     h = builder().load(ptr.handle, m.handle if m is not None else None,
-                       o.handle if o is not None else None, elem, shape)
+                       o.handle if o is not None else None, elem, shape, hints or None)
     return core.tensor(h, elem, shape)
 
 
-def store(ptr, value, mask=None):
+def store(ptr, value, mask=None, hints: dict | None = None):
+    """``hints``: ``memory_hints``'s."""
     _check_pointer(ptr, "tl.store")
     elem = ptr.dtype.element_ty
     value = to_tensor(value, elem)
@@ -645,7 +667,7 @@ def store(ptr, value, mask=None):
         raise SemanticError(f"tl.store: value of shape {list(value.shape)} does not fit pointers of shape "
                             f"{list(ptr.shape)}")
     value = broadcast_to(cast(value, elem), shape)
-    builder().store(ptr.handle, value.handle, mask.handle if mask is not None else None, shape)
+    builder().store(ptr.handle, value.handle, mask.handle if mask is not None else None, shape, hints or None)
 
 
 # -- reductions ----------------------------------------------------------------------------------

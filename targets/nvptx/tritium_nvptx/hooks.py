@@ -18,7 +18,7 @@ CUDA_ERROR_ASSERT.
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from typing import Any, Mapping, Sequence
 
 from llvmlite import ir as ll
 from llvmlite.ir.values import FunctionAttributes
@@ -123,10 +123,13 @@ class NvptxHooks(DeviceHooks):
 
     # -- memory -------------------------------------------------------------------------------
     def load(self, b: ll.IRBuilder, ptr: ll.Value, ty: ll.Type, mask: ll.Value | None, other: ll.Value | None,
-             align: int) -> ll.Value:
+             align: int, hints: Mapping[str, Any] | None = None) -> ll.Value:
+        """Masked or hinted loads of 16-bit and wider elements are one predicated ``ld.global`` with
+        the cache hints as PTX qualifiers; the rest are LLVM loads (hints dropped)."""
         words = _words(ty, align)
-        if mask is None or words is None:
+        if (mask is None and not hints) or words is None:
             return super().load(b, ptr, ty, mask, other, align)
+        mask = mask if mask is not None else ll.Constant(I1, 1)
         n, bits = words
         reg, kind = _WORDS[bits]
         word = ll.IntType(bits)
@@ -135,7 +138,7 @@ class NvptxHooks(DeviceHooks):
         moves = "".join(f"mov.{kind} ${i}, ${n + 2 + i};\n\t" for i in range(n))
         vec = f".v{n}" if n > 1 else ""
         outs = f"{{{outs}}}" if n > 1 else outs
-        text = f"{moves}@${n + 1} ld.global{vec}.{kind} {outs}, [${n}];"
+        text = f"{moves}@${n + 1} {_qualified('ld', hints)}{vec}.{kind} {outs}, [${n}];"
         constraints = ",".join([f"={reg}"] * n + ["l", "b"] + [reg] * n)
         result_ty = ll.LiteralStructType([word] * n) if n > 1 else word
         asm = ll.InlineAsm(ll.FunctionType(result_ty, [ptr.type, I1] + [word] * n), text, constraints,
@@ -144,18 +147,22 @@ class NvptxHooks(DeviceHooks):
         parts = [b.extract_value(loaded, i) for i in range(n)] if n > 1 else [loaded]
         return _join(b, parts, ty)
 
-    def store(self, b: ll.IRBuilder, ptr: ll.Value, value: ll.Value, mask: ll.Value | None, align: int) -> None:
+    def store(self, b: ll.IRBuilder, ptr: ll.Value, value: ll.Value, mask: ll.Value | None, align: int,
+              hints: Mapping[str, Any] | None = None) -> None:
+        """As ``load``: one predicated ``st.global`` with the cache hints where it can."""
         words = _words(value.type, align)
-        if mask is None or words is None:
+        if (mask is None and not hints) or words is None:
             super().store(b, ptr, value, mask, align)
             return
+        mask = mask if mask is not None else ll.Constant(I1, 1)
         n, bits = words
         reg, kind = _WORDS[bits]
         parts = _split(b, value, n, ll.IntType(bits))
         vec = f".v{n}" if n > 1 else ""
         operands = "{" + ", ".join(f"${i + 2}" for i in range(n)) + "}" if n > 1 else "$2"
         asm = ll.InlineAsm(ll.FunctionType(ll.VoidType(), [ptr.type, I1] + [ll.IntType(bits)] * n),
-                           f"@$1 st.global{vec}.{kind} [$0], {operands};", ",".join(["l", "b"] + [reg] * n),
+                           f"@$1 {_qualified('st', hints)}{vec}.{kind} [$0], {operands};",
+                           ",".join(["l", "b"] + [reg] * n),
                            side_effect=True)
         b.call(asm, [ptr, mask, *parts])
 
@@ -290,6 +297,19 @@ def _atom(b: ll.IRBuilder, operation: str, sem: str, scope: str, ptr: ll.Value, 
                        ",".join([f"={reg}", "l"] + [reg] * len(args) + ["~{memory}"]), side_effect=True)
     old = b.call(asm, [ptr] + [b.bitcast(a, carried) if carried != ty else a for a in args])
     return b.bitcast(old, ty) if carried != ty else old
+
+
+def _qualified(instruction: str, hints: Mapping[str, Any] | None) -> str:
+    """``ld.global``/``st.global`` with Triton's cache hints as PTX spells them: ``volatile``, else
+    the cache operator (``.cg``, ...), else the L1 eviction priority."""
+    hints = hints or {}
+    if hints.get("volatile"):
+        return f"{instruction}.volatile.global"
+    if hints.get("cache"):
+        return f"{instruction}.global{hints['cache']}"
+    if hints.get("evict"):
+        return f"{instruction}.global.L1::{hints['evict']}"
+    return f"{instruction}.global"
 
 
 def _words(ty: ll.Type, align: int) -> tuple[int, int] | None:

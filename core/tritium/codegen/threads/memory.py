@@ -106,9 +106,10 @@ class Memory:
         elem = self.pointee_type(view.ptr)
         mem = memory_type(elem)
         ptrs, mask, other = self.env[view.ptr], self.optional(view.mask), self.optional(view.other)
+        hints = memory_hints(op)
         if not isinstance(ptrs, list):
             value = self.hooks.load(self.b, ptrs, mem, mask, self.to_memory(other) if other is not None else None,
-                                    self.element_bytes(mem))
+                                    self.element_bytes(mem), hints)
             self.env[res] = self.from_memory(value, elem)
             return
         dist = self.operands_distribution(op, res.type, view.ptr, view.mask, view.other)
@@ -117,7 +118,7 @@ class Memory:
         for r0 in range(0, dist.registers, w):
             fallback = self.to_memory(self.pack(other[r0:r0 + w])) if other is not None else None
             vec = self.hooks.load(self.b, ptrs[r0], vector_of(mem, w), mask[r0] if mask is not None else None,
-                                  fallback, w * self.element_bytes(mem))
+                                  fallback, w * self.element_bytes(mem), hints)
             values += [self.from_memory(v, elem) for v in self.unpack(vec, w)]
         self.env[res] = values
 
@@ -125,10 +126,11 @@ class Memory:
         view = op.opview
         elem = self.pointee_type(view.ptr)
         ptrs, values, mask = self.env[view.ptr], self.env[view.value], self.optional(view.mask)
+        hints = memory_hints(op)
         if not isinstance(ptrs, list):
             only = self.index.first_thread()
             self.hooks.store(self.b, ptrs, self.to_memory(values), only if mask is None else self.b.and_(mask, only),
-                             self.element_bytes(memory_type(elem)))
+                             self.element_bytes(memory_type(elem)), hints)
             return
         dist = self.operands_distribution(op, view.value.type, view.ptr, view.mask)
         first = self.index.first_copy(dist)
@@ -138,7 +140,7 @@ class Memory:
             if first is not None:
                 m = first if m is None else self.b.and_(m, first)
             self.hooks.store(self.b, ptrs[r0], self.to_memory(self.pack(values[r0:r0 + w])), m,
-                             w * self.element_bytes(memory_type(elem)))
+                             w * self.element_bytes(memory_type(elem)), hints)
 
     def operands_distribution(self, op: ir.Operation, t: ir.Type, *operands: ir.Value | None) -> Distribution:
         """The distribution of ``t``, which the (present) ``operands`` must share."""
@@ -150,3 +152,15 @@ class Memory:
     def optional(self, value: ir.Value | None):
         """The lowering of an optional operand (None when absent)."""
         return None if value is None else self.env[value]
+
+
+def memory_hints(op: ir.Operation) -> dict:
+    """The cache hints of a ``tile.load``/``tile.store`` (``tile.cache``, ``tile.evict``,
+    ``tile.volatile`` attributes) as ``DeviceHooks.load``/``store`` take them."""
+    hints: dict = {}
+    for key in ("cache", "evict"):
+        if f"tile.{key}" in op.attributes:
+            hints[key] = ir.StringAttr(op.attributes[f"tile.{key}"]).value
+    if "tile.volatile" in op.attributes:
+        hints["volatile"] = True
+    return hints
