@@ -142,3 +142,26 @@ def test_scalar_fn_must_be_jit(target):
 
     with pytest.raises(LocatedError, match="scalar_fn must be a @jit function"):
         _run(target, bad, (1,), [], [np.zeros(16, np.float32)], BLOCK=16)
+
+
+@tritium.jit
+def _stores(x, p):
+    tl.store(p, x)
+    return x
+
+
+@tritium.jit
+def _adds(x, p):
+    tl.atomic_add(p, x)
+    return x
+
+
+@pytest.mark.parametrize("fn", [_stores, _adds])
+def test_the_function_may_not_write_memory(target, fn):
+    @tritium.jit
+    def bad(x_ptr, FN: tl.constexpr, BLOCK: tl.constexpr):
+        x = tl.load(x_ptr + tl.arange(0, BLOCK))
+        tl.store(x_ptr + tl.arange(0, BLOCK), tl.map_elementwise(FN, x, x_ptr))
+
+    with pytest.raises(LocatedError, match="inside tl.map_elementwise's function: it may compute values only"):
+        _run(target, bad, (1,), [], [np.zeros(16, np.float32)], fn, BLOCK=16)

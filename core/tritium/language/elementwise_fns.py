@@ -12,7 +12,9 @@ scalars into the region of a ``tile.map_elementwise``, which each target runs pe
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import threading
+from collections.abc import Iterator, Sequence
 
 from . import dtypes as T
 from . import semantic
@@ -20,6 +22,25 @@ from .core import _unwrap, tensor
 from .semantic import SemanticError
 
 WHAT = "tl.inline_asm_elementwise"
+_mapping = threading.local()  # depth of map_elementwise functions being traced
+
+
+def refuse_writes_in_map(what: str) -> None:
+    """Raise when ``what`` (a store or an atomic) is in a function ``tl.map_elementwise`` traces:
+    as in Triton, that function computes values only (GPUs run it per register, where memory
+    writes would not be per element)."""
+    if getattr(_mapping, "depth", 0):
+        raise SemanticError(f"{what} inside tl.map_elementwise's function: it may compute values only, not write "
+                            f"memory (store the results it returns instead)")
+
+
+@contextlib.contextmanager
+def _tracing_map() -> Iterator[None]:
+    _mapping.depth = getattr(_mapping, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _mapping.depth -= 1
 
 
 def unsupported_message(target: str) -> str:
@@ -95,7 +116,8 @@ def map_elementwise(scalar_fn, *args, pack=1):
 
     def body(handles: list) -> tuple[list, list]:
         scalars = [tensor(h, x.dtype, ()) for i, x in enumerate(xs) for h in handles[i * pack:(i + 1) * pack]]
-        out = fn(*scalars)
+        with _tracing_map():
+            out = fn(*scalars)
         outs = [semantic.to_tensor(_unwrap(o)) for o in (out if isinstance(out, tuple) else (out,))]
         if not outs or len(outs) % pack or any(o.shape != () for o in outs):
             raise SemanticError(f"{what}: {fn.__name__} must return {pack} scalar(s) per result (got "

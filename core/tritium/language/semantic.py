@@ -631,6 +631,9 @@ def load(ptr, mask=None, other=None):
 
 
 def store(ptr, value, mask=None):
+    from .elementwise_fns import refuse_writes_in_map
+
+    refuse_writes_in_map("tl.store")
     _check_pointer(ptr, "tl.store")
     elem = ptr.dtype.element_ty
     value = to_tensor(value, elem)
