@@ -182,12 +182,12 @@ def test_errors_in_helpers_point_at_the_helper_line(monkeypatch):
 def test_missing_builtins_are_attribute_errors_that_say_not_implemented():
     import tritium.language as tl
 
-    assert not hasattr(tl, "inline_asm_elementwise") and getattr(tl, "inline_asm_elementwise", None) is None
+    assert not hasattr(tl, "dot_scaled") and getattr(tl, "dot_scaled", None) is None
     with pytest.raises(AttributeError,
-                       match="tl.inline_asm_elementwise is a Triton builtin that tritium does not implement yet"):
-        tl.inline_asm_elementwise  # noqa: B018
+                       match="tl.dot_scaled is a Triton builtin that tritium does not implement yet"):
+        tl.dot_scaled  # noqa: B018
     with pytest.raises(tritium.TritiumError):
-        tl.inline_asm_elementwise  # noqa: B018
+        tl.dot_scaled  # noqa: B018
     with pytest.raises(AttributeError, match="has no attribute 'no_such_thing'"):
         tl.no_such_thing  # noqa: B018
 

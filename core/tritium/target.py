@@ -137,6 +137,10 @@ class Target:
     #: file suffix of each of the target's stages in ``TRITIUM_DUMP`` dumps (``{"ptx": "ptx"}``);
     #: stages it does not name get core's default (see ``stage_suffix``)
     stage_suffixes: Mapping[str, str] = {}
+    #: the assembly language ``tl.inline_asm_elementwise`` takes on this target ("ptx"), or None where
+    #: the target cannot run foreign assembly (kernels that use it fail to compile, saying so); the
+    #: code generator's ``DeviceHooks.inline_asm`` emits it
+    inline_asm: str | None = None
 
     def availability(self) -> tuple[bool, str]:
         """``(True, "")`` when kernels can run here, else ``(False, why not)`` for humans."""

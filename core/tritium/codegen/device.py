@@ -88,6 +88,14 @@ class DeviceHooks(MathHooks):
         """One compare-and-swap of integers at the global ``ptr``; returns the old value."""
         return atomics.llvm_cas(b, ptr, cmp, val, sem, self.sync_scope(scope))
 
+    def inline_asm(self, b: ll.IRBuilder, ftype: ll.FunctionType, asm: str, constraints: str,
+                   args: list[ll.Value], pure: bool) -> ll.Value | None:
+        """Call the foreign assembly ``asm`` (``tl.inline_asm_elementwise``, written for this target's
+        instruction set) of type ``ftype`` with LLVM's ``constraints`` on ``args``; ``pure`` says it
+        has no side effects. None where the target cannot run foreign assembly: the default, as only
+        the target knows which assembly its users write; the code generator then says so."""
+        return None
+
     def shared_memory(self, module: ll.Module) -> ll.Value:
         """The base of the program's shared memory (its size is given at launch from the compile
         metadata ``shared``): a pointer in ``shared_address_space``."""

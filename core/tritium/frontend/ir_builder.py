@@ -180,6 +180,44 @@ class IRBuilder:
     def barrier(self) -> None:
         tile.BarrierOp()
 
+    def map_elementwise(self, hs: Sequence[ir.Value], arg_types: Sequence[dtype], shape, pack: int,
+                        body: Callable) -> tuple[list[ir.Value], list[dtype]]:
+        """``tile.map_elementwise`` of ``hs``; ``body(scalars)`` emits the region's body on its block
+        arguments and returns the scalars to return and the result dtypes. The body is traced in a
+        scratch op first, as the result types are known only after it."""
+        if len(hs) > tile.MAX_OPERANDS:
+            from ..errors import NotImplementedYet
+
+            raise NotImplementedYet(f"tl.map_elementwise of more than {tile.MAX_OPERANDS} tensors is not supported yet")
+        scratch = tile.combining_op(tile.MapElementwiseOp, hs, [], pack=tile.i32_attr(pack))
+        block = scratch.combine.blocks.append(*[scalar_type(t) for t in arg_types for _ in range(pack)])
+        with ir.InsertionPoint(block):
+            outs, types = body(list(block.arguments))
+            if len(outs) > tile.MAX_OPERANDS:
+                from ..errors import NotImplementedYet
+
+                raise NotImplementedYet(f"tl.map_elementwise returning more than {tile.MAX_OPERANDS} scalars per "
+                                        f"call (results x pack) is not supported yet")
+            tile.reduce_return(outs)
+        op = tile.combining_op(tile.MapElementwiseOp, hs, [ir_type(t, shape) for t in types],
+                               pack=tile.i32_attr(pack))
+        block.append_to(op.combine)
+        scratch.operation.erase()
+        return list(op.operation.results), types
+
+    def inline_asm(self, asm: str, constraints: str, hs: Sequence[ir.Value], arg_types: Sequence[dtype],
+                   ts: Sequence[dtype], shape, is_pure: bool, pack: int) -> list[ir.Value]:
+        """``tile.inline_asm`` of the operands ``hs`` (one shape) giving results of dtypes ``ts``."""
+        if max(len(hs), len(ts)) > tile.MAX_OPERANDS:
+            from ..errors import NotImplementedYet
+
+            raise NotImplementedYet(f"tl.inline_asm_elementwise with more than {tile.MAX_OPERANDS} arguments or "
+                                    f"results is not supported yet")
+        op = tile.combining_op(tile.InlineAsmOp, hs, [ir_type(t, shape) for t in ts], asm=ir.StringAttr.get(asm),
+                               constraints=ir.StringAttr.get(constraints), is_pure=tile.i32_attr(int(is_pure)),
+                               pack=tile.i32_attr(pack))
+        return list(op.operation.results)
+
     def reduce(self, hs: Sequence[ir.Value], ts: Sequence[dtype], axis: int, src_shape, shape,
                combine: Callable) -> list[ir.Value]:
         """``tile.reduce`` of the tensors ``hs`` (of dtypes ``ts``) along ``axis``; ``combine(as, bs)``

@@ -265,6 +265,27 @@ class NumpyBuilder:
             view, idx = self._memory(p.addr[active], value.dtype)
             view[idx] = value[active]
 
+    def map_elementwise(self, hs, arg_types, shape, pack: int, body: Callable):
+        """``body`` called on each group of ``pack`` consecutive elements, in row-major order (Python
+        runs the scalar function, branches and loops included, once per group)."""
+        groups = [np.broadcast_to(np.asarray(h), shape).reshape(-1, pack) for h in hs]
+        outs: list[list] = []
+        types = None
+        for g in range(groups[0].shape[0]):
+            values, types = body([np.asarray(x[g, k]) for x in groups for k in range(pack)])
+            outs.append([np.asarray(v) for v in values])
+        results = []
+        for r in range(len(types)):
+            flat = [out[r * pack + k] for out in outs for k in range(pack)]
+            results.append(np.array(flat, dtype=flat[0].dtype).reshape(shape))
+        return results, types
+
+    def inline_asm(self, asm: str, constraints: str, hs, arg_types, ts, shape, is_pure: bool, pack: int):
+        """Foreign assembly cannot run on numpy."""
+        from ..language.elementwise_fns import unsupported_message
+
+        raise SemanticError(unsupported_message("interpreter"))
+
     def atomic_rmw(self, kind: str, p, val, mask, t: dtype, shape, sem: str, scope: str):
         """Each active element in row-major order: read, combine with ``kind``, write back."""
         val = _flat(val, p)

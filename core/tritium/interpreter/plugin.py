@@ -7,3 +7,10 @@ from .target import InterpreterTarget
 @hookimpl
 def tritium_targets():
     return [InterpreterTarget()]
+
+
+@hookimpl
+def tritium_conformance_expectations(target):
+    from ..language.elementwise_fns import FOREIGN_ASSEMBLY_GAPS
+
+    return FOREIGN_ASSEMBLY_GAPS if isinstance(target, InterpreterTarget) else {}

@@ -17,3 +17,17 @@ def file_line_col(loc: Any) -> tuple[str, int, int] | None:
             if found is not None:
                 return found
     return None
+
+
+def compilation_error(kernel: str, op: Any, message: str):
+    """A ``CompilationError`` of ``kernel`` about ``op``, at its source line when it has one."""
+    import linecache
+
+    from ..errors import CompilationError
+
+    found = file_line_col(op.location)
+    if found is None:
+        return CompilationError(kernel, message)
+    file, line, col = found
+    return CompilationError(kernel, message, filename=file, lineno=line, source_line=linecache.getline(file, line),
+                            col=col - 1)

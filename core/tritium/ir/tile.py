@@ -219,7 +219,8 @@ class AtomicCASOp(Tile.Operation, name="atomic_cas"):
 MAX_OPERANDS = 8
 
 
-def _combining_op(cls_name: str, name: str, doc: str, attrs: dict[str, Any], terminator: bool = False):
+def _combining_op(cls_name: str, name: str, doc: str, attrs: dict[str, Any], terminator: bool = False,
+                  region: bool = True, pure: bool = True):
     """An op with up to ``MAX_OPERANDS`` operands (and results) of any types, one per field.
 
     IRDL gives every value of one variadic operand the same type, while ``tl.reduce((values,
@@ -234,9 +235,10 @@ def _combining_op(cls_name: str, name: str, doc: str, attrs: dict[str, Any], ter
         for i in range(MAX_OPERANDS):
             annotations[f"res{i}"] = Result[Any] | None
             namespace[f"res{i}"] = None
-        annotations["combine"] = Region
+        if region:
+            annotations["combine"] = Region
     namespace["__annotations__"] = annotations
-    traits = [Pure, ir.IsTerminatorTrait] if terminator else [Pure]
+    traits = ([Pure] if pure else []) + ([ir.IsTerminatorTrait] if terminator else [])
     return type(Tile.Operation)(cls_name, (Tile.Operation,), namespace, name=name, traits=traits)
 
 
@@ -257,6 +259,22 @@ ScanOp = _combining_op("ScanOp", "scan", """The inclusive scan of the operands a
 ReduceReturnOp = _combining_op("ReduceReturnOp", "reduce_return",
                                "Terminates a ``tile.reduce`` or ``tile.scan`` combine region with the combined values.",
                                {}, terminator=True)
+
+
+MapElementwiseOp = _combining_op("MapElementwiseOp", "map_elementwise", """``tl.map_elementwise``: the
+    ``combine`` region applied to the operands (one shape) element by element, ``pack`` elements at a
+    time: its block takes ``pack`` scalars of operand 0 (consecutive along the last dimension), then
+    ``pack`` of operand 1, ..., and returns ``pack`` scalars of result 0, then of result 1, ... with
+    ``tile.reduce_return``. The region may branch and loop per element; it has no side effects.""",
+                                  {"pack": ir.IntegerAttr})
+
+InlineAsmOp = _combining_op("InlineAsmOp", "inline_asm", """``tl.inline_asm_elementwise``: the assembly
+    ``asm`` (with LLVM's ``constraints``) applied to the operands, which share one shape, ``pack``
+    elements at a time, giving results of that shape (Triton's packing conventions: see
+    ``codegen.inline_asm``). Never pure as far as passes know (``is_pure`` is recorded), so no pass
+    removes, merges or moves it; only targets that run foreign assembly lower it.""",
+                             {"asm": ir.StringAttr, "constraints": ir.StringAttr, "is_pure": ir.IntegerAttr,
+                              "pack": ir.IntegerAttr}, region=False, pure=False)
 
 
 def combining_op(cls, operands: Sequence[ir.Value], result_types: Sequence[ir.Type], **attrs) -> ir.OpView:

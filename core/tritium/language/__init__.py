@@ -14,6 +14,7 @@ from .functions import add, assume, broadcast, cast, item, mul, sub
 from .atomics import (atomic_add, atomic_and, atomic_cas, atomic_max, atomic_min, atomic_or, atomic_xchg,
                       atomic_xor)
 from .dot import dot
+from .elementwise_fns import inline_asm_elementwise, map_elementwise
 from .math import div_rn, erf, fdiv, fma, sqrt_rn, umulhi
 from .standard import sigmoid, softmax, swizzle2d
 from .shape import (TRITON_MAX_TENSOR_NUMEL, cat, flip, interleave, join, permute, ravel, reshape, split, trans,
@@ -46,7 +47,7 @@ __all__ = [
     "trans", "view",
     "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min", "atomic_or", "atomic_xchg", "atomic_xor",
     "argmax", "argmin", "associative_scan", "cumprod", "cumsum", "reduce_or",
-    "dot",
+    "dot", "inline_asm_elementwise", "map_elementwise",
 ]
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from . import dtypes as T
 from . import semantic
+from .elementwise_fns import refuse_writes_in_map
 from .semantic import SemanticError
 
 #: Triton's ``sem`` strings (None means "acq_rel")
@@ -54,6 +55,7 @@ def _element(ptr, what: str) -> T.dtype:
 def _rmw(op: str, pointer, val, mask, sem, scope):
     """Type-check (Triton's ``atom_red_typechecking_impl``), broadcast and emit one ``op``."""
     what = f"tl.atomic_{op}"
+    refuse_writes_in_map(what)
     elem = _element(pointer, what)
     if elem in (T.float16, T.bfloat16) and op != "add":
         raise SemanticError(f"{what} does not support {elem} (only tl.atomic_add does); use float32")
@@ -121,6 +123,7 @@ def atomic_cas(pointer, cmp, val, sem=None, scope=None):
     """Atomically store ``val`` at ``pointer`` where the value there equals ``cmp`` (bit for bit);
     returns the old values. ``cmp`` and ``val`` take the pointed-to type (Python numbers weakly)."""
     what = "tl.atomic_cas"
+    refuse_writes_in_map(what)
     elem = _element(pointer, what)
     if elem.primitive_bitwidth not in (16, 32, 64) or elem.is_bool():
         raise SemanticError(f"{what} supports 16-, 32- and 64-bit elements only, got {elem}")

@@ -653,6 +653,9 @@ def load(ptr, mask=None, other=None, hints: dict | None = None):
 
 def store(ptr, value, mask=None, hints: dict | None = None):
     """``hints``: ``memory_hints``'s."""
+    from .elementwise_fns import refuse_writes_in_map
+
+    refuse_writes_in_map("tl.store")
     _check_pointer(ptr, "tl.store")
     elem = ptr.dtype.element_ty
     value = to_tensor(value, elem)

@@ -19,6 +19,8 @@ The rules, as in Triton:
   its operand converted to ``slice<axis, default>``; ``broadcast`` keeps its operand's layout;
 - ``tile.dot`` gives its accumulator's layout; its operands A and B pass through shared memory,
   so they stay in whatever layout they come (``codegen.threads.dot``);
+- ``tile.map_elementwise`` with ``pack`` > 1 takes its operands in, and gives its results, a layout
+  whose threads hold runs of ``pack`` elements along the last dimension (``packed``);
 - elementwise ops take the layout of their first operand that is not *free* (made from nothing,
   see ``FREE``, arithmetic on such values, or carried by a loop from such a value) and convert
   the others to it;
@@ -170,6 +172,8 @@ class _Propagation:
             for res in op.results:
                 self.set(res, layout)
             return
+        if name == "tile.map_elementwise" and ir.IntegerAttr(op.attributes["pack"]).value > 1:
+            return self.packed(op, tensors, ir.IntegerAttr(op.attributes["pack"]).value)
         if name == "tile.dot":
             return self.set(op.result, self.layouts[op.operands[2]])
         if name == "tile.expand_dims":
@@ -190,6 +194,17 @@ class _Propagation:
             self.set(res, layout)
         if op.name == "arith.constant" and is_tensor(op.result):
             op.attributes["value"] = retyped(op.attributes["value"], op.result.type)
+
+    def packed(self, op: ir.Operation, tensors: list[int], pack: int) -> None:
+        """Operands and results in a layout whose threads hold runs of ``pack`` elements along the
+        last dimension, so each call of the region gets consecutive elements, as on every target."""
+        t = ir.RankedTensorType(op.results[0].type)
+        warp_size, num_warps = threads(self.default(t.rank))
+        layout = default_blocked(tuple(t.shape), num_warps, warp_size, vector=pack)
+        for i in tensors:
+            self.need(op, i, layout)
+        for res in op.results:
+            self.set(res, layout)
 
     def reindexed(self, op: ir.Operation) -> None:
         src = self.layouts[op.operands[0]]

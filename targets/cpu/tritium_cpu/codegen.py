@@ -28,6 +28,8 @@ from tritium.codegen.math import MathHooks
 from tritium.codegen.types import memory_type
 from tritium.errors import TritiumError
 from tritium.ir import tile
+from tritium.ir.locations import compilation_error
+from tritium.language.elementwise_fns import unsupported_message
 from tritium.ir.mlir import ir
 from tritium.passes.axis_info import AxisInfo, analyze
 
@@ -38,15 +40,17 @@ from .chunks import I32, Index, counted_loop, mul, unflatten
 from .control_flow import ControlFlow
 from .debug_codegen import DebugOps
 from .dot import Dots
+from .map_elementwise import MapElementwise
 from .evaluate import (BUFFER_ALIGN, CHUNK_OPS, HEAVY_OPS, REINDEXING_OPS, VIRTUAL, Buffer, ChunkEvaluator,
                        check_chunk_width, cpu_type, is_tensor, scalar_constant, shape_of)
 from .reductions import Reductions, unsupported
 from .roots import Group, MaterializeRoot, StoreRoot
 
-TERMINATORS = frozenset({"scf.yield", "scf.condition", "func.return"})
+TERMINATORS = frozenset({"scf.yield", "scf.condition", "func.return", "tile.reduce_return"})
 
 
-class KernelCodegen(ControlFlow, Reductions, Dots, DebugOps, BoundsChecks, Atomics, ChunkEvaluator):
+class KernelCodegen(ControlFlow, Reductions, Dots, DebugOps, BoundsChecks, Atomics, MapElementwise,
+                    ChunkEvaluator):
     """Builds the LLVM function of one kernel (``func.func``) in ``module``."""
 
     def __init__(self, func_op: ir.Operation, module: ll.Module, hooks: MathHooks,
@@ -138,6 +142,8 @@ class KernelCodegen(ControlFlow, Reductions, Dots, DebugOps, BoundsChecks, Atomi
             self.emit_scan(op)
         elif name == "tile.dot":
             self.emit_dot(op)
+        elif name == "tile.map_elementwise":
+            self.emit_map_elementwise(op)
         elif name in ("scf.for", "scf.if", "scf.while"):
             self.flush()
             getattr(self, "emit_" + name[4:])(op)
@@ -147,6 +153,8 @@ class KernelCodegen(ControlFlow, Reductions, Dots, DebugOps, BoundsChecks, Atomi
             self.flush()
         elif name in ATOMIC_OPS:
             self.emit_atomic(op)
+        elif name == "tile.inline_asm":  # a GPU's assembly, which the host cannot run
+            raise compilation_error(self.kernel_name, op, unsupported_message("cpu"))
         elif not tensor_result:
             self.emit_scalar(op)
         else:
@@ -264,7 +272,7 @@ def plan_buffers(block: ir.Block) -> set[ir.Value]:
     position = {op: i for i, op in enumerate(ops)}
     writes = [i for i, op in enumerate(ops)
               if op.name == "tile.store" or op.name in ATOMIC_OPS
-              or (len(op.regions) and op.name not in ("tile.reduce", "tile.scan"))]
+              or (len(op.regions) and op.name not in ("tile.reduce", "tile.scan", "tile.map_elementwise"))]
     costly: dict[ir.Value, bool] = {}
     loads: dict[ir.Value, bool] = {}
     keep: set[ir.Value] = set()

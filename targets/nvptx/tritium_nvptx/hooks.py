@@ -166,6 +166,11 @@ class NvptxHooks(DeviceHooks):
                            side_effect=True)
         b.call(asm, [ptr, mask, *parts])
 
+    def inline_asm(self, b: ll.IRBuilder, ftype: ll.FunctionType, asm: str, constraints: str,
+                   args: list[ll.Value], pure: bool) -> ll.Value:
+        """The user's PTX, as LLVM inline assembly (``$0``... name the constraints' operands)."""
+        return b.call(ll.InlineAsm(ftype, asm, constraints, side_effect=not pure), args)
+
     # -- atomics ------------------------------------------------------------------------------
     def atomic_rmw(self, b: ll.IRBuilder, op: str, ptr: ll.Value, val: ll.Value, sem: str, scope: str) -> ll.Value:
         """``atom.{sem}.{scope}.global.{op}.{type}`` as inline PTX: LLVM 22's NVPTX back end drops the

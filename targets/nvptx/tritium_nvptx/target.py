@@ -53,6 +53,7 @@ class NvptxTarget(Target):
     priority = 10  # above cpu: auto-selection picks the GPU when there is one
     binary_stage = "cubin"
     stage_suffixes = {"ptx": "ptx", "cubin": "cubin"}
+    inline_asm = "ptx"
 
     def __init__(self) -> None:
         self._driver: Driver | None = None

@@ -5,13 +5,12 @@ thread holds, one per register of its distribution (``tritium.layout.distributed
 holds the element at ``Distribution.coordinates(lane, warp)[r]``. Elementwise ops therefore apply
 per register, shape ops re-index registers of the same thread, and only memory, reductions and
 layout conversions need to know where the registers lie (``indexing``). The op lowerings that need
-more than a few lines live in mixins: ``memory``, ``atomics``, ``reduce``, ``scan``, ``convert``, ``dot``
-and ``control_flow``.
+more than a few lines live in mixins: ``memory``, ``atomics``, ``reduce``, ``scan``, ``convert``, ``dot``,
+``inline_asm``, ``map_elementwise`` and ``control_flow``.
 """
 
 from __future__ import annotations
 
-import linecache
 from typing import Union
 
 import numpy as np
@@ -19,7 +18,7 @@ from llvmlite import ir as ll
 
 from ...errors import CompilationError, TritiumError
 from ...ir import tile
-from ...ir.locations import file_line_col
+from ...ir.locations import compilation_error
 from ...ir.mlir import ir
 from ...layout.distributed import Distribution, Slice, distribute, layout_of_type, threads
 from ...passes import axis_info
@@ -32,6 +31,8 @@ from .convert import Conversions
 from .debug import DebugOps
 from .dot import Dots
 from .indexing import I32, Indexing
+from .inline_asm import InlineAsm
+from .map_elementwise import MapElementwise
 from .memory import Memory
 from .reduce import Reductions
 from .shape import ShapeOps
@@ -47,7 +48,8 @@ def is_tensor(t: ir.Type) -> bool:
     return isinstance(t, ir.RankedTensorType)
 
 
-class Walker(ControlFlow, Memory, Atomics, Reductions, Scans, Conversions, ShapeOps, Dots, DebugOps):
+class Walker(ControlFlow, Memory, Atomics, Reductions, Scans, Conversions, ShapeOps, Dots, DebugOps,
+             InlineAsm, MapElementwise):
     """Builds the LLVM kernel of one ``func.func`` (see the module docstring)."""
 
     def __init__(self, func_op: ir.Operation, module: ll.Module, hooks: DeviceHooks, num_warps: int,
@@ -105,12 +107,7 @@ class Walker(ControlFlow, Memory, Atomics, Reductions, Scans, Conversions, Shape
     # -- errors ----------------------------------------------------------------------------------
     def error(self, op: ir.Operation, message: str) -> CompilationError:
         """``message`` about ``op``, located at its source line when it has one."""
-        found = file_line_col(op.location)
-        if found is None:
-            return CompilationError(self.name, message)
-        file, line, col = found
-        return CompilationError(self.name, message, filename=file, lineno=line,
-                                source_line=linecache.getline(file, line), col=col - 1)
+        return compilation_error(self.name, op, message)
 
     # -- types and layouts -----------------------------------------------------------------------
     def lltype(self, t: ir.Type) -> ll.Type:
@@ -277,6 +274,8 @@ _LOWERINGS = {
     "tile.reduce": Walker.emit_reduce,
     "tile.scan": Walker.emit_scan,
     "tile.dot": Walker.emit_dot,
+    "tile.inline_asm": Walker.emit_inline_asm,
+    "tile.map_elementwise": Walker.emit_map_elementwise,
     "tile.convert_layout": Walker.emit_convert_layout,
     **{name: Walker.emit_reindex for name in tile.REINDEXING},
     "tile.barrier": Walker.emit_barrier,
