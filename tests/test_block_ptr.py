@@ -170,6 +170,7 @@ def test_int1_block_pointers_read_int8(target):
     ("tensor_store_boundary_check", "boundary_check applies to block pointers"),
     ("advance_tensor", "tl.advance expects a block pointer"),
     ("loop_type", "loop-carried variable 'p'"),
+    ("return", "returning a block pointer from a @jit function is not supported yet"),
 ])
 def test_what_triton_refuses(case, message):
     with pytest.raises(tritium.CompilationError) as info:

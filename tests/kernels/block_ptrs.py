@@ -116,6 +116,11 @@ def control_kernel(x_ptr, y_ptr, n, B: tl.constexpr):
 
 
 @tritium.jit
+def _make_block(x_ptr):
+    return tl.make_block_ptr(x_ptr, (16,), (1,), (0,), (16,), (0,))
+
+
+@tritium.jit
 def refused_kernel(x_ptr, y_ptr, CASE: tl.constexpr):
     """One misuse of block pointers per ``CASE``, each of which Triton refuses too."""
     p = tl.make_block_ptr(x_ptr, (16, 16), (16, 1), (0, 0), (16, 16), (1, 0))
@@ -160,6 +165,8 @@ def refused_kernel(x_ptr, y_ptr, CASE: tl.constexpr):
         tl.store(x_ptr + tl.arange(0, 16), 1.0, boundary_check=(0,))
     elif CASE == "advance_tensor":
         tl.advance(x_ptr, (16,))
+    elif CASE == "return":
+        tl.load(_make_block(x_ptr))
     elif CASE == "loop_type":
         for _ in range(2):
             p = tl.make_block_ptr(x_ptr, (16, 16), (16, 1), (0, 0), (8, 16), (1, 0))
