@@ -128,6 +128,7 @@ def test_3d_blocks_with_strides_and_nested_advances(target):
 
 
 def test_block_pointers_through_if_while_and_helpers(target):
+    """Made and returned by a helper, advanced in an if and a while loop, loaded in another helper."""
     dev = target.driver
     n, b, programs = 40, 8, 6
     x = np.random.default_rng(6).standard_normal(n).astype(np.float32)
@@ -170,7 +171,8 @@ def test_int1_block_pointers_read_int8(target):
     ("tensor_store_boundary_check", "boundary_check applies to block pointers"),
     ("advance_tensor", "tl.advance expects a block pointer"),
     ("loop_type", "loop-carried variable 'p'"),
-    ("return", "returning a block pointer from a @jit function is not supported yet"),
+    ("return_types", "block pointer block_ptr(<[16], tl.float32>, order=[0]) on one path and"),
+    ("if_types", "'p' is a block pointer block_ptr(<[16, 16], tl.float32>, order=[0, 1]) in one branch"),
 ])
 def test_what_triton_refuses(case, message):
     with pytest.raises(tritium.CompilationError) as info:

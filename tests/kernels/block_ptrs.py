@@ -101,11 +101,20 @@ def _load_block(p):
 
 
 @tritium.jit
+def _block_of(x_ptr, n, i, B: tl.constexpr):
+    """A block pointer made in a helper and returned (on one of two paths: an early return)."""
+    if n < 0:
+        return tl.make_block_ptr(x_ptr, (0,), (1,), (0,), (B,), (0,))
+    return tl.make_block_ptr(x_ptr, (n,), (1,), (i * B,), (B,), (0,))
+
+
+@tritium.jit
 def control_kernel(x_ptr, y_ptr, n, B: tl.constexpr):
-    """Block pointers out of an ``if`` on a tensor, through a while loop and into a @jit helper:
-    odd programs read the next block; y[i*B:(i+1)*B] = that block (zero past n)."""
+    """Block pointers returned by a @jit helper, out of an ``if`` on a tensor, through a while loop
+    and into a @jit helper: odd programs read the next block; y[i*B:(i+1)*B] = that block (zero
+    past n)."""
     i = tl.program_id(0)
-    p = tl.make_block_ptr(x_ptr, (n,), (1,), (i * B,), (B,), (0,))
+    p = _block_of(x_ptr, n, i, B)
     if i % 2 == 1:
         p = tl.advance(p, (B,))
     steps = 0
@@ -116,8 +125,10 @@ def control_kernel(x_ptr, y_ptr, n, B: tl.constexpr):
 
 
 @tritium.jit
-def _make_block(x_ptr):
-    return tl.make_block_ptr(x_ptr, (16,), (1,), (0,), (16,), (0,))
+def _either(x_ptr, flag):
+    if flag > 0:
+        return tl.make_block_ptr(x_ptr, (16,), (1,), (0,), (16,), (0,))
+    return tl.make_block_ptr(x_ptr, (16,), (1,), (0,), (8,), (0,))
 
 
 @tritium.jit
@@ -165,8 +176,12 @@ def refused_kernel(x_ptr, y_ptr, CASE: tl.constexpr):
         tl.store(x_ptr + tl.arange(0, 16), 1.0, boundary_check=(0,))
     elif CASE == "advance_tensor":
         tl.advance(x_ptr, (16,))
-    elif CASE == "return":
-        tl.load(_make_block(x_ptr))
+    elif CASE == "return_types":
+        _either(x_ptr, tl.program_id(0))
+    elif CASE == "if_types":
+        if tl.program_id(0) > 0:
+            p = tl.make_block_ptr(x_ptr, (16, 16), (16, 1), (0, 0), (16, 16), (0, 1))
+        tl.load(p)
     elif CASE == "loop_type":
         for _ in range(2):
             p = tl.make_block_ptr(x_ptr, (16, 16), (16, 1), (0, 0), (8, 16), (1, 0))

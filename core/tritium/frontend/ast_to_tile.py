@@ -65,7 +65,7 @@ class ModuleGenerator:
         self.active = [kernel]  # the chain of @jit functions being generated, for recursion errors
         self.module = ir.Module.create()
         self.builder = IRBuilder(debug, quiet=interpreting, call_jit=self.call_jit)
-        self.callees: dict[Any, tuple[str, list, bool]] = {}
+        self.callees: dict[Any, tuple[str, list, bool]] = {}  # symbol, returned values (as types), tuple?
 
     def call_jit(self, jfn, args: list, kwargs: dict) -> Any:
         """A call of @jit function ``jfn``: a ``func.call`` of its instance for these arguments
@@ -79,13 +79,14 @@ class ModuleGenerator:
         vals = [_unwrap(v) for v in bound.arguments.values()]
         symbol, results, is_tuple = self.callee(jfn, vals)
         tensors = _flatten([v for v in vals if _is_tensor(v) or isinstance(v, block_ptr)])
-        call = func.CallOp([ir_type(d, s) for d, s in results], ir.FlatSymbolRefAttr.get(symbol),
+        call = func.CallOp([ir_type(r.dtype, r.shape) for r in _flatten(results)], ir.FlatSymbolRefAttr.get(symbol),
                            [t.handle for t in tensors])
-        outs = [tlc.tensor(r, d, s) for r, (d, s) in zip(call.results, results)]
+        outs = _unflatten(results, call.results)
         return tuple(outs) if is_tuple else (outs[0] if outs else None)
 
     def callee(self, jitfn, args: list[Any]) -> tuple[str, list, bool]:
-        """Instantiate ``jitfn`` for these argument types/constants once; return (symbol, result specs)."""
+        """Instantiate ``jitfn`` for these argument types/constants once; return (symbol, returned values
+        (their types matter), whether it returns a tuple)."""
         if jitfn in self.active:
             chain = " -> ".join(f.__name__ for f in self.active[self.active.index(jitfn):] + [jitfn])
             raise semantic.SemanticError(f"recursive call ({chain}): @jit functions cannot recurse")
@@ -129,7 +130,8 @@ class FunctionGenerator(ast.NodeVisitor):
               known: dict[str, Any] | None = None) -> tuple[list, bool]:
         """Emit the function for ``args`` (tensors become parameters, other values constants);
         ``known`` parameters stay in the signature but their uses see the given constant.
-        Returns the result (dtype, shape) pairs and whether the function returns a tuple."""
+        Returns the values it returns (tensors, block pointers: their types matter) and whether the
+        function returns a tuple."""
         fdef = self.jitfn.ast.body[0]
         params = [a.arg for a in fdef.args.args]
         flat = _flatten([a for a in args if _is_tensor(a) or isinstance(a, block_ptr)])
@@ -148,20 +150,17 @@ class FunctionGenerator(ast.NodeVisitor):
                 self.scope[name] = semantic.to_tensor(value, self.scope[name].dtype)
             self.visit_body(fdef.body)
             results = self._materialize_return()
-            func.ReturnOp([r.handle for r in results])
+            func.ReturnOp([r.handle for r in _flatten(results)])
         fop.attributes["function_type"] = ir.TypeAttr.get(
-            ir.FunctionType.get(inputs, [ir_type(r.dtype, r.shape) for r in results]))
-        return [(r.dtype, r.shape) for r in results], isinstance(self.returned, tuple)
+            ir.FunctionType.get(inputs, [ir_type(r.dtype, r.shape) for r in _flatten(results)]))
+        return results, isinstance(self.returned, tuple)
 
     def _materialize_return(self) -> list:
         r = self.returned
         if r is None:
             return []
         vals = list(r) if isinstance(r, tuple) else [r]
-        if any(isinstance(v, block_ptr) for v in vals):
-            raise semantic.SemanticError("returning a block pointer from a @jit function is not supported yet; "
-                                         "return its offsets, or make the block pointer in the caller")
-        return [semantic.to_tensor(v) for v in vals]
+        return [v if isinstance(v, block_ptr) else semantic.to_tensor(v) for v in vals]
 
     # -- errors and locations ----------------------------------------------------------------------
     def error(self, node: ast.AST, message: str) -> CompilationError:
@@ -299,13 +298,11 @@ class FunctionGenerator(ast.NodeVisitor):
         scratch, outcomes = self._scratch_if(cond, [node.body + rest, node.orelse + rest], outcome)
         self.scope = before
         (then_tuple, then_vals), (else_tuple, else_vals) = outcomes
-        if then_tuple != else_tuple or [(v.dtype, v.shape) for v in then_vals] != \
-                [(v.dtype, v.shape) for v in else_vals]:
+        if then_tuple != else_tuple or [_signature(v) for v in then_vals] != [_signature(v) for v in else_vals]:
             raise self.error(node, f"the function returns {_desc_all(then_tuple, then_vals)} on one path and "
                                    f"{_desc_all(else_tuple, else_vals)} on another; every return must give "
                                    "the same types")
-        outs = [tlc.tensor(r, v.dtype, v.shape)
-                for r, v in zip(self._final_if(cond, scratch, [then_vals, else_vals]), then_vals)]
+        outs = _unflatten(then_vals, self._final_if(cond, scratch, [_flatten(then_vals), _flatten(else_vals)]))
         self.returned = tuple(outs) if then_tuple else (outs[0] if outs else None)
         self.has_return = True
 
