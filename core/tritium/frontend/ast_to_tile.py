@@ -78,7 +78,7 @@ class ModuleGenerator:
         bound.apply_defaults()
         vals = [_unwrap(v) for v in bound.arguments.values()]
         symbol, results, is_tuple = self.callee(jfn, vals)
-        tensors = _flatten([v for v in vals if _is_tensor(v) or isinstance(v, block_ptr)])
+        tensors = _flatten([v for v in vals if _in_ir(v)])
         call = func.CallOp([ir_type(r.dtype, r.shape) for r in _flatten(results)], ir.FlatSymbolRefAttr.get(symbol),
                            [t.handle for t in tensors])
         outs = _unflatten(results, call.results)
@@ -90,8 +90,7 @@ class ModuleGenerator:
         if jitfn in self.active:
             chain = " -> ".join(f.__name__ for f in self.active[self.active.index(jitfn):] + [jitfn])
             raise semantic.SemanticError(f"recursive call ({chain}): @jit functions cannot recurse")
-        key = (jitfn, tuple(_signature(a) if _is_tensor(a) or isinstance(a, block_ptr) else ("const", _hashable(a))
-                            for a in args))
+        key = (jitfn, tuple(_signature(a) if _in_ir(a) else ("const", _hashable(a)) for a in args))
         if key not in self.callees:
             symbol = f"{jitfn.__name__}__{len(self.callees)}"
             self.active.append(jitfn)
@@ -134,7 +133,7 @@ class FunctionGenerator(ast.NodeVisitor):
         function returns a tuple."""
         fdef = self.jitfn.ast.body[0]
         params = [a.arg for a in fdef.args.args]
-        flat = _flatten([a for a in args if _is_tensor(a) or isinstance(a, block_ptr)])
+        flat = _flatten([a for a in args if _in_ir(a)])
         inputs = [ir_type(a.dtype, a.shape) for a in flat]
         fop = func.FuncOp(self.symbol, (inputs, []), visibility="public" if public else "private")
         if arg_attrs and any(arg_attrs):
@@ -142,7 +141,7 @@ class FunctionGenerator(ast.NodeVisitor):
         entry = fop.add_entry_block()
         block_args = iter(entry.arguments)
         for name, a in zip(params, args):
-            if _is_tensor(a) or isinstance(a, block_ptr):
+            if _in_ir(a):
                 a = _unflatten([a], [next(block_args) for _ in _flatten([a])])[0]
             self.scope[name] = a
         with ir.InsertionPoint(entry), semantic.using(self.mod.builder):
@@ -160,7 +159,7 @@ class FunctionGenerator(ast.NodeVisitor):
         if r is None:
             return []
         vals = list(r) if isinstance(r, tuple) else [r]
-        return [v if isinstance(v, block_ptr) else semantic.to_tensor(v) for v in vals]
+        return [_as_value(v) for v in vals]
 
     # -- errors and locations ----------------------------------------------------------------------
     def error(self, node: ast.AST, message: str) -> CompilationError:
@@ -269,7 +268,7 @@ class FunctionGenerator(ast.NodeVisitor):
         yields = []
         for block, s in zip((scratch.then_block, scratch.else_block), scopes):
             with ir.InsertionPoint(block):
-                yields.append([s[n] if isinstance(s[n], block_ptr) else semantic.to_tensor(s[n]) for n in names])
+                yields.append([_as_value(s[n]) for n in names])
         for n, a, b in zip(names, *yields):
             if _signature(a) != _signature(b):
                 raise self.error(node, f"'{n}' is {_desc(a)} in one branch and {_desc(b)} in the other; "
@@ -345,7 +344,7 @@ class FunctionGenerator(ast.NodeVisitor):
     def _check_carried(self, node, carried, new_values) -> list:
         out = []
         for (n, init), v in zip(carried, new_values):
-            v = v if isinstance(v, block_ptr) else semantic.to_tensor(v)
+            v = _as_value(v)
             if _signature(v) != _signature(init):
                 raise self.error(node, f"loop-carried variable '{n}' starts as {_desc(init)} but becomes "
                                        f"{_desc(v)} inside the loop; give it its final type before the loop "
@@ -591,6 +590,16 @@ def _desc_all(is_tuple: bool, vals: list) -> str:
 
 _RETURN_IN_LOOP = ("'return' inside a loop is not supported (as in Triton); set a flag and test it after the "
                    "loop, or mask the work instead")
+
+
+def _in_ir(v: Any) -> bool:
+    """Whether ``v`` is held by IR values (a tensor, or a block pointer's parts), not by Python."""
+    return _is_tensor(v) or isinstance(v, block_ptr)
+
+
+def _as_value(v: Any) -> Any:
+    """``v`` as loops, ifs and returns carry it: block pointers as they are, the rest as tensors."""
+    return v if isinstance(v, block_ptr) else semantic.to_tensor(v)
 
 
 def _flatten(values: list) -> list:
