@@ -18,6 +18,7 @@ from typing import Any
 from ..errors import CompilationError, TritiumError
 from ..ir.mlir import func, ir, scf
 from ..language import core as tlc
+from ..language.block_ptr import block_ptr
 from ..language import debug
 from ..language import dtypes as T
 from ..language import semantic
@@ -64,7 +65,7 @@ class ModuleGenerator:
         self.active = [kernel]  # the chain of @jit functions being generated, for recursion errors
         self.module = ir.Module.create()
         self.builder = IRBuilder(debug, quiet=interpreting, call_jit=self.call_jit)
-        self.callees: dict[Any, tuple[str, list, bool]] = {}
+        self.callees: dict[Any, tuple[str, list, bool]] = {}  # symbol, returned values (as types), tuple?
 
     def call_jit(self, jfn, args: list, kwargs: dict) -> Any:
         """A call of @jit function ``jfn``: a ``func.call`` of its instance for these arguments
@@ -77,18 +78,19 @@ class ModuleGenerator:
         bound.apply_defaults()
         vals = [_unwrap(v) for v in bound.arguments.values()]
         symbol, results, is_tuple = self.callee(jfn, vals)
-        tensors = [v for v in vals if _is_tensor(v)]
-        call = func.CallOp([ir_type(d, s) for d, s in results], ir.FlatSymbolRefAttr.get(symbol),
+        tensors = _flatten([v for v in vals if _in_ir(v)])
+        call = func.CallOp([ir_type(r.dtype, r.shape) for r in _flatten(results)], ir.FlatSymbolRefAttr.get(symbol),
                            [t.handle for t in tensors])
-        outs = [tlc.tensor(r, d, s) for r, (d, s) in zip(call.results, results)]
+        outs = _unflatten(results, call.results)
         return tuple(outs) if is_tuple else (outs[0] if outs else None)
 
     def callee(self, jitfn, args: list[Any]) -> tuple[str, list, bool]:
-        """Instantiate ``jitfn`` for these argument types/constants once; return (symbol, result specs)."""
+        """Instantiate ``jitfn`` for these argument types/constants once; return (symbol, returned values
+        (their types matter), whether it returns a tuple)."""
         if jitfn in self.active:
             chain = " -> ".join(f.__name__ for f in self.active[self.active.index(jitfn):] + [jitfn])
             raise semantic.SemanticError(f"recursive call ({chain}): @jit functions cannot recurse")
-        key = (jitfn, tuple((a.dtype, a.shape) if _is_tensor(a) else ("const", _hashable(a)) for a in args))
+        key = (jitfn, tuple(_signature(a) if _in_ir(a) else ("const", _hashable(a)) for a in args))
         if key not in self.callees:
             symbol = f"{jitfn.__name__}__{len(self.callees)}"
             self.active.append(jitfn)
@@ -127,33 +129,37 @@ class FunctionGenerator(ast.NodeVisitor):
               known: dict[str, Any] | None = None) -> tuple[list, bool]:
         """Emit the function for ``args`` (tensors become parameters, other values constants);
         ``known`` parameters stay in the signature but their uses see the given constant.
-        Returns the result (dtype, shape) pairs and whether the function returns a tuple."""
+        Returns the values it returns (tensors, block pointers: their types matter) and whether the
+        function returns a tuple."""
         fdef = self.jitfn.ast.body[0]
         params = [a.arg for a in fdef.args.args]
-        inputs = [ir_type(a.dtype, a.shape) for a in args if _is_tensor(a)]
+        flat = _flatten([a for a in args if _in_ir(a)])
+        inputs = [ir_type(a.dtype, a.shape) for a in flat]
         fop = func.FuncOp(self.symbol, (inputs, []), visibility="public" if public else "private")
         if arg_attrs and any(arg_attrs):
             fop.attributes["arg_attrs"] = ir.ArrayAttr.get([ir.DictAttr.get(d) for d in arg_attrs])
         entry = fop.add_entry_block()
         block_args = iter(entry.arguments)
         for name, a in zip(params, args):
-            self.scope[name] = tlc.tensor(next(block_args), a.dtype, a.shape) if _is_tensor(a) else a
+            if _in_ir(a):
+                a = _unflatten([a], [next(block_args) for _ in _flatten([a])])[0]
+            self.scope[name] = a
         with ir.InsertionPoint(entry), semantic.using(self.mod.builder):
             for name, value in (known or {}).items():
                 self.scope[name] = semantic.to_tensor(value, self.scope[name].dtype)
             self.visit_body(fdef.body)
             results = self._materialize_return()
-            func.ReturnOp([r.handle for r in results])
+            func.ReturnOp([r.handle for r in _flatten(results)])
         fop.attributes["function_type"] = ir.TypeAttr.get(
-            ir.FunctionType.get(inputs, [ir_type(r.dtype, r.shape) for r in results]))
-        return [(r.dtype, r.shape) for r in results], isinstance(self.returned, tuple)
+            ir.FunctionType.get(inputs, [ir_type(r.dtype, r.shape) for r in _flatten(results)]))
+        return results, isinstance(self.returned, tuple)
 
     def _materialize_return(self) -> list:
         r = self.returned
         if r is None:
             return []
         vals = list(r) if isinstance(r, tuple) else [r]
-        return [semantic.to_tensor(v) for v in vals]
+        return [_as_value(v) for v in vals]
 
     # -- errors and locations ----------------------------------------------------------------------
     def error(self, node: ast.AST, message: str) -> CompilationError:
@@ -262,13 +268,14 @@ class FunctionGenerator(ast.NodeVisitor):
         yields = []
         for block, s in zip((scratch.then_block, scratch.else_block), scopes):
             with ir.InsertionPoint(block):
-                yields.append([semantic.to_tensor(s[n]) for n in names])
+                yields.append([_as_value(s[n]) for n in names])
         for n, a, b in zip(names, *yields):
-            if (a.dtype, a.shape) != (b.dtype, b.shape):
+            if _signature(a) != _signature(b):
                 raise self.error(node, f"'{n}' is {_desc(a)} in one branch and {_desc(b)} in the other; "
                                        "both branches must give it one type and shape")
-        for n, a, r in zip(names, yields[0], self._final_if(cond, scratch, yields)):
-            self.scope[n] = tlc.tensor(r, a.dtype, a.shape)
+        results = self._final_if(cond, scratch, [_flatten(y) for y in yields])
+        for n, v in zip(names, _unflatten(yields[0], results)):
+            self.scope[n] = v
 
     def _returning_if(self, node: ast.If, rest: list[ast.stmt]) -> None:
         """An ``if`` with a ``return`` on some path: the statements after it run only on the paths
@@ -290,13 +297,11 @@ class FunctionGenerator(ast.NodeVisitor):
         scratch, outcomes = self._scratch_if(cond, [node.body + rest, node.orelse + rest], outcome)
         self.scope = before
         (then_tuple, then_vals), (else_tuple, else_vals) = outcomes
-        if then_tuple != else_tuple or [(v.dtype, v.shape) for v in then_vals] != \
-                [(v.dtype, v.shape) for v in else_vals]:
+        if then_tuple != else_tuple or [_signature(v) for v in then_vals] != [_signature(v) for v in else_vals]:
             raise self.error(node, f"the function returns {_desc_all(then_tuple, then_vals)} on one path and "
                                    f"{_desc_all(else_tuple, else_vals)} on another; every return must give "
                                    "the same types")
-        outs = [tlc.tensor(r, v.dtype, v.shape)
-                for r, v in zip(self._final_if(cond, scratch, [then_vals, else_vals]), then_vals)]
+        outs = _unflatten(then_vals, self._final_if(cond, scratch, [_flatten(then_vals), _flatten(else_vals)]))
         self.returned = tuple(outs) if then_tuple else (outs[0] if outs else None)
         self.has_return = True
 
@@ -330,15 +335,17 @@ class FunctionGenerator(ast.NodeVisitor):
         out = []
         for n in sorted(assigned_names(body) - set(extra)):
             v = self.scope.get(n)
-            if _is_tensor(v) or (isinstance(v, (int, float)) and not isinstance(v, bool)):
+            if isinstance(v, block_ptr):
+                out.append((n, v))
+            elif _is_tensor(v) or (isinstance(v, (int, float)) and not isinstance(v, bool)):
                 out.append((n, semantic.to_tensor(v)))
         return out
 
     def _check_carried(self, node, carried, new_values) -> list:
         out = []
         for (n, init), v in zip(carried, new_values):
-            v = semantic.to_tensor(v)
-            if (v.dtype, v.shape) != (init.dtype, init.shape):
+            v = _as_value(v)
+            if _signature(v) != _signature(init):
                 raise self.error(node, f"loop-carried variable '{n}' starts as {_desc(init)} but becomes "
                                        f"{_desc(v)} inside the loop; give it its final type before the loop "
                                        "(e.g. with .to() or tl.zeros(..., dtype))")
@@ -373,16 +380,17 @@ class FunctionGenerator(ast.NodeVisitor):
             lb_t, ub_t, st_t, start, step_t = semantic.to_tensor(0, ity), _trip_count(lb_t, ub_t, st_t), \
                 semantic.to_tensor(1, ity), lb_t, st_t
         carried = self._carried(node.body, {node.target.id})
-        loop = scf.ForOp(lb_t.handle, ub_t.handle, st_t.handle, [c.handle for _, c in carried])
+        inits = [c for _, c in carried]
+        loop = scf.ForOp(lb_t.handle, ub_t.handle, st_t.handle, [c.handle for c in _flatten(inits)])
         before = dict(self.scope)
-        for (n, c), arg in zip(carried, loop.inner_iter_args):
-            self.scope[n] = tlc.tensor(arg, c.dtype, c.shape)
+        for (n, _), v in zip(carried, _unflatten(inits, loop.inner_iter_args)):
+            self.scope[n] = v
         with ir.InsertionPoint(loop.body):
             iv = tlc.tensor(loop.induction_variable, ity, ())
             self.scope[node.target.id] = start + iv * step_t if counted else iv
             self._loop_body(node.body)
             new = self._check_carried(node, carried, [self.scope[n] for n, _ in carried])
-            scf.YieldOp([v.handle for v in new])
+            scf.YieldOp([v.handle for v in _flatten(new)])
         self._end_loop(before, carried, loop.results)
 
     def _unrolled_for(self, node: ast.For, values: range) -> None:
@@ -400,20 +408,21 @@ class FunctionGenerator(ast.NodeVisitor):
 
     def _end_loop(self, before, carried, results) -> None:
         self.scope = before
-        for (n, c), r in zip(carried, results):
-            self.scope[n] = tlc.tensor(r, c.dtype, c.shape)
+        for (n, _), v in zip(carried, _unflatten([c for _, c in carried], results)):
+            self.scope[n] = v
 
     def visit_While(self, node: ast.While) -> None:
         if node.orelse:
             raise self.error(node, "'while ... else' is not supported")
         carried = self._carried(node.body)
-        types = [ir_type(c.dtype, c.shape) for _, c in carried]
-        loop = scf.WhileOp(types, [c.handle for _, c in carried])
+        inits = [c for _, c in carried]
+        types = [ir_type(c.dtype, c.shape) for c in _flatten(inits)]
+        loop = scf.WhileOp(types, [c.handle for c in _flatten(inits)])
         before_block = loop.before.blocks.append(*types)
         after_block = loop.after.blocks.append(*types)
         before = dict(self.scope)
-        for (n, c), arg in zip(carried, before_block.arguments):
-            self.scope[n] = tlc.tensor(arg, c.dtype, c.shape)
+        for (n, _), v in zip(carried, _unflatten(inits, before_block.arguments)):
+            self.scope[n] = v
         with ir.InsertionPoint(before_block):
             cond = self.visit(node.test)
             if not _is_tensor(cond):
@@ -421,12 +430,12 @@ class FunctionGenerator(ast.NodeVisitor):
                                             "a constant condition would never end or never start")
             scf.ConditionOp(self._scalar_condition(cond, node.test), list(before_block.arguments))
         self.scope = dict(before)
-        for (n, c), arg in zip(carried, after_block.arguments):
-            self.scope[n] = tlc.tensor(arg, c.dtype, c.shape)
+        for (n, _), v in zip(carried, _unflatten(inits, after_block.arguments)):
+            self.scope[n] = v
         with ir.InsertionPoint(after_block):
             self._loop_body(node.body)
             new = self._check_carried(node, carried, [self.scope[n] for n, _ in carried])
-            scf.YieldOp([v.handle for v in new])
+            scf.YieldOp([v.handle for v in _flatten(new)])
         self._end_loop(before, carried, loop.results)
 
     # -- expressions ------------------------------------------------------------------------------
@@ -563,7 +572,7 @@ def _needs_yield(name: str, then_scope: dict, else_scope: dict) -> bool:
     if name not in then_scope or name not in else_scope:
         return False  # bound in one branch only: local to that branch
     a, b = then_scope[name], else_scope[name]
-    if _is_tensor(a) or _is_tensor(b):
+    if _is_tensor(a) or _is_tensor(b) or (isinstance(a, block_ptr) and a is not b):
         return True
     return a is not b and all(isinstance(v, (int, float)) for v in (a, b))
 
@@ -583,7 +592,40 @@ _RETURN_IN_LOOP = ("'return' inside a loop is not supported (as in Triton); set 
                    "loop, or mask the work instead")
 
 
+def _in_ir(v: Any) -> bool:
+    """Whether ``v`` is held by IR values (a tensor, or a block pointer's parts), not by Python."""
+    return _is_tensor(v) or isinstance(v, block_ptr)
+
+
+def _as_value(v: Any) -> Any:
+    """``v`` as loops, ifs and returns carry it: block pointers as they are, the rest as tensors."""
+    return v if isinstance(v, block_ptr) else semantic.to_tensor(v)
+
+
+def _flatten(values: list) -> list:
+    """Tensors as they are, block pointers as their scalar parts: what loops and ifs carry."""
+    return [t for v in values for t in (v.components() if isinstance(v, block_ptr) else [v])]
+
+
+def _unflatten(templates: list, handles) -> list:
+    """The values ``_flatten(templates)`` carried, rebuilt from the carried ``handles``."""
+    handles, out = list(handles), []
+    for t in templates:
+        n = len(t.components()) if isinstance(t, block_ptr) else 1
+        part, handles = handles[:n], handles[n:]
+        out.append(t.rebuild(part) if isinstance(t, block_ptr) else tlc.tensor(part[0], t.dtype, t.shape))
+    return out
+
+
+def _signature(v) -> tuple:
+    return ("block_ptr", *v.signature) if isinstance(v, block_ptr) else (v.dtype, v.shape)
+
+
 def _desc(t) -> str:
+    if isinstance(t, block_ptr):
+        return f"a block pointer {t!r}"
+    if not _is_tensor(t):
+        return f"{type(t).__name__} {t!r}"
     return f"{t.dtype}" + (f" of shape {list(t.shape)}" if t.shape else " (scalar)")
 
 

@@ -15,6 +15,7 @@ from .atomics import (atomic_add, atomic_and, atomic_cas, atomic_max, atomic_min
                       atomic_xor)
 from .dot import dot
 from .elementwise_fns import inline_asm_elementwise, map_elementwise
+from .block_ptr import advance, make_block_ptr
 from .math import div_rn, erf, fdiv, fma, sqrt_rn, umulhi
 from .standard import sigmoid, softmax, swizzle2d
 from .shape import (TRITON_MAX_TENSOR_NUMEL, cat, flip, interleave, join, permute, ravel, reshape, split, trans,
@@ -47,12 +48,12 @@ __all__ = [
     "trans", "view",
     "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min", "atomic_or", "atomic_xchg", "atomic_xor",
     "argmax", "argmin", "associative_scan", "cumprod", "cumsum", "reduce_or",
-    "dot", "inline_asm_elementwise", "map_elementwise",
+    "dot", "inline_asm_elementwise", "map_elementwise", "advance", "make_block_ptr",
 ]
 
 
 #: the builtins that are also methods of tensors, as in Triton (``x.sum(axis=0)``, ``x.exp()``)
-MEMBER_FUNCTIONS = ("abs", "cast", "item", "argmax", "argmin", "associative_scan", "atomic_add", "atomic_and", "atomic_cas",
+MEMBER_FUNCTIONS = ("abs", "advance", "cast", "item", "argmax", "argmin", "associative_scan", "atomic_add", "atomic_and", "atomic_cas",
                     "atomic_max", "atomic_min", "atomic_or", "atomic_xchg", "atomic_xor", "broadcast_to", "cdiv",
                     "ceil", "cos", "cumprod", "cumsum", "div_rn", "erf", "exp", "exp2", "expand_dims", "fdiv", "flip",
                     "floor", "fma", "log", "log2", "max", "min", "permute", "ravel", "reduce", "reduce_or", "reshape",

@@ -171,24 +171,33 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", c
     """Read through ``pointer`` where ``mask``; ``other`` elsewhere. The cache and eviction hints
     and ``volatile`` are checked as Triton checks them and honoured where the target can (nvptx's
     cache operators); the host targets have no such controls and ignore them.
-    ``boundary_check``/``padding_option`` belong to block pointers (not supported yet)."""
-    _block_pointer_only(boundary_check, padding_option)
+    ``boundary_check``/``padding_option`` belong to block pointers (``language.block_ptr``)."""
+    from . import block_ptr
+
+    pointer = _unwrap(pointer)
+    if isinstance(pointer, block_ptr.block_ptr):
+        return block_ptr.load(pointer, _unwrap(mask), _unwrap(other), boundary_check, padding_option)
+    if block_ptr.padding(padding_option) or _unwrap(boundary_check):
+        raise semantic.SemanticError(
+            "padding_option and boundary_check apply to block pointers (tl.make_block_ptr) only: the compiler does "
+            "not know the bounds of a tensor of pointers; mask the access instead (mask=..., other=...)")
     hints = semantic.memory_hints("tl.load", _unwrap(cache_modifier), _unwrap(eviction_policy), _unwrap(volatile))
     return semantic.load(pointer, _unwrap(mask), _unwrap(other), hints)
 
 
 def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", eviction_policy="") -> None:
     """Write ``value`` through ``pointer`` where ``mask`` (hints as in ``load``)."""
-    _block_pointer_only(boundary_check, "")
+    from . import block_ptr
+
+    pointer = _unwrap(pointer)
+    if isinstance(pointer, block_ptr.block_ptr):
+        return block_ptr.store(pointer, value, _unwrap(mask), boundary_check)
+    if _unwrap(boundary_check):
+        raise semantic.SemanticError(
+            "boundary_check applies to block pointers (tl.make_block_ptr) only: the compiler does not know the "
+            "bounds of a tensor of pointers; mask the store instead (mask=...)")
     hints = semantic.memory_hints("tl.store", _unwrap(cache_modifier), _unwrap(eviction_policy))
     semantic.store(pointer, _unwrap(value), _unwrap(mask), hints)
-
-
-def _block_pointer_only(boundary_check, padding_option) -> None:
-    if _unwrap(boundary_check) or _unwrap(padding_option):
-        raise semantic.SemanticError(
-            "boundary_check and padding_option apply to block pointers (tl.make_block_ptr), which tritium does "
-            "not support yet; with a tensor of pointers, mask the access instead (mask=..., other=...)")
 
 
 def where(condition, x, y) -> tensor:
@@ -422,7 +431,6 @@ NOT_YET = frozenset({
     "dot_scaled", "histogram", "sort", "gather", "topk", "bitonic_merge", "philox_impl",
     "tensor_descriptor", "load_tensor_descriptor", "store_tensor_descriptor", "block_type", "const",
     "constexpr_type", "pi32_t", "slice", "tuple", "void", "condition", "target_info",
-    "make_block_ptr", "advance",
     "make_tensor_descriptor",
 })
 
