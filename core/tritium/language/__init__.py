@@ -14,6 +14,7 @@ from .functions import add, assume, broadcast, cast, item, mul, sub
 from .atomics import (atomic_add, atomic_and, atomic_cas, atomic_max, atomic_min, atomic_or, atomic_xchg,
                       atomic_xor)
 from .dot import dot
+from .sorting import bitonic_merge, gather, histogram, sort, topk
 from .math import div_rn, erf, fdiv, fma, sqrt_rn, umulhi
 from .standard import sigmoid, softmax, swizzle2d
 from .shape import (TRITON_MAX_TENSOR_NUMEL, cat, flip, interleave, join, permute, ravel, reshape, split, trans,
@@ -47,6 +48,7 @@ __all__ = [
     "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min", "atomic_or", "atomic_xchg", "atomic_xor",
     "argmax", "argmin", "associative_scan", "cumprod", "cumsum", "reduce_or",
     "dot",
+    "bitonic_merge", "gather", "histogram", "sort", "topk",
 ]
 
 
@@ -56,7 +58,8 @@ MEMBER_FUNCTIONS = ("abs", "cast", "item", "argmax", "argmin", "associative_scan
                     "ceil", "cos", "cumprod", "cumsum", "div_rn", "erf", "exp", "exp2", "expand_dims", "fdiv", "flip",
                     "floor", "fma", "log", "log2", "max", "min", "permute", "ravel", "reduce", "reduce_or", "reshape",
                     "rsqrt", "sigmoid", "sin", "softmax", "split", "sqrt", "sqrt_rn", "sum", "trans", "umulhi", "view",
-                    "xor_sum")
+                    "xor_sum",
+                    "gather", "histogram", "sort")
 
 
 for _name in MEMBER_FUNCTIONS:  # a plain function on a class binds the tensor as its first argument

@@ -416,7 +416,7 @@ def _hint(input, values, field: str):
 
 # Triton builtins this language does not have yet: using one raises errors.NotImplementedYet.
 NOT_YET = frozenset({
-    "dot_scaled", "histogram", "sort", "gather", "topk", "bitonic_merge", "map_elementwise", "philox_impl",
+    "dot_scaled", "map_elementwise", "philox_impl",
     "tensor_descriptor", "load_tensor_descriptor", "store_tensor_descriptor", "block_type", "const",
     "constexpr_type", "pi32_t", "slice", "tuple", "void", "condition", "extra", "target_info",
     "inline_asm_elementwise", "make_block_ptr", "advance",
