@@ -18,6 +18,7 @@ from . import cases_random as _cases_random  # noqa: F401
 from . import cases_atomics as _cases_atomics  # noqa: F401
 from . import cases_scan as _cases_scan  # noqa: F401
 from . import cases_dot as _cases_dot  # noqa: F401
+from . import cases_sorting as _cases_sorting  # noqa: F401
 from .suite import (CASES, Case, CompileOnlyDevice, Device, Output, Result, compile_case, declared_gap, run_case,
                     run_suite, select)
 

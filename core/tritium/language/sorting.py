@@ -2,10 +2,10 @@
 and ``tl.gather``, with Triton 3.6's signatures, written in the language itself so every target
 (interpreter, cpu, GPUs) runs them through ops it already has.
 
-Sorting is a bitonic network, as in Triton: a compare-and-swap of the elements ``2**j`` apart along
-the sorted dimension views that dimension as ``(n / 2**(j+1), 2, 2**j)``; the partner of each
-element is the xor of the pair's bit patterns with its own (``xor_sum`` over the pair axis), and
-``where`` keeps the smaller or the larger one. ``topk`` runs the network on blocks of ``k`` and halves
+Sorting is a bitonic network, as in Triton: the sorted dimension is reshaped into a cube of
+dimensions of size 2, one per bit of an element's position, so the elements ``2**j`` apart pair up
+along one of them; the partner of each element is the xor of the pair's bit patterns with its own
+(``xor_sum`` over that dimension), and ``where`` keeps the smaller or the larger one. ``topk`` runs the network on blocks of ``k`` and halves
 the rest with a pairwise max (bitonic top-k). Beyond Triton, which allows only the last dimension,
 any ``dim`` is sorted (moved last and back); and NaN orders above every number (numpy's order: last
 when ascending, first when descending, and first in ``topk``), where Triton's comparison would
@@ -81,27 +81,32 @@ def _numeric_view(x: tensor) -> tensor:
 
 
 # -- the bitonic network ---------------------------------------------------------------------------
+# The sorted dimension, of size 2**b, is held as b dimensions of size 2 after the ``lead`` ones (a
+# hypercube, as in Triton): the last is bit 0 of an element's position, the one before it bit 1, and
+# so on. Partners ``2**j`` apart then differ in one dimension, and no step reshapes.
+
+
+def _bit_axis(x: tensor, bit: int) -> int:
+    """The dimension of ``x`` (a cube after the leading dimensions) that holds position bit ``bit``."""
+    return len(x.shape) - 1 - bit
 
 
 def _swap(x: tensor, j: int, flip: int | tuple[str, int]) -> tensor:
-    """One compare-and-swap of the elements ``2**j`` apart along the last dimension: each pair ends
-    ascending, or descending where ``flip`` is 1; ``("alt", s)`` takes ``flip`` from bit ``s`` of the
-    element's position (the alternating blocks of size ``2**s`` that a bitonic sort merges)."""
-    lead, n = x.shape[:-1], x.shape[-1]
-    rank = len(lead)
-    h = _reshape(x, lead + (n >> (j + 1), 2, 1 << j), "tl.sort")
-    bits = semantic.cast(h, _bits_type(h.dtype), bitcast=True)
-    pair = reduce_tensors([bits], rank + 1, lambda a, b: [semantic.bitwise("xor", a[0], b[0])], True, "tl.sort")[0]
-    partner = semantic.cast(semantic.bitwise("xor", bits, pair), h.dtype, bitcast=True)
-    right = _along(semantic.arange(0, 2), rank + 1, rank + 3)  # 1 on the pair's upper element
-    if isinstance(flip, tuple):  # bit s of the position is bit (s - j - 1) of the block index
-        blocks = semantic.arange(0, n >> (j + 1))
-        bit = semantic.bitwise("and", semantic.shift("shr", blocks, flip[1] - j - 1), 1)
-        right = semantic.bitwise("xor", right, _along(bit, rank, rank + 3))
+    """One compare-and-swap of the elements ``2**j`` apart: each pair ends ascending, or descending
+    where ``flip`` is 1; ``("alt", s)`` takes ``flip`` from position bit ``s`` (the alternating blocks
+    of ``2**s`` that a bitonic sort merges)."""
+    rank = len(x.shape)
+    axis = _bit_axis(x, j)
+    bits = semantic.cast(x, _bits_type(x.dtype), bitcast=True)
+    pair = reduce_tensors([bits], axis, lambda a, b: [semantic.bitwise("xor", a[0], b[0])], True, "tl.sort")[0]
+    partner = semantic.cast(semantic.bitwise("xor", bits, pair), x.dtype, bitcast=True)
+    right = _along(semantic.arange(0, 2), axis, rank)  # 1 on the pair's upper element
+    if isinstance(flip, tuple):
+        right = semantic.bitwise("xor", right, _along(semantic.arange(0, 2), _bit_axis(x, flip[1]), rank))
     elif flip:
         right = semantic.bitwise("xor", right, 1)
-    take_partner = semantic.bitwise("xor", _greater(h, partner), semantic.compare("ne", right, 0))
-    return _reshape(semantic.where(take_partner, partner, h), x.shape, "tl.sort")
+    take_partner = semantic.bitwise("xor", _greater(x, partner), semantic.compare("ne", right, 0))
+    return semantic.where(take_partner, partner, x)
 
 
 def _merge(x: tensor, stage: int, flip: int | tuple[str, int]) -> tensor:
@@ -111,46 +116,59 @@ def _merge(x: tensor, stage: int, flip: int | tuple[str, int]) -> tensor:
     return x
 
 
-def _halve(x: tensor, k: int, descending: bool) -> tensor:
-    """The element-wise larger (smaller) of each two neighbouring blocks of ``k``: from an ascending
-    and a descending block, a bitonic block holding the pair's top (bottom) ``k``."""
-    lead, n = x.shape[:-1], x.shape[-1]
-    h = _reshape(x, lead + (n // (2 * k), 2, k), "tl.topk")
-
+def _halve(x: tensor, log_k: int, descending: bool) -> tensor:
+    """The element-wise larger (smaller) of each two neighbouring blocks of ``2**log_k``: from an
+    ascending and a descending block, a bitonic block holding the pair's top (bottom) ``k``."""
     def keep(a: list, b: list) -> list:
         better = _greater(a[0], b[0]) if descending else _greater(b[0], a[0])
         return [semantic.where(better, a[0], b[0])]
-    h = reduce_tensors([h], len(lead) + 1, keep, False, "tl.topk")[0]
-    return _reshape(h, lead + (n // 2,), "tl.topk")
+    return reduce_tensors([x], _bit_axis(x, log_k), keep, False, "tl.topk")[0]
+
+
+def _to_cube(x: tensor, dim: int, what: str) -> tuple[tensor, tuple[int, ...]]:
+    """``x`` with ``dim`` moved last and split into a cube (booleans as int8); and the order of the
+    dimensions, to move them back."""
+    rank = len(x.shape)
+    order = tuple(d for d in range(rank) if d != dim) + (dim,)
+    x = _numeric_view(_permute(x, order, what))
+    cube = (2,) * _log2(x.shape[-1]) or (1,)
+    return _reshape(x, x.shape[:-1] + cube, what), order
+
+
+def _from_cube(x: tensor, lead: int, order: tuple[int, ...], dtype: T.dtype, what: str) -> tensor:
+    size = 1
+    for d in x.shape[lead:]:
+        size *= d
+    x = semantic.cast(_reshape(x, x.shape[:lead] + (size,), what), dtype)
+    return _permute(x, tuple(order.index(d) for d in range(len(order))), what)
+
+
+def _descending(descending: Any, what: str) -> int:
+    descending = _unwrap(descending)
+    if isinstance(descending, tensor) or descending not in (0, 1):
+        raise SemanticError(f"{what}: descending must be a constant bool (or 0 / 1), got {descending!r}")
+    return int(descending)
 
 
 def _sort(x: Any, k: Any, dim: Any, descending: Any, what: str) -> tensor:
     x = _block(x, what)
-    rank = len(x.shape)
-    dim = _dim(dim, rank, what)
-    descending = _unwrap(descending)
-    if isinstance(descending, tensor) or descending not in (0, 1):
-        raise SemanticError(f"{what}: descending must be a constant bool (or 0 / 1), got {descending!r}")
-    order = tuple(d for d in range(rank) if d != dim) + (dim,)
-    inverse = tuple(order.index(d) for d in range(rank))
-    original = x.dtype
-    x = _numeric_view(_permute(x, order, what))
-    n = x.shape[-1]
-    log_n = _log2(n)
+    dim = _dim(dim, len(x.shape), what)
+    descending = _descending(descending, what)
+    n = x.shape[dim]
     k = _unwrap(k)
-    if k is None:
-        k = n
+    k = n if k is None else k
     if isinstance(k, bool) or not isinstance(k, int) or k < 1 or k > n or k & (k - 1):
         raise SemanticError(f"{what}: k must be a constant power of 2 in [1, {n}] (the size of dim {dim}), "
                             f"got {k!r}")
-    log_k = _log2(k)
-    final = int(descending)
+    lead = len(x.shape) - 1
+    log_n, log_k = _log2(n), _log2(k)
+    h, order = _to_cube(x, dim, what)
     for stage in range(1, log_k + 1):  # sorted blocks of 2**stage, alternately ascending and descending
-        x = _merge(x, stage, ("alt", stage) if stage < log_n else final)
+        h = _merge(h, stage, ("alt", stage) if stage < log_n else descending)
     for stage in range(log_k + 1, log_n + 1):  # keep the better half of the blocks of k, merged again
-        x = _halve(x, k, bool(descending))
-        x = _merge(x, log_k, ("alt", log_k) if stage < log_n else final)
-    return _permute(semantic.cast(x, original), inverse, what)
+        h = _halve(h, log_k, bool(descending))
+        h = _merge(h, log_k, ("alt", log_k) if stage < log_n else descending)
+    return _from_cube(h, lead, order, x.dtype, what)
 
 
 def sort(x, dim=None, descending=0) -> tensor:
@@ -170,16 +188,11 @@ def bitonic_merge(x, dim=None, descending=0) -> tensor:
     descending, or the reverse) comes out sorted. Other inputs give the network's output, as in
     Triton."""
     x = _block(x, "tl.bitonic_merge")
-    rank = len(x.shape)
-    dim = _dim(dim, rank, "tl.bitonic_merge")
-    descending = _unwrap(descending)
-    if isinstance(descending, tensor) or descending not in (0, 1):
-        raise SemanticError(f"tl.bitonic_merge: descending must be a constant bool (or 0 / 1), got {descending!r}")
-    order = tuple(d for d in range(rank) if d != dim) + (dim,)
-    inverse = tuple(order.index(d) for d in range(rank))
-    y = _numeric_view(_permute(x, order, "tl.bitonic_merge"))
-    y = _merge(y, _log2(y.shape[-1]), int(descending))
-    return _permute(semantic.cast(y, x.dtype), inverse, "tl.bitonic_merge")
+    dim = _dim(dim, len(x.shape), "tl.bitonic_merge")
+    descending = _descending(descending, "tl.bitonic_merge")
+    lead = len(x.shape) - 1
+    h, order = _to_cube(x, dim, "tl.bitonic_merge")
+    return _from_cube(_merge(h, _log2(x.shape[dim]), descending), lead, order, x.dtype, "tl.bitonic_merge")
 
 
 # -- histogram and gather --------------------------------------------------------------------------
