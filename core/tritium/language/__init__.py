@@ -16,6 +16,7 @@ from .atomics import (atomic_add, atomic_and, atomic_cas, atomic_max, atomic_min
 from .dot import dot
 from .elementwise_fns import inline_asm_elementwise, map_elementwise
 from .block_ptr import advance, make_block_ptr
+from .sorting import bitonic_merge, gather, histogram, sort, topk
 from .math import div_rn, erf, fdiv, fma, sqrt_rn, umulhi
 from .standard import sigmoid, softmax, swizzle2d
 from .shape import (TRITON_MAX_TENSOR_NUMEL, cat, flip, interleave, join, permute, ravel, reshape, split, trans,
@@ -49,6 +50,7 @@ __all__ = [
     "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min", "atomic_or", "atomic_xchg", "atomic_xor",
     "argmax", "argmin", "associative_scan", "cumprod", "cumsum", "reduce_or",
     "dot", "inline_asm_elementwise", "map_elementwise", "advance", "make_block_ptr",
+    "bitonic_merge", "gather", "histogram", "sort", "topk",
 ]
 
 
@@ -58,7 +60,8 @@ MEMBER_FUNCTIONS = ("abs", "advance", "cast", "item", "argmax", "argmin", "assoc
                     "ceil", "cos", "cumprod", "cumsum", "div_rn", "erf", "exp", "exp2", "expand_dims", "fdiv", "flip",
                     "floor", "fma", "log", "log2", "max", "min", "permute", "ravel", "reduce", "reduce_or", "reshape",
                     "rsqrt", "sigmoid", "sin", "softmax", "split", "sqrt", "sqrt_rn", "sum", "trans", "umulhi", "view",
-                    "xor_sum")
+                    "xor_sum",
+                    "gather", "histogram", "sort")
 
 
 for _name in MEMBER_FUNCTIONS:  # a plain function on a class binds the tensor as its first argument
