@@ -22,7 +22,7 @@ def shl_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     x = tl.load(x_ptr + offs, mask=mask)
-    y = tl.inline_asm_elementwise("shl.b32 $0, $0, 3;", "=r,r", [x], dtype=tl.int32, is_pure=True, pack=1)
+    y = tl.inline_asm_elementwise("shl.b32 $0, $1, 3;", "=r,r", [x], dtype=tl.int32, is_pure=True, pack=1)
     tl.store(y_ptr + offs, y, mask=mask)
 
 

@@ -19,7 +19,7 @@ pytest.importorskip("tritium.codegen.threads", reason="core's per-thread code ge
 def shl_kernel(x_ptr, y_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs)
-    y = tl.inline_asm_elementwise("shl.b32 $0, $0, 3;", "=r,r", [x], dtype=tl.int32, is_pure=True, pack=1)
+    y = tl.inline_asm_elementwise("shl.b32 $0, $1, 3;", "=r,r", [x], dtype=tl.int32, is_pure=True, pack=1)
     tl.store(y_ptr + offs, y)
 
 
