@@ -105,7 +105,7 @@ def test_tutorial_matmul_on_ragged_sizes_with_a_barrier_between_iterations():
     types = {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", **{name: "i32" for name in (
         "M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn", "stride_cm", "stride_cn")}}
     text = tile_opt(matmul_kernel, types, {"BLOCK_SIZE_M": BM, "BLOCK_SIZE_N": BN, "BLOCK_SIZE_K": BK,
-                                           "GROUP_SIZE_M": 2, "IN": None})
+                                           "GROUP_SIZE_M": 2})
     grid = (-(-M // BM) * -(-N // BN),)
     with tile.context():
         module = laid_out(text, 4, 8)

@@ -3,6 +3,10 @@ written directly with the NVPTX hooks (LLVM IR text, the ``llir`` stage)."""
 
 from __future__ import annotations
 
+import functools
+import importlib.util
+from pathlib import Path
+from types import ModuleType
 from typing import Callable
 
 import pytest
@@ -64,3 +68,19 @@ def kernel_ir() -> Callable:
 def vector_add_ir() -> Callable:
     """``vector_add_ir(ty=<4 x float>, masked=True)``: see ``_vector_add_ir``."""
     return _vector_add_ir
+
+
+@functools.cache
+def _core_test_kernels(name: str) -> ModuleType:
+    path = Path(__file__).resolve().parents[3] / "tests" / "kernels" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"tritium_core_test_kernels_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def core_kernels() -> Callable[[str], ModuleType]:
+    """``core_kernels(name)``: the module ``tests/kernels/<name>.py`` of the core tests, loaded by
+    path, so that the nvptx tests compile the very kernels the core tests run (no second copy)."""
+    return _core_test_kernels

@@ -4,35 +4,21 @@ as on every target (the H100 runs the numeric tests of tests/test_fp8.py)."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 from tritium.runtime.compiler import compile_specialized
 from tritium_nvptx import toolchain
 
 
-def _core_test_kernels():
-    """The kernels of the core tests (tests/kernels/fp8.py), loaded by path: one copy for both."""
-    path = Path(__file__).resolve().parents[3] / "tests" / "kernels" / "fp8.py"
-    spec = importlib.util.spec_from_file_location("tritium_core_test_fp8_kernels", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-K = _core_test_kernels()
-
-
 @pytest.mark.parametrize("kernel, types, constants", [
-    (K.to_fp8, {"x_ptr": "*fp32", "e4_ptr": "*u8", "e5_ptr": "*u8", "n": "i32"}, {"BLOCK": 256}),
-    (K.from_fp8, {"bits_ptr": "*u8", "f32_ptr": "*fp32", "f16_ptr": "*fp16", "f64_ptr": "*fp64", "other_ptr": "*u8"},
+    ("to_fp8", {"x_ptr": "*fp32", "e4_ptr": "*u8", "e5_ptr": "*u8", "n": "i32"}, {"BLOCK": 256}),
+    ("from_fp8", {"bits_ptr": "*u8", "f32_ptr": "*fp32", "f16_ptr": "*fp16", "f64_ptr": "*fp64", "other_ptr": "*u8"},
      {"E5": True, "BLOCK": 256}),
-    (K.fp8_pointers, {"a_ptr": "*fp8e4nv", "b_ptr": "*fp8e4nv", "out_ptr": "*fp8e4nv", "n": "i32"}, {"BLOCK": 128}),
-    (K.toward_zero, {"x_ptr": "*fp64", "h_ptr": "*fp16", "hz_ptr": "*fp16", "f_ptr": "*fp32", "fz_ptr": "*fp32",
+    ("fp8_pointers", {"a_ptr": "*fp8e4nv", "b_ptr": "*fp8e4nv", "out_ptr": "*fp8e4nv", "n": "i32"}, {"BLOCK": 128}),
+    ("toward_zero", {"x_ptr": "*fp64", "h_ptr": "*fp16", "hz_ptr": "*fp16", "f_ptr": "*fp32", "fz_ptr": "*fp32",
                      "n": "i32"}, {"BLOCK": 256}),
 ])
-def test_fp8_kernels_compile_to_ptx(target, kernel, types, constants):
+def test_fp8_kernels_compile_to_ptx(target, core_kernels, kernel, types, constants):
+    kernel = getattr(core_kernels("fp8"), kernel)
     k = compile_specialized(kernel, target, types, constants, {n: "D" for n in types if n != "n"}, {"num_warps": 4})
     ptx = k.asm["ptx"]
     assert ".entry" in ptx

@@ -3,23 +3,9 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 from tritium.runtime.compiler import compile_specialized
 from tritium_nvptx import toolchain
-
-
-def _core_test_kernels():
-    path = Path(__file__).resolve().parents[3] / "tests" / "kernels" / "hints.py"
-    spec = importlib.util.spec_from_file_location("tritium_core_test_hint_kernels", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-K = _core_test_kernels()
 
 
 @pytest.mark.parametrize("cache, evict, volatile, store_cache, load_text, store_text", [
@@ -27,9 +13,9 @@ K = _core_test_kernels()
     ("", "evict_last", False, "", "ld.global.L1::evict_last.", "st.global."),
     (".cv", "", True, ".wt", "ld.volatile.global.", "st.global.wt."),
 ])
-def test_hints_become_ptx_qualifiers(target, cache, evict, volatile, store_cache, load_text, store_text):
+def test_hints_become_ptx_qualifiers(target, core_kernels, cache, evict, volatile, store_cache, load_text, store_text):
     types = {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}
-    k = compile_specialized(K.hinted_copy, target, types,
+    k = compile_specialized(core_kernels("hints").hinted_copy, target, types,
                             {"CACHE": cache, "EVICT": evict, "VOLATILE": volatile, "STORE_CACHE": store_cache,
                              "BLOCK": 512}, {"x_ptr": "D", "out_ptr": "D", "n": ""}, {"num_warps": 4})
     ptx = k.asm["ptx"]
@@ -38,8 +24,9 @@ def test_hints_become_ptx_qualifiers(target, cache, evict, volatile, store_cache
         assert "cubin" in k.asm
 
 
-def test_unmasked_hinted_accesses_use_the_qualified_instructions(target):
+def test_unmasked_hinted_accesses_use_the_qualified_instructions(target, core_kernels):
     types = {"x_ptr": "*fp32", "out_ptr": "*fp32"}
-    k = compile_specialized(K.unmasked_hinted_copy, target, types, {"BLOCK": 512}, {n: "D" for n in types},
+    kernel = core_kernels("hints").unmasked_hinted_copy
+    k = compile_specialized(kernel, target, types, {"BLOCK": 512}, {n: "D" for n in types},
                             {"num_warps": 4})
     assert "ld.global.cg." in k.asm["ptx"] and "st.global.L1::evict_first." in k.asm["ptx"]
