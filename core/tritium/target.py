@@ -124,6 +124,29 @@ Launcher = Callable[[tuple[int, int, int], Sequence[Any]], None]
 """``launcher(grid, bound_args)``: run a loaded kernel on a 3-D grid with bound arguments."""
 
 
+@dataclasses.dataclass(frozen=True)
+class InlineArray:
+    """The array class a target's launches bind inline, in the kernel's generated launch function
+    (``runtime.binder``), instead of calling ``Target.bind_arg``: a call per argument costs a GPU
+    launch a tenth of its time. The fields are Python expressions over the argument ``{v}``:
+
+    - ``address``: the address of its first element, an int (bound in place of ``bind_arg``'s value);
+    - ``placement``: an int naming the device it lives on; it is part of the specialisation key, so
+      a launch whose arrays disagree takes the general path, which reports it;
+    - ``dtype``: its element type, a hashable object (the key's element type).
+
+    A launch whose array arguments are all of ``cls`` calls the launcher's method named ``launch``
+    as ``launcher.<launch>(grid, bound_args, placement)``; a launch that mixes them with arrays of
+    other classes takes the general path.
+    """
+
+    cls: type
+    address: str
+    placement: str
+    launch: str
+    dtype: str = "{v}.dtype"
+
+
 class Target:
     """One compilation target. Subclass it in a target package and return an instance from the
     ``tritium_targets`` hook."""
@@ -187,8 +210,15 @@ class Target:
 
     def bind_arg(self, value: Any, arg_type: str, arg_name: str) -> Any:
         """Convert one user argument for the launcher (an address for pointers, a Python number
-        for scalars); raise ``tritium.errors.ArgumentError`` naming what is wrong and how to fix it."""
+        for scalars); raise ``tritium.errors.ArgumentError`` naming what is wrong and how to fix it.
+        Python ints of type ``i32`` and Python floats reach the launcher as they are, unconverted
+        (``runtime.args.bind_scalar``'s rule), and so do the addresses of ``inline_array``'s class."""
         raise NotImplementedError
+
+    def inline_array(self) -> InlineArray | None:
+        """The array class that the kernels' generated launch functions bind inline (the common
+        case of a GPU target: torch tensors), or None. Asked once per kernel, at its first launch."""
+        return None
 
     @property
     def driver(self) -> Driver:

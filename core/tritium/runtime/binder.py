@@ -54,41 +54,30 @@ class Binder:
         if not self.usable:
             return
         from ..language.core import constexpr
-        from .launch import check_writable, run_on_grid
+        from .launch import check_writable, launch_dims
 
+        inline = target.inline_array()
         scope: dict[str, Any] = {
             "_tritium_type": arg_type, "_tritium_dtypes": ARRAY_TYPES, "_tritium_none": {},
-            "_tritium_ints": SPECIALIZED_INTS,
+            "_tritium_ints": SPECIALIZED_INTS, "_tritium_array": inline.cls if inline else None,
             "_tritium_bind": target.bind_arg,
             "_tritium_constexpr": constexpr, "_tritium_defaults": jitfn.defaults, "_tritium_debug": jitfn.debug,
             "_tritium_kernel": jitfn.__name__,
             "_tritium_jit": jitfn, "_tritium_kernels": jitfn.kernels, "_tritium_self": self,
-            "_tritium_general": general, "_tritium_run_on_grid": run_on_grid, "_tritium_check": check_writable,
+            "_tritium_general": general, "_tritium_dims": launch_dims, "_tritium_check": check_writable,
             "_tritium_error": TritiumError,
         }
         params = [f"{n}=_tritium_defaults[{n!r}]" if n in jitfn.defaults else n for n in names]
-        lines, key, values = [], [], []
+        lines = ["_tritium_p = None", "_tritium_mixed = False"] if inline else []
+        key, values = [], []
         for i, n in enumerate(names):
             if n in jitfn.constexprs:
                 lines.append(f"_tritium_c{i} = {n}.value if type({n}) is _tritium_constexpr else {n}")
                 lines.append(f"hash(_tritium_c{i})")
                 key.append(f"_tritium_c{i}")
                 continue
-            lines += [  # arg_type, target.bind_arg and specialization, with their common cases inline
-                f"_tritium_k{i} = type({n})",
-                f"_tritium_t{i} = ('i32' if -2147483648 <= {n} <= 2147483647 else "
-                f"_tritium_type({n}, {n!r}, _tritium_kernel)) if _tritium_k{i} is int else "
-                f"'fp32' if _tritium_k{i} is float else "
-                f"(_tritium_dtypes.get(_tritium_k{i}) or _tritium_none).get(getattr({n}, 'dtype', None)) "
-                f"or _tritium_type({n}, {n!r}, _tritium_kernel)",
-                f"_tritium_b{i} = _tritium_bind({n}, _tritium_t{i}, {n!r})"]
-            if n in jitfn.do_not_specialize:
-                key.append(f"_tritium_t{i}")
-            else:
-                lines.append(f"_tritium_s{i} = ((_tritium_b{i} % 16 == 0) if isinstance(_tritium_b{i}, int) else None) "
-                             f"if _tritium_t{i}[0] == '*' else (_tritium_b{i} == 1) + 2 * (_tritium_b{i} % 16 == 0) "
-                             f"if _tritium_t{i} in _tritium_ints else None")
-                key += [f"_tritium_t{i}", f"_tritium_s{i}"]
+            lines += _argument_lines(i, n, inline, specialize=n not in jitfn.do_not_specialize)
+            key += [f"_tritium_t{i}", f"_tritium_s{i}"]
             values.append(f"_tritium_b{i}")
         if jitfn.debug is not None:
             lines.append("if 'debug' not in _tritium_options: _tritium_options['debug'] = _tritium_debug")
@@ -99,6 +88,11 @@ class Binder:
         signature = ", ".join(params + ["**_tritium_options"])
         args = ", ".join(names) + ("," if names else "")
         key_src, values_src = ", ".join(key) + ",", ", ".join(values) + ("," if values else "")
+        # arrays of the inline class and arrays of other classes together: the general path binds them all
+        mixed = " or (_tritium_mixed and _tritium_p is not None)" if inline else ""
+        run = (f"    if _tritium_p is None:\n        _tritium_k._launcher(_tritium_d, ({values_src}))\n"
+               f"    else:\n        _tritium_k._launcher.{inline.launch}(_tritium_d, ({values_src}), _tritium_p)\n"
+               if inline else f"    _tritium_k._launcher(_tritium_d, ({values_src}))\n")
         src = (f"def binder({signature}):\n    {body}\n"
                f"    return ({key_src}), ({values_src})\n"
                f"def launch(_tritium_grid, {signature}):\n"
@@ -106,7 +100,7 @@ class Binder:
                f"        _tritium_k = _tritium_kernels.get((_tritium_self, ({key_src})))\n"
                f"    except Exception:  # the general path words the error\n"
                f"        _tritium_k = None\n"
-               f"    if _tritium_k is None:\n"
+               f"    if _tritium_k is None{mixed}:\n"
                f"        return _tritium_general(_tritium_grid, ({args}), _tritium_options)\n"
                f"    if _tritium_jit.used_globals:\n"
                f"        _tritium_jit.check_globals()\n"
@@ -115,10 +109,12 @@ class Binder:
                f"    _tritium_g = _tritium_grid\n"
                f"    if type(_tritium_g) is tuple and len(_tritium_g) == 1 and type(_tritium_g[0]) is int \\\n"
                f"            and 0 < _tritium_g[0] < 2147483648:  # the most common grid, checked inline\n"
-               f"        _tritium_k.launcher((_tritium_g[0], 1, 1), ({values_src}))\n"
+               f"        _tritium_d = (_tritium_g[0], 1, 1)\n"
                f"    else:\n"
-               f"        _tritium_run_on_grid(_tritium_k, _tritium_g, ({values_src}), "
-               f"dict(zip(_tritium_jit.arg_names, ({args}))) if callable(_tritium_g) else None)\n"
+               f"        _tritium_d = _tritium_dims(_tritium_k, _tritium_g, ({args}))\n"
+               f"        if _tritium_d is None:  # an empty grid launches nothing\n"
+               f"            return _tritium_k\n"
+               f"{run}"
                f"    return _tritium_k\n"
                f"def on_grid(_tritium_grid):\n"
                f"    def launch_on_grid(*args, **kwargs):\n"
@@ -138,3 +134,38 @@ class Binder:
         self.bind: Callable[..., tuple] = scope["binder"]
         self.launch: Callable[..., Any] = scope["launch"]
         self.on_grid: Callable[[Any], Callable[..., Any]] = scope["on_grid"]
+
+
+def _argument_lines(i: int, n: str, inline: Any, specialize: bool) -> list[str]:
+    """The generated lines that type, bind and specialise runtime argument ``n`` (the ``i``-th
+    parameter) into ``_tritium_t{i}`` (its type), ``_tritium_b{i}`` (its bound value) and
+    ``_tritium_s{i}`` (its specialisation, spelled differently from ``args.specialization``): the
+    target's inline array class, Python ints of type i32 and Python floats inline, the rest through
+    ``args.arg_type`` and the target's ``bind_arg``."""
+    t, b, s = f"_tritium_t{i}", f"_tritium_b{i}", f"_tritium_s{i}"
+    lines = [f"_tritium_k{i} = type({n})"]
+    if inline:
+        v = {"v": n}
+        lines += [f"if _tritium_k{i} is _tritium_array:",
+                  f"    {b} = {inline.address.format(**v)}",
+                  f"    _tritium_p = {inline.placement.format(**v)}",
+                  f"    {t} = {inline.dtype.format(**v)}",
+                  f"    {s} = " + (f"({b} % 16 == 0) + " if specialize else "") + "2 * _tritium_p",
+                  f"elif _tritium_k{i} is int and -2147483648 <= {n} <= 2147483647:"]
+    else:
+        lines.append(f"if _tritium_k{i} is int and -2147483648 <= {n} <= 2147483647:")
+    lines += [f"    {t} = 'i32'", f"    {b} = {n}",
+              f"    {s} = ({n} == 1) + 2 * ({n} % 16 == 0)" if specialize else f"    {s} = None",
+              f"elif _tritium_k{i} is float:", f"    {t} = 'fp32'", f"    {b} = {n}", f"    {s} = None",
+              "else:",
+              f"    {t} = (_tritium_dtypes.get(_tritium_k{i}) or _tritium_none).get(getattr({n}, 'dtype', None)) "
+              f"or _tritium_type({n}, {n!r}, _tritium_kernel)",
+              f"    {b} = _tritium_bind({n}, {t}, {n!r})"]
+    if not specialize:
+        return lines + [f"    {s} = None"] + (["    _tritium_mixed = True"] if inline else [])
+    lines += [f"    if {t}[0] == '*':",
+              f"        {s} = ({b} % 16 == 0) if isinstance({b}, int) else None"]
+    if inline:
+        lines.append("        _tritium_mixed = True")
+    return lines + ["    else:",
+                    f"        {s} = ({b} == 1) + 2 * ({b} % 16 == 0) if {t} in _tritium_ints else None"]

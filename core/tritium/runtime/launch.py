@@ -168,6 +168,13 @@ def normalize_grid(grid: Any, meta: dict | None, kernel_name: str) -> tuple[int,
     return dims + (1,) * (3 - len(dims))
 
 
+def launch_dims(kernel, grid: Any, params: tuple) -> tuple[int, int, int] | None:
+    """The generated launch path's grid other than ``(n,)``: the 3-D extents, or None for an empty
+    grid; ``params`` are the kernel's arguments in parameter order (a grid callable gets them by name)."""
+    dims = normalize_grid(grid, dict(zip(kernel.params, params)) if callable(grid) else None, kernel.name)
+    return dims if dims[0] * dims[1] * dims[2] else None
+
+
 def run_on_grid(kernel, grid: Any, values: Sequence[Any], meta: dict[str, Any] | None) -> None:
     """Launch a compiled kernel with bound ``values`` (an empty grid launches nothing); ``meta``
     (every argument by name) is what a grid callable gets."""
@@ -211,6 +218,7 @@ def general_launch(target, jitfn, grid: Any, args: tuple, kwargs: dict) -> Any:
     if key is not None:
         if isinstance(target.driver, HostMemory):  # only host arrays can be read-only (numpy's flags)
             p.kernel.written_params = [jitfn.arg_names.index(n) for n in p.kernel.written_args]
+        p.kernel.launcher  # loaded: the generated path reads it without the property
         jitfn.kernels[binder, key] = p.kernel
     run_on_grid(p.kernel, grid, p.values, p.meta)
     return p.kernel

@@ -11,7 +11,7 @@ from typing import Callable
 
 import pytest
 from llvmlite import ir as ll
-from tritium_nvptx import compiler
+from tritium_nvptx import compiler, cuda
 from tritium_nvptx.hooks import NvptxHooks
 from tritium_nvptx.target import ARCH_ENV, NvptxTarget
 
@@ -84,3 +84,45 @@ def core_kernels() -> Callable[[str], ModuleType]:
     """``core_kernels(name)``: the module ``tests/kernels/<name>.py`` of the core tests, loaded by
     path, so that the nvptx tests compile the very kernels the core tests run (no second copy)."""
     return _core_test_kernels
+
+
+class FakeDriverApi:
+    """Records the driver calls of a launcher (no GPU here); every call succeeds. Launches go through
+    ``cuda.launch_kernel`` (a ctypes function): ``launch`` records them, returning ``result``."""
+
+    FUNCTION = 4242  # the handle cuModuleGetFunction gives
+
+    class CUfunction_attribute:
+        CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0
+        CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+
+    def __init__(self, max_threads: int = 1024, result: int = 0):
+        self.calls = []
+        self.max_threads = max_threads
+        self.result = result
+
+    def __getattr__(self, name):
+        def call(*args):
+            self.calls.append((name, args))
+            if name == "cuFuncGetAttribute":
+                return 0, self.max_threads
+            return 0, (self.FUNCTION if name == "cuModuleGetFunction" else f"{name}-handle")
+        return call
+
+    def launch(self, *args):
+        self.calls.append(("cuLaunchKernel", args))
+        return self.result
+
+
+@pytest.fixture
+def fake_driver(monkeypatch) -> Callable[..., FakeDriverApi]:
+    """``fake_driver(**kwargs)``: a FakeDriverApi in place of the CUDA driver for this test."""
+
+    def install(**kwargs) -> FakeDriverApi:
+        fake = FakeDriverApi(**kwargs)
+        fake.CUresult = cuda.api.__wrapped__().CUresult  # error names: cuda-python's own
+        monkeypatch.setattr(cuda, "api", lambda: fake)
+        monkeypatch.setattr(cuda, "launch_kernel", lambda: fake.launch)
+        monkeypatch.setattr(cuda, "make_current", lambda device: fake.calls.append(("make_current", (device,))))
+        return fake
+    return install

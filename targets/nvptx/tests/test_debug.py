@@ -202,8 +202,8 @@ def test_a_failed_assertion_is_reported_when_synchronising(monkeypatch):
 def test_a_failed_assertion_is_reported_at_the_next_launch(monkeypatch):
     launcher = NvptxLauncher(b"", KernelSignature("k", ("n",), ("i32",)), {"num_warps": 4})
     monkeypatch.setattr(cuda, "make_current", lambda device: None)
-    launcher._functions[0] = object()
-    launcher._launch = lambda *args: (ASSERT,)
+    launcher._handles[0] = ctypes.c_void_p(1)
+    launcher._launch = lambda *args: int(ASSERT)  # the driver's cuLaunchKernel through ctypes returns an int
     with pytest.raises(DeviceAssertionError, match="cuLaunchKernel of kernel k: .*" + ASSERT_REPORT):
         launcher((1, 1, 1), [3])
 

@@ -55,14 +55,18 @@ class FakeCuda:
         return 0, "module"
 
     def cuModuleGetFunction(self, module, name):
-        return 0, f"function {name.decode()}"
+        return 0, FakeFunction(name.decode())
 
     def cuFuncSetAttribute(self, function, attribute, value):
         self.calls.append(("set", attribute, value))
         return (0,)
 
-    def cuLaunchKernel(self, *args):
-        return (0,)
+
+class FakeFunction(str):
+    """A CUfunction: its int is the handle the launcher passes to the driver."""
+
+    def __int__(self) -> int:
+        return 4096
 
 
 @pytest.fixture

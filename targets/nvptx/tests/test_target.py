@@ -203,18 +203,21 @@ def test_grid_limits_of_axes_1_and_2():
         NvptxLauncher(b"", sig, {"num_warps": 4})((1, 70000, 1), [1])
 
 
-def test_launcher_packs_every_parameter_type():
-    """The ctypes storage behind the ``void**`` array holds each value's bits."""
+def test_launcher_packs_every_parameter_type(monkeypatch):
+    """The argument buffer behind the ``void**`` array holds each value's bits when the driver is called."""
     import ctypes
 
     sig = KernelSignature("k", ("p", "a", "b", "h", "g", "d", "u"), ("*fp32", "i32", "i1", "fp16", "bf16", "fp64", "u64"))
     launcher = NvptxLauncher(b"", sig, {"num_warps": 4})
-    values = [_pointer(4096, 0), -5, 1, 1.5, 1.5, 0.25, 2**64 - 1]
-    for i, slot in launcher._plain:
-        slot.value = values[i]
-    for i, slot, convert in launcher._converted:
-        slot.value = convert(values[i])
-    read = [ctypes.string_at(launcher._params[i], 8) for i in range(len(values))]
+    read = []
+
+    def fake_launch(fn, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
+        read.extend(ctypes.string_at(params[i], 8) for i in range(len(sig.arg_types)))
+        return 0
+
+    launcher._launch, launcher._handles[0] = fake_launch, ctypes.c_void_p(1)
+    monkeypatch.setattr(cuda, "make_current", lambda device: None)
+    launcher._run((1, 1, 1), [_pointer(4096, 0), -5, 1, 1.5, 1.5, 0.25, 2**64 - 1], 0, 0)
     assert read[0] == (4096).to_bytes(8, "little")
     assert read[1][:4] == (-5).to_bytes(4, "little", signed=True)
     assert read[2][0] == 1
@@ -258,32 +261,10 @@ def test_compile_from_the_llir_stage_to_a_binary(target, vector_add_ir):
         assert compiled.asm["cubin"][:4] == b"\x7fELF" and compiled.metadata["registers"] > 0
 
 
-class FakeDriverApi:
-    """Records the driver calls of a launcher (no GPU here); every call succeeds."""
-
-    class CUfunction_attribute:
-        CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0
-        CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
-
-    def __init__(self, max_threads: int = 1024):
-        self.calls = []
-        self.max_threads = max_threads
-
-    def __getattr__(self, name):
-        def call(*args):
-            self.calls.append((name, args))
-            if name == "cuFuncGetAttribute":
-                return 0, self.max_threads
-            return (0, f"{name}-handle") if name != "cuLaunchKernel" else (0,)
-        return call
-
-
-def test_launch_loads_once_and_passes_grid_block_shared_stream_and_params(monkeypatch):
+def test_launch_loads_once_and_passes_grid_block_shared_stream_and_params(monkeypatch, fake_driver):
     import ctypes
 
-    fake = FakeDriverApi()
-    monkeypatch.setattr(cuda, "api", lambda: fake)
-    monkeypatch.setattr(cuda, "make_current", lambda device: fake.calls.append(("make_current", (device,))))
+    fake = fake_driver()
     monkeypatch.setattr(cuda, "attribute", lambda device, name: 227 * 1024)
     sig = KernelSignature("k", ("x", "n"), ("*fp32", "i32"))
     launcher = NvptxLauncher(b"PTX", sig, {"num_warps": 8, "shared": 64 * 1024, "binary_format": "ptx"})
@@ -293,21 +274,17 @@ def test_launch_loads_once_and_passes_grid_block_shared_stream_and_params(monkey
     assert names.count("cuModuleLoadData") == 1 and names.count("cuLaunchKernel") == 2
     assert fake.calls[names.index("cuModuleLoadData")][1][0] == b"PTX\0"  # PTX goes NUL-terminated
     assert fake.calls[names.index("cuModuleGetFunction")][1][1] == b"k"
-    assert ("cuFuncSetAttribute", ("cuModuleGetFunction-handle", 8, 64 * 1024)) in fake.calls  # above 48 KB
+    assert ("cuFuncSetAttribute", (fake.FUNCTION, 8, 64 * 1024)) in fake.calls  # above 48 KB
     assert ("make_current", (1,)) in fake.calls  # the arguments' GPU
     fn, gx, gy, gz, bx, by, bz, shared, stream, params, extra = fake.calls[-1][1]
-    assert (fn, gx, gy, gz, bx, by, bz, shared, stream, extra) == ("cuModuleGetFunction-handle", 3, 2, 1, 256, 1, 1,
-                                                                   64 * 1024, 0, 0)
-    slots = (ctypes.c_void_p * 2).from_address(params)
-    assert ctypes.c_uint64.from_address(slots[0]).value == 4096 and ctypes.c_int32.from_address(slots[1]).value == 6
+    assert (fn.value, gx, gy, gz, bx, by, bz, shared, stream, extra) == (fake.FUNCTION, 3, 2, 1, 256, 1, 1,
+                                                                         64 * 1024, None, None)
+    assert ctypes.c_uint64.from_address(params[0]).value == 4096 and ctypes.c_int32.from_address(params[1]).value == 6
 
 
-def test_failed_launch_names_the_error(monkeypatch):
-    fake = FakeDriverApi()
+def test_failed_launch_names_the_error(fake_driver):
     err = cuda.api.__wrapped__().CUresult.CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
-    fake.cuLaunchKernel = lambda *args: (err,)
-    monkeypatch.setattr(cuda, "api", lambda: fake)
-    monkeypatch.setattr(cuda, "make_current", lambda device: None)
+    fake_driver(result=int(err))
     launcher = NvptxLauncher(b"", KernelSignature("k", ("n",), ("i32",)), {"num_warps": 4})
     with pytest.raises(cuda.CudaError, match="cuLaunchKernel of kernel k failed: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"):
         launcher((1, 1, 1), [1])

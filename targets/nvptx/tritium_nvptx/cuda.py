@@ -3,6 +3,7 @@ primary contexts, the ones torch and CuPy use too."""
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import threading
 from typing import Any
@@ -43,6 +44,18 @@ def api() -> Any:
     return driver
 
 
+@functools.cache
+def launch_kernel() -> Any:
+    """The driver's ``cuLaunchKernel`` as a ctypes function taking ctypes handles (``c_void_p``) for
+    the function, the stream and the parameter array and Python ints for the rest; it returns the
+    CUresult as an int. Declared without argument types: ctypes converts each argument from its
+    own type, which costs a launch about 1 µs less than declared types or cuda.bindings' wrapper."""
+    address = check("cuGetProcAddress", api().cuGetProcAddress(b"cuLaunchKernel", driver_version() or 12000, 0))[0]
+    if not address:
+        raise CudaError("the NVIDIA driver has no cuLaunchKernel")
+    return ctypes.CFUNCTYPE(ctypes.c_int)(int(address))
+
+
 def check(call: str, result: tuple) -> Any:
     """The values of a driver call's result tuple, or a CudaError naming ``call`` and the error."""
     err, *values = result
@@ -52,6 +65,11 @@ def check(call: str, result: tuple) -> Any:
 
 
 def error_name(err: Any) -> str:
+    if type(err) is int:  # a CUresult from a ctypes call
+        try:
+            err = api().CUresult(err)
+        except Exception:  # a value this cuda-python does not know
+            return f"CUresult {err}"
     name = getattr(err, "name", None)
     if name is None:
         try:
@@ -65,7 +83,18 @@ def error_name(err: Any) -> str:
 _INIT = threading.Lock()
 _init_error: list[str] = []
 _contexts: dict[int, Any] = {}
-_local = threading.local()  # the device whose primary context this thread made current
+
+
+class _LocalState(threading.local):
+    device: int | None = None  # the device whose primary context this thread made current
+
+
+_local = _LocalState()
+
+
+def local_state() -> _LocalState:
+    """This thread's CUDA state (``device``: whose primary context it made current, None before)."""
+    return _local
 
 
 def init() -> None:
@@ -149,10 +178,10 @@ def make_current(device: int) -> None:
     """Make ``device``'s primary context current unless this thread already did. (A context that
     other code makes current in between is not noticed: torch and CuPy use the same primary
     contexts, so only switching devices matters, and launches switch through here.)"""
-    if getattr(_local, "device", None) != device:
+    if _local.device != device:
         primary_context(device)
 
 
 def current_device() -> int:
     """The device of this thread's last launch or allocation (0 before any)."""
-    return getattr(_local, "device", None) or 0
+    return _local.device or 0

@@ -10,12 +10,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+import sys
 from typing import Any
 
 import llvmlite
 from tritium.errors import TritiumError
 from tritium.runtime.cache import source_hash
-from tritium.target import Driver, GPUTarget, LaunchOptions, Target
+from tritium.target import Driver, GPUTarget, InlineArray, LaunchOptions, Target
 
 from . import arch as archs
 from . import cuda, toolchain
@@ -182,6 +183,16 @@ class NvptxTarget(Target):
 
     #: a plain function, not a method: a launch calls it once per argument
     bind_arg = staticmethod(bind_argument)
+
+    def inline_array(self) -> InlineArray | None:
+        """torch tensors, where torch is imported: the launch path reads their address and GPU
+        itself and launches on torch's current stream (``NvptxLauncher.launch_torch``). Subclasses
+        of ``torch.Tensor`` and tensors on the host take ``bind_arg``'s path, which words the error."""
+        torch = sys.modules.get("torch")
+        tensor = getattr(torch, "Tensor", None)
+        if not isinstance(tensor, type):
+            return None
+        return InlineArray(tensor, address="{v}.data_ptr()", placement="{v}.get_device()", launch="launch_torch")
 
     @property
     def driver(self) -> Driver:
