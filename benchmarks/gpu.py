@@ -198,14 +198,12 @@ def versions(target: str) -> dict:
     out = {"python": sys.version.split()[0], "tritium": tritium.__version__,
            f"tritium-{target}": distribution_version(f"tritium-{target}"), "triton": triton.__version__,
            "torch": torch.__version__, "torch cuda": str(torch.version.cuda),
-           "cuda-bindings": distribution_version("cuda-bindings"), "llvmlite": distribution_version("llvmlite")}
-    try:
-        from cuda.bindings import driver
+           "llvmlite": distribution_version("llvmlite")}
+    from tritium_nvptx import cuda
 
-        err, version = driver.cuDriverGetVersion()
-        out["cuda driver"] = f"{version // 1000}.{version % 1000 // 10}" if int(err) == 0 else str(err)
-    except ImportError:
-        pass
+    version = cuda.driver_version()
+    if version is not None:
+        out["cuda driver"] = f"{version // 1000}.{version % 1000 // 10}"
     return out
 
 

@@ -120,7 +120,7 @@ def fake_driver(monkeypatch) -> Callable[..., FakeDriverApi]:
 
     def install(**kwargs) -> FakeDriverApi:
         fake = FakeDriverApi(**kwargs)
-        fake.CUresult = cuda.api.__wrapped__().CUresult  # error names: cuda-python's own
+        fake.cuGetErrorName = lambda err: (0, b"CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES") if err == 701 else (1, None)
         monkeypatch.setattr(cuda, "api", lambda: fake)
         monkeypatch.setattr(cuda, "launch_kernel", lambda: fake.launch)
         monkeypatch.setattr(cuda, "make_current", lambda device: fake.calls.append(("make_current", (device,))))

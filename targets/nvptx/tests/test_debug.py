@@ -24,7 +24,7 @@ from tritium.errors import DeviceAssertionError
 from tritium.runtime import debug_output
 from tritium.runtime.compiler import compile_specialized
 from tritium.target import KernelSignature
-from tritium_nvptx import compiler, cuda, toolchain
+from tritium_nvptx import compiler, cuda, libcuda, toolchain
 from tritium_nvptx.driver import NvptxDriver, NvptxLauncher
 from tritium_nvptx.target import NvptxTarget
 
@@ -188,7 +188,7 @@ def test_device_assert_is_compiled_out_without_debug_mode(target, monkeypatch):
 
 
 # -- the driver ------------------------------------------------------------------------------------
-ASSERT = cuda.api().CUresult.CUDA_ERROR_ASSERT
+ASSERT = libcuda.CUDA_ERROR_ASSERT
 ASSERT_REPORT = r"device-side assertion \(tl\.device_assert\) failed.*printed.*restart the process"
 
 
@@ -203,14 +203,16 @@ def test_a_failed_assertion_is_reported_at_the_next_launch(monkeypatch):
     launcher = NvptxLauncher(b"", KernelSignature("k", ("n",), ("i32",)), {"num_warps": 4})
     monkeypatch.setattr(cuda, "make_current", lambda device: None)
     launcher._handles[0] = ctypes.c_void_p(1)
-    launcher._launch = lambda *args: int(ASSERT)  # the driver's cuLaunchKernel through ctypes returns an int
+    launcher._launch = lambda *args: ASSERT  # the driver's cuLaunchKernel through ctypes returns an int
     with pytest.raises(DeviceAssertionError, match="cuLaunchKernel of kernel k: .*" + ASSERT_REPORT):
         launcher((1, 1, 1), [3])
 
 
-def test_other_driver_errors_keep_their_names():
+def test_other_driver_errors_keep_their_names(monkeypatch):
+    names = {libcuda.CUDA_ERROR_INVALID_VALUE: b"CUDA_ERROR_INVALID_VALUE"}
+    monkeypatch.setattr(cuda, "api", lambda: types.SimpleNamespace(cuGetErrorName=lambda err: (0, names[err])))
     with pytest.raises(cuda.CudaError, match="cuMemcpyDtoH failed: CUDA_ERROR_INVALID_VALUE") as info:
-        cuda.check("cuMemcpyDtoH", (cuda.api().CUresult.CUDA_ERROR_INVALID_VALUE,))
+        cuda.check("cuMemcpyDtoH", (libcuda.CUDA_ERROR_INVALID_VALUE,))
     assert not isinstance(info.value, DeviceAssertionError)
     with pytest.raises(DeviceAssertionError, match="cuMemcpyDtoH: .*" + ASSERT_REPORT):
         cuda.check("cuMemcpyDtoH", (ASSERT,))

@@ -10,7 +10,7 @@ import tritium.language as tl
 from tritium import plugins
 from tritium.errors import ArgumentError, TritiumError
 from tritium.target import KernelSignature
-from tritium_nvptx import arch, cuda, toolchain
+from tritium_nvptx import arch, cuda, libcuda, toolchain
 from tritium_nvptx.memory import DevicePointer
 from tritium_nvptx.driver import NvptxLauncher
 from tritium_nvptx.target import ARCH_ENV, NvptxTarget
@@ -283,8 +283,7 @@ def test_launch_loads_once_and_passes_grid_block_shared_stream_and_params(monkey
 
 
 def test_failed_launch_names_the_error(fake_driver):
-    err = cuda.api.__wrapped__().CUresult.CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
-    fake_driver(result=int(err))
+    fake_driver(result=libcuda.CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES)
     launcher = NvptxLauncher(b"", KernelSignature("k", ("n",), ("i32",)), {"num_warps": 4})
     with pytest.raises(cuda.CudaError, match="cuLaunchKernel of kernel k failed: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"):
         launcher((1, 1, 1), [1])

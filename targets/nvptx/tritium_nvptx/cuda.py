@@ -1,14 +1,15 @@
-"""Checked calls into the CUDA driver API (cuda-python's ``cuda.bindings.driver``) and the devices'
-primary contexts, the ones torch and CuPy use too."""
+"""Checked calls into the CUDA driver API (``libcuda``: ctypes on the driver's library) and the
+devices' primary contexts, the ones torch and CuPy use too."""
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import threading
 from typing import Any
 
 from tritium.errors import DeviceAssertionError, TritiumError
+
+from . import libcuda
 
 
 class CudaError(TritiumError):
@@ -31,29 +32,23 @@ class GpuAssertionError(CudaError, DeviceAssertionError):
 
 def failure(call: str, err: Any) -> CudaError:
     """The error of driver call ``call`` that returned ``err``."""
-    name = error_name(err)
-    if name == "CUDA_ERROR_ASSERT":
+    if int(err) == libcuda.CUDA_ERROR_ASSERT:
         return GpuAssertionError(call)
-    return CudaError(f"{call} failed: {name}")
+    return CudaError(f"{call} failed: {error_name(err)}")
 
 
 @functools.cache
 def api() -> Any:
-    from cuda.bindings import driver
+    """The driver's functions (``libcuda.Driver``); ``OSError`` where there is no NVIDIA driver."""
+    return libcuda.Driver()
 
-    return driver
 
-
-@functools.cache
 def launch_kernel() -> Any:
     """The driver's ``cuLaunchKernel`` as a ctypes function taking ctypes handles (``c_void_p``) for
     the function, the stream and the parameter array and Python ints for the rest; it returns the
     CUresult as an int. Declared without argument types: ctypes converts each argument from its
-    own type, which costs a launch about 1 µs less than declared types or cuda.bindings' wrapper."""
-    address = check("cuGetProcAddress", api().cuGetProcAddress(b"cuLaunchKernel", driver_version() or 12000, 0))[0]
-    if not address:
-        raise CudaError("the NVIDIA driver has no cuLaunchKernel")
-    return ctypes.CFUNCTYPE(ctypes.c_int)(int(address))
+    own type, which costs a launch about 1 µs less than declared types or cuda-python's wrapper."""
+    return api().cuLaunchKernel
 
 
 def check(call: str, result: tuple) -> Any:
@@ -65,18 +60,12 @@ def check(call: str, result: tuple) -> Any:
 
 
 def error_name(err: Any) -> str:
-    if type(err) is int:  # a CUresult from a ctypes call
-        try:
-            err = api().CUresult(err)
-        except Exception:  # a value this cuda-python does not know
-            return f"CUresult {err}"
-    name = getattr(err, "name", None)
-    if name is None:
-        try:
-            _, text = api().cuGetErrorName(err)
-            name = text.decode() if text else None
-        except Exception:
-            name = None
+    """The driver's name of CUresult ``err`` (``CUDA_ERROR_INVALID_VALUE``)."""
+    try:
+        failed, text = api().cuGetErrorName(int(err))
+        name = text.decode() if not failed and text else None
+    except Exception:  # no driver to ask
+        name = None
     return name or f"CUresult {int(err)}"
 
 
