@@ -555,6 +555,17 @@ def auto_target_info() -> TargetInfo | None:
 _raw_target = raw_reader(TARGET_ENV)
 
 
+def selected_target() -> "Target":
+    """``get_target()``, with its common case (the target already selected for this value of
+    ``TRITIUM_TARGET``) in one call: every ``kernel[grid]`` asks."""
+    state = _state
+    if state is not None:
+        target = state.selected.get(_raw_target())
+        if target is not None:
+            return target
+    return get_target()
+
+
 def get_target(name: "str | Target | None" = None, runnable: bool = True) -> "Target":
     """The target to compile for.
 
@@ -652,5 +663,5 @@ __all__ = [
     "HookSpecs", "TargetInfo", "pipeline_identity", "distribution_version", "distributions",
     "auto_target_info", "availability", "broken_plugins", "conformance_expectations",
     "duplicate_targets", "extend_pipeline", "get_target", "hookimpl", "hookspec", "plugin_manager",
-    "register", "reset", "target_infos", "targets",
+    "register", "reset", "selected_target", "target_infos", "targets",
 ]

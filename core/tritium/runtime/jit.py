@@ -41,13 +41,13 @@ _MISSING = object()
 
 def _selected_target() -> Any:
     """The target launches use (``TRITIUM_TARGET``); plugin discovery loads on the first launch,
-    not at ``import tritium``. The first call puts ``plugins.get_target`` in its place, so later
-    launches call it directly."""
+    not at ``import tritium``. The first call puts ``plugins.selected_target`` in its place, so
+    later launches call it directly."""
     global _selected_target
     from .. import plugins
 
-    _selected_target = plugins.get_target
-    return plugins.get_target()
+    _selected_target = plugins.selected_target
+    return plugins.selected_target()
 
 #: the code objects of every @jit function: the interpreter finds kernel frames in tracebacks by them
 JIT_CODE: set = set()
