@@ -1,5 +1,5 @@
 """The launch path of torch tensors (``NvptxTarget.inline_array``): the generated launch function
-reads their addresses and GPU inline and calls ``NvptxLauncher.launch_torch``. Checked with a fake
+reads their addresses and GPU inline and calls ``NvptxLauncher.launch_on``. Checked with a fake
 driver and a fake torch module (no GPU here): what reaches ``cuLaunchKernel``, which kernel the key
 selects, and what still takes the general path."""
 
@@ -84,8 +84,8 @@ def test_a_warm_launch_of_torch_tensors_binds_them_inline(gpu, monkeypatch):
     first = add_kernel[(3,)](x, y, out, 100, BLOCK=64)
     calls = []
     monkeypatch.setattr(driver.NvptxLauncher, "__call__", lambda *a: pytest.fail("the warm launch took bind_arg"))
-    real = driver.NvptxLauncher.launch_torch
-    monkeypatch.setattr(driver.NvptxLauncher, "launch_torch", lambda self, *a: calls.append(a) or real(self, *a))
+    real = driver.NvptxLauncher.launch_on
+    monkeypatch.setattr(driver.NvptxLauncher, "launch_on", lambda self, *a: calls.append(a) or real(self, *a))
     assert add_kernel[(3,)](Tensor(16384), y, out, 100, BLOCK=64) is first  # same specialisation
     assert calls == [((3, 1, 1), (16384, 8192, 12288, 100), 0)]
     assert _launches(gpu)[-1] == ((3, 1, 1), None, (16384, 8192, 12288, 100))

@@ -217,7 +217,7 @@ def test_launcher_packs_every_parameter_type(monkeypatch):
 
     launcher._launch, launcher._handles[0] = fake_launch, ctypes.c_void_p(1)
     monkeypatch.setattr(cuda, "make_current", lambda device: None)
-    launcher._run((1, 1, 1), [_pointer(4096, 0), -5, 1, 1.5, 1.5, 0.25, 2**64 - 1], 0, 0)
+    launcher.launch_on((1, 1, 1), [_pointer(4096, 0), -5, 1, 1.5, 1.5, 0.25, 2**64 - 1], 0, "")
     assert read[0] == (4096).to_bytes(8, "little")
     assert read[1][:4] == (-5).to_bytes(4, "little", signed=True)
     assert read[2][0] == 1

@@ -142,14 +142,13 @@ class NvptxLauncher:
                     break
         else:
             device, framework = self._placement(args)
-        self._run(grid, args, device, _STREAMS[framework](device))
+        self.launch_on(grid, args, device, framework)
 
-    def launch_torch(self, grid: tuple[int, int, int], args: Sequence[Any], device: int) -> None:
-        """The launch of torch tensors on GPU ``device``, bound inline by the generated launch
-        function (``NvptxTarget.inline_array``): their addresses are plain ints in ``args``."""
-        self._run(grid, args, device, _STREAMS["torch"](device))
-
-    def _run(self, grid: tuple[int, int, int], args: Sequence[Any], device: int, stream: int) -> None:
+    def launch_on(self, grid: tuple[int, int, int], args: Sequence[Any], device: int, framework: str = "torch") -> None:
+        """Launch on GPU ``device``, on ``framework``'s current stream there. The generated launch
+        function calls it for torch tensors, which it binds inline (``NvptxTarget.inline_array``):
+        their addresses are plain ints in ``args``."""
+        stream = _STREAMS[framework](device)
         gx, gy, gz = grid
         if gy > _MAX_GRID_YZ or gz > _MAX_GRID_YZ:
             raise ArgumentError(f"kernel '{self._name}': grid {tuple(grid)} exceeds CUDA's limit of "

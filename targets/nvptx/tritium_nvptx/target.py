@@ -186,13 +186,13 @@ class NvptxTarget(Target):
 
     def inline_array(self) -> InlineArray | None:
         """torch tensors, where torch is imported: the launch path reads their address and GPU
-        itself and launches on torch's current stream (``NvptxLauncher.launch_torch``). Subclasses
+        itself and launches on torch's current stream (``NvptxLauncher.launch_on``). Subclasses
         of ``torch.Tensor`` and tensors on the host take ``bind_arg``'s path, which words the error."""
         torch = sys.modules.get("torch")
         tensor = getattr(torch, "Tensor", None)
         if not isinstance(tensor, type):
             return None
-        return InlineArray(tensor, address="{v}.data_ptr()", placement="{v}.get_device()", launch="launch_torch")
+        return InlineArray(tensor, address="{v}.data_ptr()", placement="{v}.get_device()", launch="launch_on")
 
     @property
     def driver(self) -> Driver:
