@@ -11,7 +11,8 @@ vendor overrides what its back end needs and nothing else.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+import dataclasses
+from typing import Any, Callable, Mapping
 
 from llvmlite import ir as ll
 
@@ -20,6 +21,33 @@ from . import atomics
 from .math import MathHooks
 
 I32 = ll.IntType(32)
+
+
+@dataclasses.dataclass(frozen=True)
+class WarpMatrixOp:
+    """A warp-wide matrix multiply-accumulate instruction (NVIDIA's ``mma``, AMD's MFMA): the warp
+    computes ``D[m, n] = A[m, k] @ B[k, n] + C[m, n]`` with each lane holding fragments of A, B
+    and C/D. The maps give, for ``lane`` (an i32) and the index of a lane's fragment entry, the
+    coordinates it holds (i32 values built with ``b``):
+
+    - ``a(b, lane, i) -> (row, k)``: the first of ``k_pack`` consecutive K elements of A;
+    - ``b(b, lane, i) -> (k, col)``: the first of ``k_pack`` consecutive K elements of B;
+    - ``c(b, lane, i) -> (row, col)``: one accumulator element.
+
+    ``emit(b, a, b_, c)`` runs the instruction on the lane's fragments (``a``/``b_``: vectors of
+    ``k_pack`` operand elements, ``c``: accumulator scalars) and returns D's scalars."""
+
+    m: int
+    n: int
+    k: int
+    k_pack: int
+    a_entries: int
+    b_entries: int
+    c_entries: int
+    a: Callable[[ll.IRBuilder, ll.Value, int], tuple[ll.Value, ll.Value]]
+    b: Callable[[ll.IRBuilder, ll.Value, int], tuple[ll.Value, ll.Value]]
+    c: Callable[[ll.IRBuilder, ll.Value, int], tuple[ll.Value, ll.Value]]
+    emit: Callable[[ll.IRBuilder, list[ll.Value], list[ll.Value], list[ll.Value]], list[ll.Value]]
 
 
 class DeviceHooks(MathHooks):
@@ -94,6 +122,12 @@ class DeviceHooks(MathHooks):
         instruction set) of type ``ftype`` with LLVM's ``constraints`` on ``args``; ``pure`` says it
         has no side effects. None where the target cannot run foreign assembly: the default, as only
         the target knows which assembly its users write; the code generator then says so."""
+        return None
+
+    def warp_matrix_op(self, operand: str, accumulator: str) -> WarpMatrixOp | None:
+        """The target's warp-wide matrix instruction for ``tl.dot`` of ``operand`` elements ("fp16",
+        "bf16") into ``accumulator`` ("fp32") elements, or None (the default): the code generator
+        then multiplies with fused multiply-adds on every thread."""
         return None
 
     def shared_memory(self, module: ll.Module) -> ll.Value:

@@ -23,12 +23,11 @@ def compile_matmul(target, dtype: str, bm: int, bn: int, bk: int, num_warps: int
     return compile_specialized(matmul_kernel, target, types, constants, specs, {"num_warps": num_warps})
 
 
-CONFIGS = [("fp32", 64, 64, 32, 4), ("fp32", 128, 128, 32, 8), ("fp32", 64, 64, 32, 8), ("fp16", 64, 64, 32, 4),
-           ("fp16", 128, 128, 32, 8), ("fp16", 128, 64, 64, 4), ("bf16", 64, 128, 32, 4)]
+FMA_CONFIGS = [("fp32", 64, 64, 32, 4), ("fp32", 128, 128, 32, 8), ("fp32", 64, 64, 32, 8)]
 
 
-@pytest.mark.parametrize("dtype,bm,bn,bk,num_warps", CONFIGS, ids=["-".join(map(str, c)) for c in CONFIGS])
-def test_tutorial_matmul_compiles_to_fma_loops_without_spills(target, dtype, bm, bn, bk, num_warps):
+@pytest.mark.parametrize("dtype,bm,bn,bk,num_warps", FMA_CONFIGS, ids=["-".join(map(str, c)) for c in FMA_CONFIGS])
+def test_fp32_tutorial_matmul_compiles_to_fma_loops_without_spills(target, dtype, bm, bn, bk, num_warps):
     k = compile_matmul(target, dtype, bm, bn, bk, num_warps)
     ptx = k.asm["ptx"]
     per_thread = bm * bn // (32 * num_warps)
@@ -37,6 +36,25 @@ def test_tutorial_matmul_compiles_to_fma_loops_without_spills(target, dtype, bm,
     assert k.metadata["shared"] == (bm + bn) * bk * BYTES[dtype]
     if toolchain.ptxas_path():
         assert k.metadata["registers"] > 0 and k.metadata["spills"] == 0
+
+
+MMA_CONFIGS = [("fp16", 64, 64, 32, 4), ("fp16", 128, 64, 64, 4), ("fp16", 128, 128, 32, 8), ("bf16", 64, 128, 32, 4)]
+
+
+@pytest.mark.parametrize("dtype,bm,bn,bk,num_warps", MMA_CONFIGS, ids=["-".join(map(str, c)) for c in MMA_CONFIGS])
+def test_16_bit_tutorial_matmul_runs_on_tensor_cores(target, dtype, bm, bn, bk, num_warps):
+    """One m16n8k16 ``mma`` per 16 x 8 tile of the warp's block in each step of the K loop (fp32
+    accumulators); LLVM may unroll the loop's ``bk / 16`` steps."""
+    k = compile_matmul(target, dtype, bm, bn, bk, num_warps)
+    ptx = k.asm["ptx"]
+    kind = {"fp16": "f16", "bf16": "bf16"}[dtype]
+    tiles_per_warp = bm // 16 * (bn // 8) // num_warps
+    found = len(re.findall(rf"mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.{kind}\.{kind}\.f32", ptx))
+    assert found in (tiles_per_warp, tiles_per_warp * bk // 16)
+    assert "fma.rn.f32" not in ptx
+    assert k.metadata["shared"] == max((bm + bn) * bk * 2, bm * bn * 4)  # the operands, then the accumulator
+    if toolchain.ptxas_path():
+        assert k.metadata["registers"] > 0
 
 
 @tritium.jit
@@ -66,7 +84,7 @@ def batched_kernel(a_ptr, b_ptr, c_ptr, B: tl.constexpr, M: tl.constexpr, N: tl.
     tl.store(c_ptr + rb * M * N + tl.arange(0, M)[None, :, None] * N + tl.arange(0, N)[None, None, :], tl.dot(a, b))
 
 
-def test_batched_product(target):
+def test_batched_product_keeps_fma(target):
     types = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32"}
     k = compile_specialized(batched_kernel, target, types, {"B": 4, "M": 32, "N": 32, "K": 32},
                             {n: "D" for n in types}, {"num_warps": 4})

@@ -23,7 +23,7 @@ from typing import Any, Mapping, Sequence
 from llvmlite import ir as ll
 from llvmlite.ir.values import FunctionAttributes
 from tritium.codegen import intrinsics
-from tritium.codegen.device import DeviceHooks
+from tritium.codegen.device import DeviceHooks, WarpMatrixOp
 from tritium.codegen.types import const, scalar_of
 
 I1, I8, I32, I64 = ll.IntType(1), ll.IntType(8), ll.IntType(32), ll.IntType(64)
@@ -170,6 +170,43 @@ class NvptxHooks(DeviceHooks):
                    args: list[ll.Value], pure: bool) -> ll.Value:
         """The user's PTX, as LLVM inline assembly (``$0``... name the constraints' operands)."""
         return b.call(ll.InlineAsm(ftype, asm, constraints, side_effect=not pure), args)
+
+    # -- tensor cores -------------------------------------------------------------------------
+    def warp_matrix_op(self, operand: str, accumulator: str) -> WarpMatrixOp | None:
+        """``mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}`` (sm_80 on), with the PTX ISA's
+        fragment layout: lane ``4 * g + t`` holds A's rows g and g + 8 at K columns 2t, 2t + 1 and
+        2t + 8, 2t + 9; B's column g at K rows 2t, 2t + 1 and 2t + 8, 2t + 9; C's rows g and g + 8 at
+        columns 2t and 2t + 1."""
+        if operand not in ("fp16", "bf16") or accumulator != "fp32":
+            return None
+        kind = {"fp16": "f16", "bf16": "bf16"}[operand]
+        f32 = ll.FloatType()
+
+        def parts(b: ll.IRBuilder, lane: ll.Value) -> tuple[ll.Value, ll.Value]:
+            return b.lshr(lane, I32(2)), b.shl(b.and_(lane, I32(3)), I32(1))  # g, 2t
+
+        def a(b, lane, i):
+            g, t2 = parts(b, lane)
+            return b.add(g, I32(8 * (i & 1))), b.add(t2, I32(8 * (i >> 1)))
+
+        def b_(b, lane, i):
+            g, t2 = parts(b, lane)
+            return b.add(t2, I32(8 * i)), g
+
+        def c(b, lane, i):
+            g, t2 = parts(b, lane)
+            return b.add(g, I32(8 * (i >> 1))), b.add(t2, I32(i & 1))
+
+        def emit(b, a_frags, b_frags, c_vals):
+            regs = [b.bitcast(v, I32) for v in a_frags + b_frags]
+            ftype = ll.FunctionType(ll.LiteralStructType([f32] * 4), [I32] * 6 + [f32] * 4)
+            asm = (f"mma.sync.aligned.m16n8k16.row.col.f32.{kind}.{kind}.f32 "
+                   "{$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};")
+            d = b.call(ll.InlineAsm(ftype, asm, "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f"), regs + list(c_vals))
+            return [b.extract_value(d, i) for i in range(4)]
+
+        return WarpMatrixOp(m=16, n=8, k=16, k_pack=2, a_entries=4, b_entries=2, c_entries=4,
+                            a=a, b=b_, c=c, emit=emit)
 
     # -- atomics ------------------------------------------------------------------------------
     def atomic_rmw(self, b: ll.IRBuilder, op: str, ptr: ll.Value, val: ll.Value, sem: str, scope: str) -> ll.Value:

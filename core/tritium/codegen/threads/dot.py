@@ -1,4 +1,5 @@
-"""``tile.dot`` with fused multiply-adds on every thread (no tensor cores yet), as Triton's FMA path.
+"""``tile.dot`` with fused multiply-adds on every thread, as Triton's FMA path, where the target has no
+warp-level matrix instruction for it (``warp_matrix``).
 
 The result has the accumulator's layout (``layout.propagate``); the operands may come in any
 layout. Every thread writes the elements it holds of A, transposed (``[K, M]``), and of B
@@ -29,6 +30,9 @@ class Dots:
     """``tile.dot``; mixed into the walker."""
 
     def emit_dot(self, op: ir.Operation) -> None:
+        plan = self.warp_matrix_plan(op)  # the target's matrix instruction where it can (``warp_matrix``)
+        if plan is not None:
+            return self.emit_warp_matrix_dot(op, *plan)
         a, b_op, c = op.operands
         res = op.results[0]
         dist = self.same_distribution(op, c.type, res.type)

@@ -36,6 +36,7 @@ from .map_elementwise import MapElementwise
 from .memory import Memory
 from .reduce import Reductions
 from .shape import ShapeOps
+from .warp_matrix import WarpMatrixDots
 from .scan import Scans
 
 #: an MLIR value's lowering: an LLVM scalar, or a tensor's registers
@@ -48,8 +49,8 @@ def is_tensor(t: ir.Type) -> bool:
     return isinstance(t, ir.RankedTensorType)
 
 
-class Walker(ControlFlow, Memory, Atomics, Reductions, Scans, Conversions, ShapeOps, Dots, DebugOps,
-             InlineAsm, MapElementwise):
+class Walker(ControlFlow, Memory, Atomics, Reductions, Scans, Conversions, ShapeOps, Dots, WarpMatrixDots,
+             DebugOps, InlineAsm, MapElementwise):
     """Builds the LLVM kernel of one ``func.func`` (see the module docstring)."""
 
     def __init__(self, func_op: ir.Operation, module: ll.Module, hooks: DeviceHooks, num_warps: int,
