@@ -92,3 +92,21 @@ def test_batched_product_keeps_fma(target):
     assert k.metadata["shared"] == 4 * (32 + 32) * 32 * 2
     if toolchain.ptxas_path():
         assert k.metadata["spills"] == 0
+
+
+def test_warps_split_the_tiles_to_read_the_fewest_fragments():
+    from tritium.codegen.threads.warp_matrix import warp_grid
+    from tritium_nvptx.hooks import NvptxHooks
+
+    mma = NvptxHooks().warp_matrix_op("fp16", "fp32")
+    assert warp_grid(8, 16, 4, mma) == (2, 2)  # 4 x 8 tiles a warp: 16 + 16 fragment reads a step
+    assert warp_grid(2, 8, 4, mma) in ((1, 4), (2, 2))
+    assert warp_grid(1, 2, 4, mma) is None  # 16 x 16: too few tiles for 4 warps
+    assert NvptxHooks().warp_matrix_op("fp32", "fp32") is None
+
+
+def test_a_product_too_small_for_the_warps_keeps_fma(target):
+    types = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32"}
+    k = compile_specialized(int8_kernel, target, types, {"M": 16, "N": 16, "K": 16}, {n: "D" for n in types},
+                            {"num_warps": 4})
+    assert "mma.sync" not in k.asm["ptx"] and re.search(r"\bfma\.rn\.f32", k.asm["ptx"])
