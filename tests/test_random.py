@@ -71,12 +71,24 @@ def test_randint_rand_and_randn_follow_from_the_first_blocks(target, seed):
     np.testing.assert_allclose(outs["randn"], normal, rtol=1e-4, atol=1e-5)
 
 
-def test_a_64_bit_offset_is_not_supported_yet(target):
-    import tritium
+def test_64_bit_offsets_draw_from_philox_4x64(target):
+    """As Triton: the seed is the first key word, the offset the first counter word, uint64 bits."""
+    from tritium_conformance.cases_random64 import philox64_reference
 
     from .kernels.randomness import random_kernel as k
 
     dev = target.driver
-    out = dev.to_device(np.zeros(8, np.uint32))
-    with pytest.raises(tritium.errors.TritiumError, match="64-bit offsets"):
-        k[(1,)](out, 1, 8, KIND="randint64", BLOCK=8)
+    out = dev.to_device(np.zeros(8, np.uint64))
+    k[(1,)](out, 5, 8, KIND="randint64", BLOCK=8)
+    want = [philox64_reference((i, 0, 0, 0), (5, 0))[0] for i in range(8)]
+    assert [int(x) for x in dev.to_host(out)] == want
+
+
+def test_philox_impl_refuses_counters_of_mixed_widths(target):
+    import tritium
+
+    from .kernels.randomness import mixed_philox_kernel
+
+    out = target.driver.to_device(np.zeros(4, np.uint32))
+    with pytest.raises(tritium.errors.TritiumError, match="philox_impl takes uint32 or uint64 counter words of one type"):
+        mixed_philox_kernel[(1,)](out, 3)

@@ -15,6 +15,7 @@ under pytest: ``pytest --pyargs tritium_conformance --tritium-target NAME`` (``p
 from . import cases as _cases  # noqa: F401  (registers the cases)
 from . import cases_shape as _cases_shape  # noqa: F401
 from . import cases_random as _cases_random  # noqa: F401
+from . import cases_random64 as _cases_random64  # noqa: F401
 from . import cases_atomics as _cases_atomics  # noqa: F401
 from . import cases_scan as _cases_scan  # noqa: F401
 from . import cases_dot as _cases_dot  # noqa: F401

@@ -28,3 +28,11 @@ def random_kernel(out_ptr, seed, n, KIND: tl.constexpr, BLOCK: tl.constexpr):
     else:
         r = tl.randn(seed, offs)
     tl.store(out_ptr + offs, r, mask=offs < n)
+
+
+@tritium.jit
+def mixed_philox_kernel(out_ptr, x):
+    """``philox_impl`` on a uint32 and a uint64 counter word: refused."""
+    w = x.to(tl.uint32, bitcast=True)
+    r0, r1, r2, r3 = tl.philox_impl(w, w.to(tl.uint64), w, w, w, w)
+    tl.store(out_ptr, r0)

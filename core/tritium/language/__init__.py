@@ -21,7 +21,7 @@ from .math import div_rn, erf, fdiv, fma, sqrt_rn, umulhi
 from .standard import sigmoid, softmax, swizzle2d
 from .shape import (TRITON_MAX_TENSOR_NUMEL, cat, flip, interleave, join, permute, ravel, reshape, split, trans,
                     view)
-from .random import (pair_uniform_to_normal, philox, rand, rand4x, randint, randint4x, randn, randn4x,
+from .random import (pair_uniform_to_normal, philox, philox_impl, rand, rand4x, randint, randint4x, randn, randn4x,
                      uint_to_uniform_float)
 from .dtypes import (
     bfloat16, dtype, float8e4b8, float8e4b15, float8e4nv, float8e5, float8e5b16, float16, float32, float64, int1,
@@ -43,7 +43,7 @@ __all__ = [
     "device_assert", "device_print", "static_print",
     "PropagateNan", "clamp", "div_rn", "erf", "fdiv", "fma", "math", "sigmoid", "softmax", "sqrt_rn", "umulhi",
     "debug_barrier", "reduce", "swizzle2d", "xor_sum", "zeros_like",
-    "pair_uniform_to_normal", "philox", "rand", "rand4x", "randint", "randint4x", "randn", "randn4x",
+    "pair_uniform_to_normal", "philox", "philox_impl", "rand", "rand4x", "randint", "randint4x", "randn", "randn4x",
     "uint_to_uniform_float",
     "TRITON_MAX_TENSOR_NUMEL", "cat", "flip", "interleave", "join", "permute", "ravel", "reshape", "split",
     "trans", "view",

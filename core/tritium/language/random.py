@@ -1,6 +1,8 @@
-"""Random numbers from the Philox 4x32 counter-based generator, with Triton's counter layout: the
-offset is the first counter word, the seed the key, ten rounds. The same seed and offsets give the
-same bits on every target (and as Triton). Written in the language, so every target has them.
+"""Random numbers from the Philox counter-based generator, with Triton's counter layout: the offset
+is the first counter word, the seed the key, ten rounds. 32-bit offsets run Philox 4x32 (the seed's
+low and high halves are the two key words); 64-bit offsets run Philox 4x64 (the seed is the first
+key word, the second is 0), and give uint64 bits. The same seed and offsets give the same bits on
+every target (and as Triton). Written in the language, so every target has them.
 
 Philox (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", SC 2011) updates four 32-bit
 counter words per round with two 32x32->64 multiplications and bumps the two key words by the
@@ -15,46 +17,72 @@ from . import math
 from .core import _unwrap
 
 N_ROUNDS_DEFAULT = 10
-_MULTIPLIERS = (0xD2511F53, 0xCD9E8D57)  # per round: words 0 and 2 are multiplied by these
-_KEY_STEPS = (0x9E3779B9, 0xBB67AE85)  # per round: the key words advance by these (mod 2**32)
+#: per word width: the round multipliers (words 0 and 2 are multiplied by these) and the key steps
+#: (the key words advance by these, modulo the width)
+_CONSTANTS = {32: ((0xD2511F53, 0xCD9E8D57), (0x9E3779B9, 0xBB67AE85)),
+              64: ((0xD2E7470EE14C6C93, 0xCA5A826395121157), (0x9E3779B97F4A7C15, 0xBB67AE8584CAA73B))}
 _UINT32_TO_UNIT = 4.6566127342e-10  # 2**-31: a non-negative int32 to [0, 1)
+_UINT64_TO_UNIT = 1.0842020432385337e-19  # 2**-63: a non-negative int64 to [0, 1)
 
 
-def philox(seed, c0, c1, c2, c3, n_rounds=N_ROUNDS_DEFAULT):
-    """Four uint32 blocks of random bits for the counters ``c0..c3`` (32-bit integer blocks of one
-    shape) under the key ``seed`` (an integer; its low and high 32 bits are the two key words)."""
-    seed = core.semantic.to_tensor(_unwrap(seed))
-    if not seed.dtype.is_int():
-        raise core.semantic.SemanticError(f"the seed of a random number must be an integer, got {seed.dtype}")
-    counters = [_uint32(c, "a counter") for c in (c0, c1, c2, c3)]
-    seed = seed.to(T.uint64)
-    keys = [(seed & 0xFFFFFFFF).to(T.uint32), ((seed >> 32) & 0xFFFFFFFF).to(T.uint32)]
-    a, b = _MULTIPLIERS
+def philox_impl(c0, c1, c2, c3, k0, k1, n_rounds=N_ROUNDS_DEFAULT):
+    """``n_rounds`` rounds of Philox on the counter words ``c0..c3`` under the key words ``k0, k1``:
+    uint32 words (Philox 4x32) or uint64 words (4x64). Returns the four counter words."""
+    words = [core.semantic.to_tensor(_unwrap(w)) for w in (c0, c1, c2, c3, k0, k1)]
+    t = words[0].dtype
+    if t not in (T.uint32, T.uint64) or any(w.dtype != t for w in words[:4]):
+        raise core.semantic.SemanticError(
+            f"philox_impl takes uint32 or uint64 counter words of one type, got {', '.join(str(w.dtype) for w in words[:4])}")
+    (a, b), steps = _CONSTANTS[t.primitive_bitwidth]
+    counters, keys = words[:4], [k.to(t) for k in words[4:]]
     for _ in range(_unwrap(n_rounds)):
         x0, x1, x2, x3 = counters
         counters = [math.umulhi(x2, b) ^ x1 ^ keys[0], x2 * b, math.umulhi(x0, a) ^ x3 ^ keys[1], x0 * a]
-        keys = [keys[0] + _KEY_STEPS[0], keys[1] + _KEY_STEPS[1]]
+        keys = [keys[0] + steps[0], keys[1] + steps[1]]
     return tuple(counters)
 
 
+def philox(seed, c0, c1, c2, c3, n_rounds=N_ROUNDS_DEFAULT):
+    """Four blocks of random bits for the counters ``c0..c3`` (integer blocks of one shape, all 32-
+    or all 64-bit) under the key ``seed`` (an integer): uint32 blocks from 32-bit counters, uint64
+    blocks from 64-bit ones."""
+    seed = core.semantic.to_tensor(_unwrap(seed))
+    if not seed.dtype.is_int():
+        raise core.semantic.SemanticError(f"the seed of a random number must be an integer, got {seed.dtype}")
+    c0 = core.semantic.to_tensor(_unwrap(c0))
+    bits = c0.dtype.primitive_bitwidth if c0.dtype.is_int() else 0
+    counters = [_counter(c, bits, "a counter") for c in (c0, c1, c2, c3)]
+    seed = seed.to(T.uint64)
+    if bits == 32:
+        keys = [(seed & 0xFFFFFFFF).to(T.uint32), ((seed >> 32) & 0xFFFFFFFF).to(T.uint32)]
+    else:
+        keys = [seed, seed * 0]
+    return philox_impl(*counters, *keys, n_rounds=n_rounds)
+
+
 def randint4x(seed, offset, n_rounds=N_ROUNDS_DEFAULT):
-    """Four blocks of random uint32 for each ``offset`` (the first counter; the others are 0)."""
-    offset = _uint32(offset, "the offset")
+    """Four blocks of random bits for each ``offset`` (the first counter; the others are 0): uint32
+    for 32-bit offsets, uint64 for 64-bit ones."""
+    offset = core.semantic.to_tensor(_unwrap(offset))
     zero = offset * 0
     return philox(seed, offset, zero, zero, zero, n_rounds)
 
 
 def randint(seed, offset, n_rounds=N_ROUNDS_DEFAULT):
-    """A block of random uint32 for each ``offset``: the first block of ``randint4x``."""
+    """A block of random bits for each ``offset``: the first block of ``randint4x``."""
     return randint4x(seed, offset, n_rounds)[0]
 
 
 def uint_to_uniform_float(x):
-    """Random 32-bit integers to fp32 in [0, 1): read as int32, negatives folded onto the
-    non-negatives (-x - 1), scaled by 2**-31."""
-    x = x.to(T.int32, bitcast=True)
+    """Random 32- or 64-bit integers to fp32 in [0, 1): read as signed, negatives folded onto the
+    non-negatives (-x - 1), scaled by 2**-31 (2**-63)."""
+    x = core.semantic.to_tensor(_unwrap(x))
+    if x.dtype not in (T.uint32, T.int32, T.uint64, T.int64):
+        raise core.semantic.SemanticError(f"uint_to_uniform_float takes 32- or 64-bit integers, got {x.dtype}")
+    wide = x.dtype.primitive_bitwidth == 64
+    x = x.to(T.int64 if wide else T.int32, bitcast=True)
     x = core.where(x < 0, -x - 1, x)
-    return x.to(T.float32) * _UINT32_TO_UNIT
+    return x.to(T.float32) * (_UINT64_TO_UNIT if wide else _UINT32_TO_UNIT)
 
 
 def rand(seed, offset, n_rounds=N_ROUNDS_DEFAULT):
@@ -87,13 +115,10 @@ def randn4x(seed, offset, n_rounds=N_ROUNDS_DEFAULT):
     return pair_uniform_to_normal(u1, u2) + pair_uniform_to_normal(u3, u4)
 
 
-def _uint32(x, what: str):
+def _counter(x, bits: int, what: str):
+    """``x`` as an unsigned counter word of ``bits`` (32 or 64) bits."""
     x = core.semantic.to_tensor(_unwrap(x))
-    if not x.dtype.is_int() or x.dtype.primitive_bitwidth != 32:
-        if x.dtype.is_int() and x.dtype.primitive_bitwidth == 64:
-            from ..errors import NotImplementedYet
-
-            raise NotImplementedYet(f"random numbers from 64-bit offsets (Philox 4x64) are not supported yet; "
-                                    f"{what} is {x.dtype}")
-        raise core.semantic.SemanticError(f"{what} of a random number must be a 32-bit integer, got {x.dtype}")
-    return x.to(T.uint32, bitcast=True)
+    if not x.dtype.is_int() or x.dtype.primitive_bitwidth != bits or bits not in (32, 64):
+        raise core.semantic.SemanticError(f"{what} of a random number must be a 32- or 64-bit integer "
+                                          f"(all counters of one width), got {x.dtype}")
+    return x.to(T.uint32 if bits == 32 else T.uint64, bitcast=True)
