@@ -12,9 +12,10 @@ target so that a kernel that runs on one runs on all.
 
 ``input_precision`` ("tf32" by default, as on NVIDIA GPUs; "ieee", "tf32x3", "bf16x3", "bf16x6")
 says how to use tensor cores for fp32 operands. Triton documents that it is ignored where the
-device has no tensor cores or the operands are not fp32; no target here multiplies on tensor cores
-yet, so every precision computes the exact fp32 products with fused multiply-adds (at least as
-accurate as each of them). The choice is recorded on the op for targets that will honour it.
+device has no tensor cores or the operands are not fp32; no target here multiplies fp32 operands on
+tensor cores (fp16 and bf16 ones run on them on nvptx), so every precision computes the exact fp32
+products with fused multiply-adds (at least as accurate as each of them). The choice is recorded on
+the op for targets that will honour it.
 ``max_num_imprecise_acc`` only concerns fp8 operands on Hopper (and fp8 is not here yet): it is
 checked and recorded.
 """
