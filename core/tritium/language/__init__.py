@@ -15,6 +15,8 @@ from .atomics import (atomic_add, atomic_and, atomic_cas, atomic_max, atomic_min
                       atomic_xor)
 from .dot import dot
 from .dot_scaled import dot_scaled
+from .tensor_descriptor import (load_tensor_descriptor, make_tensor_descriptor, store_tensor_descriptor,
+                                tensor_descriptor)
 from .elementwise_fns import inline_asm_elementwise, map_elementwise
 from .block_ptr import advance, make_block_ptr
 from .sorting import bitonic_merge, gather, histogram, sort, topk
@@ -50,7 +52,8 @@ __all__ = [
     "trans", "view",
     "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min", "atomic_or", "atomic_xchg", "atomic_xor",
     "argmax", "argmin", "associative_scan", "cumprod", "cumsum", "reduce_or",
-    "dot", "dot_scaled", "inline_asm_elementwise", "map_elementwise", "advance", "make_block_ptr",
+    "dot", "dot_scaled", "load_tensor_descriptor", "make_tensor_descriptor", "store_tensor_descriptor",
+    "tensor_descriptor", "inline_asm_elementwise", "map_elementwise", "advance", "make_block_ptr",
     "bitonic_merge", "gather", "histogram", "sort", "topk",
 ]
 

@@ -30,6 +30,9 @@ def _unwrap(v: Any) -> Any:
 class block_ptr:  # noqa: N801 - a language value, spelled like tl.tensor
     """A pointer to a ``block_shape`` block of a ``shape``-sized tensor at ``base`` (``tl.make_block_ptr``)."""
 
+    #: ``tl.load``/``tl.store`` take it (a tensor descriptor is read with its own methods)
+    addressable = True
+
     def __init__(self, base, shape: Sequence, strides: Sequence, offsets: Sequence,
                  block_shape: tuple[int, ...], order: tuple[int, ...]):
         self.base, self.block_shape, self.order = base, block_shape, order
@@ -186,6 +189,7 @@ def _pointers_and_mask(p: block_ptr, checked: list[int]):
 
 def load(p: block_ptr, mask, other, boundary_check, padding_option) -> Any:
     """``tl.load`` of a block pointer: the block, padded outside the tensor in checked dimensions."""
+    _addressable(p, "tl.load", "desc.load(offsets)")
     pad = padding(padding_option)
     if mask is not None or other is not None:
         raise SemanticError("mask and other cannot be given when loading through a block pointer; use "
@@ -201,6 +205,7 @@ def load(p: block_ptr, mask, other, boundary_check, padding_option) -> Any:
 def store(p: block_ptr, value, mask, boundary_check) -> None:
     """``tl.store`` through a block pointer: ``value`` (the block's shape and element type, or a
     scalar) is written where it lies inside the tensor in the checked dimensions."""
+    _addressable(p, "tl.store", "desc.store(offsets, value)")
     if mask is not None:
         raise SemanticError("mask cannot be given when storing through a block pointer; use boundary_check")
     value = semantic.to_tensor(_unwrap(value), p.dtype)
@@ -213,3 +218,8 @@ def store(p: block_ptr, value, mask, boundary_check) -> None:
                             f"convert the value with .to({p.dtype})")
     ptrs, in_bounds = _pointers_and_mask(p, canonical_boundary_check(boundary_check, len(p.block_shape)))
     semantic.store(ptrs, value, in_bounds)
+
+
+def _addressable(p: block_ptr, what: str, instead: str) -> None:
+    if not p.addressable:
+        raise SemanticError(f"{what} takes pointers and block pointers, not a tensor descriptor: use {instead}")

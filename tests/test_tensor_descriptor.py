@@ -1,0 +1,44 @@
+"""Tensor descriptors' refusals, as Triton's: each a clear error naming the kernel and what to change.
+(Their loads, stores and atomics are checked by the conformance suite's ``tensordesc-*`` cases.)"""
+
+import numpy as np
+import pytest
+import tritium
+import tritium.language as tl
+from tritium.errors import TritiumError
+
+
+@tritium.jit
+def desc_kernel(x_ptr, n, WHAT: tl.constexpr):
+    if WHAT == "stride":
+        d = tl.make_tensor_descriptor(x_ptr, [n, n], [1, n], [16, 16])
+    elif WHAT == "row":
+        d = tl.make_tensor_descriptor(x_ptr, [n, n], [n, 1], [16, 2])
+    elif WHAT == "nan-int":
+        d = tl.make_tensor_descriptor(x_ptr, [n, n], [n, 1], [16, 16], padding_option="nan")
+    else:
+        d = tl.make_tensor_descriptor(x_ptr, [n, n], [n, 1], [16, 16])
+    if WHAT == "tl.load":
+        v = tl.load(d)
+    elif WHAT == "offsets":
+        v = d.load([0])
+    elif WHAT == "gather":
+        v = d.gather(tl.arange(0, 16), 0)
+    else:
+        v = d.load([0, 0])
+    d.store([0, 0], v)
+
+
+@pytest.mark.parametrize("what,message", [
+    ("stride", r"the last dimension must be contiguous \(stride 1, a constant\)"),
+    ("row", r"a block row must hold at least 16 bytes, got 2 x 4 = 8 bytes; widen block_shape\[-1\]"),
+    ("nan-int", r"padding \"nan\" needs a floating-point tensor, got tl.int32"),
+    ("tl.load", r"tl.load takes pointers and block pointers, not a tensor descriptor: use desc.load\(offsets\)"),
+    ("offsets", r"desc.load: the 2-d descriptor needs 2 offsets, got 1"),
+    ("gather", r"tensor descriptor gather \(Blackwell's TMA gather\) is not supported yet"),
+])
+def test_refusals_name_the_kernel_and_the_fix(target, what, message):
+    x = target.driver.to_device(np.zeros((16, 16), np.int32 if what == "nan-int" else np.float32))
+    with pytest.raises(TritiumError, match=message) as info:
+        desc_kernel[(1,)](x, 16, WHAT=what)
+    assert "desc_kernel" in str(info.value)
