@@ -161,11 +161,11 @@ def test_boolean_operators_need_scalars():
 
 
 def test_triton_builtins_not_implemented_say_so(host_target):
-    from .kernels.basic import static_kernel, uses_dot_scaled
+    from .kernels.basic import static_kernel, uses_block_type
 
     with pytest.raises(tritium.CompilationError,
-                       match="tl.dot_scaled is a Triton builtin that tritium does not implement yet"):
-        uses_dot_scaled[(1,)](np.zeros(256, np.float32))
+                       match="tl.block_type is a Triton builtin that tritium does not implement yet"):
+        uses_block_type[(1,)](np.zeros(256, np.float32))
     with pytest.raises(tritium.CompilationError, match="static assertion failed: N too large"):
         static_kernel[(1,)](np.zeros(8, np.int32), N=9)
 
@@ -182,12 +182,12 @@ def test_errors_in_helpers_point_at_the_helper_line(monkeypatch):
 def test_missing_builtins_are_attribute_errors_that_say_not_implemented():
     import tritium.language as tl
 
-    assert not hasattr(tl, "dot_scaled") and getattr(tl, "dot_scaled", None) is None
+    assert not hasattr(tl, "block_type") and getattr(tl, "block_type", None) is None
     with pytest.raises(AttributeError,
-                       match="tl.dot_scaled is a Triton builtin that tritium does not implement yet"):
-        tl.dot_scaled  # noqa: B018
+                       match="tl.block_type is a Triton builtin that tritium does not implement yet"):
+        tl.block_type  # noqa: B018
     with pytest.raises(tritium.TritiumError):
-        tl.dot_scaled  # noqa: B018
+        tl.block_type  # noqa: B018
     with pytest.raises(AttributeError, match="has no attribute 'no_such_thing'"):
         tl.no_such_thing  # noqa: B018
 
@@ -233,8 +233,8 @@ def test_missing_builtins_say_whether_triton_has_them():
     from tritium.errors import NotImplementedYet
 
     with pytest.raises(NotImplementedYet,
-                       match=r"tl\.dot_scaled is a Triton builtin that tritium does not implement yet"):
-        tl.dot_scaled
+                       match=r"tl\.block_type is a Triton builtin that tritium does not implement yet"):
+        tl.block_type
     for name in ("full_like", "tanh"):  # not in triton.language either: a plain AttributeError
         with pytest.raises(AttributeError, match=rf"has no attribute '{name}'"):
             getattr(tl, name)

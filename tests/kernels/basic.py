@@ -126,7 +126,6 @@ def static_kernel(out_ptr, N: tl.constexpr):
 
 
 @tritium.jit
-def uses_dot_scaled(a_ptr):
-    x = tl.load(a_ptr + tl.arange(0, 16)[:, None] * 16 + tl.arange(0, 16)[None, :])
-    tl.store(a_ptr + tl.arange(0, 16)[:, None] * 16 + tl.arange(0, 16)[None, :],
-             tl.dot_scaled(x, None, "e4m3", x, None, "e4m3"))
+def uses_block_type(a_ptr):
+    x = tl.load(a_ptr + tl.arange(0, 16))
+    tl.store(a_ptr + tl.arange(0, 16), x.to(tl.block_type(tl.float32, [16])))
