@@ -8,6 +8,7 @@ __version__ = "0.1.0"
 from .errors import (ArgumentError, CompilationError, OutOfResources, TargetError, TritiumError,  # noqa: E402
                      TritonError)
 from .runtime.compiler import CompiledKernel, compile  # noqa: E402,A004
+from .runtime.constexpr_function import constexpr_function  # noqa: E402
 from .runtime.jit import JITFunction, jit  # noqa: E402
 from .runtime.reinterpret import TensorWrapper, reinterpret  # noqa: E402
 
@@ -24,12 +25,13 @@ def next_power_of_2(n: int) -> int:
 
 
 __all__ = ["ArgumentError", "CompilationError", "CompiledKernel", "Config", "JITFunction", "OutOfResources",
-           "TargetError", "TensorWrapper", "TritiumError", "TritonError", "autotune", "cdiv", "compile", "heuristics",
+           "TargetError", "TensorWrapper", "TritiumError", "TritonError", "autotune", "cdiv", "compile",
+           "constexpr_function", "heuristics",
            "jit", "next_power_of_2", "reinterpret"]
 
 #: Triton's top-level names that tritium does not have yet: using one raises errors.NotImplementedYet
 _NOT_YET = frozenset({"AsyncCompileMode", "FutureKernel", "InterpreterError", "KernelInterface", "MockTensor",
-                      "constexpr_function", "must_use_result", "set_allocator", "tools"})
+                      "must_use_result", "set_allocator", "tools"})
 
 #: loaded on first use: the autotuner imports tritium.language, which ``import tritium`` does not need
 _AUTOTUNER = frozenset({"autotune", "Config", "heuristics"})

@@ -9,7 +9,7 @@ from .core import (PropagateNan, clamp, debug_barrier, device_assert, device_pri
                    xor_sum, zeros_like)
 from .reductions import argmax, argmin, reduce_or
 from .scan import associative_scan, cumprod, cumsum
-from . import extra, math
+from . import extra, math, target_info
 from .functions import add, assume, broadcast, cast, item, mul, sub
 from .atomics import (atomic_add, atomic_and, atomic_cas, atomic_max, atomic_min, atomic_or, atomic_xchg,
                       atomic_xor)
@@ -35,7 +35,7 @@ float = float32  # noqa: A001 - the spellings tl.float / tl.double are Triton's 
 double = float64
 
 __all__ = [
-    "add", "assume", "broadcast", "cast", "extra", "mul", "sub",
+    "add", "assume", "broadcast", "cast", "extra", "mul", "sub", "target_info",
     "abs", "arange", "bfloat16", "broadcast_to", "cdiv", "ceil", "constexpr", "cos", "double", "dtype",
     "exp", "exp2", "expand_dims", "float", "float16", "float32", "float64", "floor", "full", "int1",
     "int8", "int16", "int32", "int64", "load", "log", "log2", "max", "maximum", "min", "minimum",

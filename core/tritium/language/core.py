@@ -428,7 +428,7 @@ def _hint(input, values, field: str):
 
 # Triton builtins this language does not have yet: using one raises errors.NotImplementedYet.
 NOT_YET = frozenset({
-    "block_type", "const", "constexpr_type", "pi32_t", "slice", "tuple", "void", "condition", "target_info",
+    "block_type", "const", "constexpr_type", "pi32_t", "slice", "tuple", "void", "condition",
 })
 
 

@@ -24,8 +24,13 @@ def allowed_global(value: Any) -> bool:
     """Triton's rule for the globals a kernel reads: constexprs, @jit functions, modules and the
     objects of ``tritium.language`` (functions, dtypes). Anything else could change after the
     kernel is compiled without the compiled kernel knowing."""
-    return (isinstance(value, (JITFunction, types.ModuleType))
+    return (isinstance(value, (JITFunction, types.ModuleType)) or is_constexpr_function(value)
             or (getattr(value, "__module__", None) or "").startswith("tritium.language"))
+
+
+def is_constexpr_function(value: Any) -> bool:
+    """Whether ``value`` is a ``tritium.constexpr_function``."""
+    return getattr(value, "__tritium_constexpr_function__", False) is True
 
 
 def global_rule_message(name: str, value: Any) -> str:
@@ -37,6 +42,13 @@ def global_rule_message(name: str, value: Any) -> str:
 
 
 _MISSING = object()
+
+
+def _source(fn: Callable) -> str:
+    try:
+        return inspect.getsource(fn)
+    except (OSError, TypeError):  # defined where its source cannot be read: its qualified name
+        return f"{fn.__module__}.{fn.__qualname__}"
 
 
 def _selected_target() -> Any:
@@ -118,6 +130,8 @@ class JITFunction:
                     if isinstance(value, JITFunction):
                         todo.append(value)
                         h.update(f"{name}=@jit {value.__module__}.{value.__name__}".encode())
+                    elif is_constexpr_function(value):  # its source: editing it recompiles
+                        h.update(f"{name}=constexpr_function {_source(value.__wrapped__)}".encode())
                     else:
                         h.update(f"{name}={value.value!r}".encode())
             self.used_globals = tuple(used)
@@ -153,7 +167,7 @@ class JITFunction:
                 if not isinstance(value, types.ModuleType):
                     break
                 scope, value, name = vars(value), getattr(value, attr, _MISSING), f"{name}.{attr}"
-            if isinstance(value, (JITFunction, constexpr)):
+            if isinstance(value, (JITFunction, constexpr)) or is_constexpr_function(value):
                 out[name] = (name, scope, value)
         return [out[k] for k in sorted(out)]
 

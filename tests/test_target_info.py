@@ -1,0 +1,59 @@
+"""``tl.target_info`` and ``tritium.constexpr_function``: compile-time questions answered by the active
+driver's target, in host code and inside kernels, as in Triton."""
+
+import numpy as np
+import pytest
+import tritium
+import tritium.language as tl
+from tritium.errors import TritiumError
+from tritium.runtime.driver import driver
+
+
+@tritium.constexpr_function
+def block_for(n):
+    return tritium.next_power_of_2(n)
+
+
+@tritium.jit
+def fill_kernel(out_ptr, N: tl.constexpr):
+    B = block_for(N)  # a compile-time int: a block size
+    offs = tl.arange(0, B)
+    if tl.target_info.is_cuda():
+        value = 2
+    else:
+        value = 1
+    tl.store(out_ptr + offs, tl.full((B,), value, tl.int32), mask=offs < N)
+
+
+@tritium.jit
+def bad_kernel(out_ptr):
+    tl.store(out_ptr, block_for(tl.load(out_ptr)))
+
+
+def test_kernels_branch_on_the_target_and_size_blocks_with_constexpr_functions(target):
+    out = target.driver.to_device(np.zeros(16, np.int32))
+    fill_kernel[(1,)](out, N=13)
+    want = 2 if tl.target_info.is_cuda() else 1
+    np.testing.assert_array_equal(target.driver.to_host(out), [want] * 13 + [0] * 3)
+
+
+def test_host_code_reads_the_active_target(target):
+    try:
+        active = driver.active.get_current_target()
+    except TritiumError:
+        active = None
+    assert tl.target_info.current_target() == active
+    assert tl.target_info.is_cuda() == (active is not None and active.backend == "cuda")
+    assert not tl.target_info.is_hip() and not tl.target_info.is_hip_cdna3() and not tl.target_info.is_hip_cdna4()
+    if active is not None and active.backend == "cuda":
+        assert tl.target_info.cuda_capability_geq(active.arch // 10, active.arch % 10)
+        assert not tl.target_info.cuda_capability_geq(active.arch // 10 + 1)
+    else:
+        assert not tl.target_info.cuda_capability_geq(7)
+    assert block_for(5) == 8 and block_for(tl.constexpr(9)) == 16
+
+
+def test_a_constexpr_function_refuses_tensors(target):
+    out = target.driver.to_device(np.ones(1, np.int32))
+    with pytest.raises(TritiumError, match="block_for is a constexpr_function: its arguments must be compile-time"):
+        bad_kernel[(1,)](out)
