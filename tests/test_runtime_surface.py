@@ -65,11 +65,17 @@ def test_torch_device_needs_torch_and_says_so(monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", None)  # import torch fails
     with pytest.raises(TargetError, match="needs torch, which is not installed"):
         drv.get_active_torch_device()
-    fake_torch = types.SimpleNamespace(device=lambda *args: ("torch.device", *args))
+    fake_torch = types.SimpleNamespace(device=lambda *args: ("torch.device", *args), cpu=types.SimpleNamespace())
     monkeypatch.setitem(sys.modules, "torch", fake_torch)
     drv.set_current_device(1)
     assert drv.get_active_torch_device() == ("torch.device", "cuda", 1)
+    assert not hasattr(fake_torch.cpu, "set_stream")
     assert ActiveDriver(Target()).get_active_torch_device() == ("torch.device", "cpu")  # host targets: no index
+    # tutorial 02 calls getattr(torch, DEVICE.type).set_stream(stream); torch.cpu's streams do nothing
+    assert fake_torch.cpu.set_stream("a stream") is None
+    own = fake_torch.cpu.set_stream = lambda stream: "torch's own"
+    ActiveDriver(Target()).get_active_torch_device()
+    assert fake_torch.cpu.set_stream is own  # where torch has one, it stays
 
 
 def test_a_target_without_devices_says_what_it_does_not_support():

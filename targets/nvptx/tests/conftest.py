@@ -3,6 +3,7 @@ written directly with the NVPTX hooks (LLVM IR text, the ``llir`` stage)."""
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import importlib.util
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import Callable
 
 import pytest
 from llvmlite import ir as ll
-from tritium_nvptx import compiler, cuda
+from tritium_nvptx import compiler, cuda, launch
 from tritium_nvptx.hooks import NvptxHooks
 from tritium_nvptx.target import ARCH_ENV, NvptxTarget
 
@@ -87,8 +88,10 @@ def core_kernels() -> Callable[[str], ModuleType]:
 
 
 class FakeDriverApi:
-    """Records the driver calls of a launcher (no GPU here); every call succeeds. Launches go through
-    ``cuda.launch_kernel`` (a ctypes function): ``launch`` records them, returning ``result``."""
+    """Records the driver calls of a launcher (no GPU here); every call succeeds. Launches reach
+    ``entry``, a C-callable stand-in for ``cuLaunchKernel`` that ``launch.launch`` calls: it records
+    ``(function, gx, gy, gz, bx, by, bz, shared, stream, slots, extra)``, ``slots`` being the 8 bytes
+    of each parameter, and returns ``result``."""
 
     FUNCTION = 4242  # the handle cuModuleGetFunction gives
 
@@ -100,6 +103,8 @@ class FakeDriverApi:
         self.calls = []
         self.max_threads = max_threads
         self.result = result
+        self.entry = launch.LAUNCH_KERNEL(self.launch)
+        self.entry_address = ctypes.cast(self.entry, ctypes.c_void_p).value
 
     def __getattr__(self, name):
         def call(*args):
@@ -109,8 +114,11 @@ class FakeDriverApi:
             return 0, (self.FUNCTION if name == "cuModuleGetFunction" else f"{name}-handle")
         return call
 
-    def launch(self, *args):
-        self.calls.append(("cuLaunchKernel", args))
+    def launch(self, fn, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
+        slots = []
+        while params[len(slots)]:  # the array ends with NULL
+            slots.append(ctypes.string_at(params[len(slots)], 8))
+        self.calls.append(("cuLaunchKernel", (fn, gx, gy, gz, bx, by, bz, shared, stream, slots, extra or None)))
         return self.result
 
 
@@ -122,7 +130,7 @@ def fake_driver(monkeypatch) -> Callable[..., FakeDriverApi]:
         fake = FakeDriverApi(**kwargs)
         fake.cuGetErrorName = lambda err: (0, b"CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES") if err == 701 else (1, None)
         monkeypatch.setattr(cuda, "api", lambda: fake)
-        monkeypatch.setattr(cuda, "launch_kernel", lambda: fake.launch)
+        monkeypatch.setattr(cuda, "launch_entry", lambda: fake.entry_address)
         monkeypatch.setattr(cuda, "make_current", lambda device: fake.calls.append(("make_current", (device,))))
         return fake
     return install

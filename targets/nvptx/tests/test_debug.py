@@ -199,11 +199,9 @@ def test_a_failed_assertion_is_reported_when_synchronising(monkeypatch):
         NvptxDriver().synchronize()
 
 
-def test_a_failed_assertion_is_reported_at_the_next_launch(monkeypatch):
+def test_a_failed_assertion_is_reported_at_the_next_launch(fake_driver):
+    fake_driver(result=ASSERT)
     launcher = NvptxLauncher(b"", KernelSignature("k", ("n",), ("i32",)), {"num_warps": 4})
-    monkeypatch.setattr(cuda, "make_current", lambda device: None)
-    launcher._handles[0] = ctypes.c_void_p(1)
-    launcher._launch = lambda *args: ASSERT  # the driver's cuLaunchKernel through ctypes returns an int
     with pytest.raises(DeviceAssertionError, match="cuLaunchKernel of kernel k: .*" + ASSERT_REPORT):
         launcher((1, 1, 1), [3])
 

@@ -5,7 +5,6 @@ selects, and what still takes the general path."""
 
 from __future__ import annotations
 
-import ctypes
 import sys
 import types
 
@@ -73,9 +72,9 @@ def _launches(fake) -> list[tuple]:
     found = []
     for name, args in fake.calls:
         if name == "cuLaunchKernel":
-            fn, gx, gy, gz, bx, by, bz, shared, stream, params, extra = args
-            values = tuple(ctypes.c_uint64.from_address(params[i]).value for i in range(3))
-            found.append(((gx, gy, gz), stream and stream.value, values + (ctypes.c_int32.from_address(params[3]).value,)))
+            fn, gx, gy, gz, bx, by, bz, shared, stream, slots, extra = args
+            values = tuple(int.from_bytes(slot, "little") for slot in slots[:3])
+            found.append(((gx, gy, gz), stream, values + (int.from_bytes(slots[3][:4], "little", signed=True),)))
     return found
 
 

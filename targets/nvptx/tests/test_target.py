@@ -3,6 +3,8 @@ argument binding, and compiling through core's pipeline."""
 
 from __future__ import annotations
 
+import struct
+
 import numpy as np
 import pytest
 import tritium
@@ -10,7 +12,7 @@ import tritium.language as tl
 from tritium import plugins
 from tritium.errors import ArgumentError, TritiumError
 from tritium.target import KernelSignature
-from tritium_nvptx import arch, cuda, libcuda, toolchain
+from tritium_nvptx import arch, cuda, driver, launch, libcuda, toolchain
 from tritium_nvptx.memory import DevicePointer
 from tritium_nvptx.driver import NvptxLauncher
 from tritium_nvptx.target import ARCH_ENV, NvptxTarget
@@ -203,21 +205,19 @@ def test_grid_limits_of_axes_1_and_2():
         NvptxLauncher(b"", sig, {"num_warps": 4})((1, 70000, 1), [1])
 
 
-def test_launcher_packs_every_parameter_type(monkeypatch):
-    """The argument buffer behind the ``void**`` array holds each value's bits when the driver is called."""
-    import ctypes
-
+@pytest.mark.parametrize("implementation", ["native", "python"])
+def test_launcher_packs_every_parameter_type(monkeypatch, fake_driver, implementation):
+    """The ``void**`` array holds each value's bits when the driver is called, from the native
+    launch and from its Python equivalent alike."""
+    if implementation == "native" and launch.native_launch is None:
+        pytest.skip("the native launcher was not built (no C compiler when the package was installed)")
+    monkeypatch.setattr(driver, "launch", launch.native_launch if implementation == "native" else launch.python_launch)
+    fake = fake_driver()
     sig = KernelSignature("k", ("p", "a", "b", "h", "g", "d", "u"), ("*fp32", "i32", "i1", "fp16", "bf16", "fp64", "u64"))
     launcher = NvptxLauncher(b"", sig, {"num_warps": 4})
-    read = []
-
-    def fake_launch(fn, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
-        read.extend(ctypes.string_at(params[i], 8) for i in range(len(sig.arg_types)))
-        return 0
-
-    launcher._launch, launcher._handles[0] = fake_launch, ctypes.c_void_p(1)
-    monkeypatch.setattr(cuda, "make_current", lambda device: None)
     launcher.launch_on((1, 1, 1), [_pointer(4096, 0), -5, 1, 1.5, 1.5, 0.25, 2**64 - 1], 0, "")
+    read = fake.calls[-1][1][9]
+    assert len(read) == 7
     assert read[0] == (4096).to_bytes(8, "little")
     assert read[1][:4] == (-5).to_bytes(4, "little", signed=True)
     assert read[2][0] == 1
@@ -225,6 +225,33 @@ def test_launcher_packs_every_parameter_type(monkeypatch):
     assert read[4][:2] == np.float32(1.5).tobytes()[2:]  # bf16: the high half of the f32
     assert read[5] == np.float64(0.25).tobytes()
     assert read[6] == b"\xff" * 8
+
+
+def test_the_native_launcher_is_built_where_a_c_compiler_is():
+    import shutil
+    import sysconfig
+
+    if not (shutil.which(sysconfig.get_config_var("CC").split()[0] or "cc")):
+        pytest.skip("no C compiler here: the package installs without the native launcher")
+    assert launch.native_launch is not None and launch.launch is launch.native_launch
+
+
+@pytest.mark.parametrize("implementation", ["native", "python"])
+def test_launch_refuses_what_it_cannot_pack(fake_driver, implementation):
+    run = launch.native_launch if implementation == "native" else launch.python_launch
+    if run is None:
+        pytest.skip("the native launcher was not built")
+    fake = fake_driver()
+    with pytest.raises(ValueError, match="2 parameter codes for 1 arguments"):
+        run(fake.entry_address, 1, 1, 1, 1, 128, 0, 0, b"qq", (1,))
+    with pytest.raises((TypeError, struct.error)):
+        run(fake.entry_address, 1, 1, 1, 1, 128, 0, 0, b"Q", ("not a pointer",))
+    with pytest.raises(ValueError, match="no cuLaunchKernel"):
+        run(0, 1, 1, 1, 1, 128, 0, 0, b"q", (1,))
+    assert not [c for c in fake.calls if c[0] == "cuLaunchKernel"]
+    assert run(fake.entry_address, 7, 2, 3, 4, 128, 256, 0x70, b"qd", (-3, 0.5)) == 0
+    assert fake.calls[-1][1] == (7, 2, 3, 4, 128, 1, 1, 256, 0x70, [(-3).to_bytes(8, "little", signed=True),
+                                                                      np.float64(0.5).tobytes()], None)
 
 
 # -- through core's pipeline -------------------------------------------------------------------
@@ -262,8 +289,6 @@ def test_compile_from_the_llir_stage_to_a_binary(target, vector_add_ir):
 
 
 def test_launch_loads_once_and_passes_grid_block_shared_stream_and_params(monkeypatch, fake_driver):
-    import ctypes
-
     fake = fake_driver()
     monkeypatch.setattr(cuda, "attribute", lambda device, name: 227 * 1024)
     sig = KernelSignature("k", ("x", "n"), ("*fp32", "i32"))
@@ -276,10 +301,10 @@ def test_launch_loads_once_and_passes_grid_block_shared_stream_and_params(monkey
     assert fake.calls[names.index("cuModuleGetFunction")][1][1] == b"k"
     assert ("cuFuncSetAttribute", (fake.FUNCTION, 8, 64 * 1024)) in fake.calls  # above 48 KB
     assert ("make_current", (1,)) in fake.calls  # the arguments' GPU
-    fn, gx, gy, gz, bx, by, bz, shared, stream, params, extra = fake.calls[-1][1]
-    assert (fn.value, gx, gy, gz, bx, by, bz, shared, stream, extra) == (fake.FUNCTION, 3, 2, 1, 256, 1, 1,
-                                                                         64 * 1024, None, None)
-    assert ctypes.c_uint64.from_address(params[0]).value == 4096 and ctypes.c_int32.from_address(params[1]).value == 6
+    fn, gx, gy, gz, bx, by, bz, shared, stream, slots, extra = fake.calls[-1][1]
+    assert (fn, gx, gy, gz, bx, by, bz, shared, stream, extra) == (fake.FUNCTION, 3, 2, 1, 256, 1, 1,
+                                                                   64 * 1024, None, None)
+    assert slots == [(4096).to_bytes(8, "little"), (6).to_bytes(8, "little")]
 
 
 def test_failed_launch_names_the_error(fake_driver):

@@ -3,6 +3,7 @@ devices' primary contexts, the ones torch and CuPy use too."""
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import threading
 from typing import Any
@@ -43,12 +44,9 @@ def api() -> Any:
     return libcuda.Driver()
 
 
-def launch_kernel() -> Any:
-    """The driver's ``cuLaunchKernel`` as a ctypes function taking ctypes handles (``c_void_p``) for
-    the function, the stream and the parameter array and Python ints for the rest; it returns the
-    CUresult as an int. Declared without argument types: ctypes converts each argument from its
-    own type, which costs a launch about 1 µs less than declared types or cuda-python's wrapper."""
-    return api().cuLaunchKernel
+def launch_entry() -> int:
+    """The address of the driver's ``cuLaunchKernel``, which ``launch.launch`` calls."""
+    return ctypes.cast(api().cuLaunchKernel, ctypes.c_void_p).value
 
 
 def check(call: str, result: tuple) -> Any:

@@ -1,17 +1,14 @@
 """The NVPTX driver: load cubins (or PTX, JIT-compiled by the driver) into the primary context of
 the arguments' GPU and launch them on the current stream of the framework whose arrays were passed.
 
-A launch is one ``cuLaunchKernel`` with a pre-built ``void**`` parameter array: each launcher owns
-one buffer for its arguments, a launch packs the new values into it with one ``struct`` call and
-calls the driver's function through ctypes with ready-made handles (about 1 µs less than
-cuda.bindings' wrapper: the cheapest way to launch from Python; see the project's notes on launch
-costs). The context is made current when a thread first launches on a device, or switches devices.
+A launch is one call of ``launch.launch``, the native extension built at install time, which packs
+the arguments on its stack and calls the driver's ``cuLaunchKernel`` (see the project's notes on
+launch costs). The context is made current when a thread first launches on a device, or switches
+devices.
 """
 
 from __future__ import annotations
 
-import ctypes
-import struct
 import threading
 from typing import Any, Mapping, Sequence
 
@@ -20,6 +17,7 @@ from tritium.language.dtypes import bf16_bits
 from tritium.target import Driver, KernelSignature
 
 from . import cuda, memory
+from .launch import launch
 from .memory import DevicePointer
 
 _local = cuda.local_state()
@@ -27,10 +25,10 @@ _local = cuda.local_state()
 #: dynamic shared memory above this needs the function attribute (CUDA's default limit per block)
 DEFAULT_SHARED_LIMIT = 48 * 1024
 _MAX_GRID_YZ = 65535
-#: how each signature type packs into its 8-byte slot of the argument buffer (little-endian; an
-#: integer fills the slot and the kernel reads its parameter's width); pointers are "Q"
-_PACK = {"fp32": "f4x", "fp64": "d", "fp16": "e6x", "bf16": "H6x", "u64": "Q"}
-#: types struct cannot pack from a Python number: converted first
+#: the parameter code (``launch.launch``) of each signature type; other integers are "q" (a signed
+#: integer fills its slot and the kernel reads its parameter's width), pointers "Q"
+_CODES = {"fp32": "f", "fp64": "d", "fp16": "e", "bf16": "H", "u64": "Q"}
+#: types given to the launch as their bits: converted first
 _CONVERT = {"bf16": bf16_bits}
 
 
@@ -67,21 +65,18 @@ class NvptxLauncher:
         self._shared = int(metadata.get("shared", 0))
         self._functions: dict[int, Any] = {}
         self._modules: list[Any] = []
-        self._handles: dict[int, ctypes.c_void_p] = {}  # device -> the kernel's CUfunction, for ctypes
+        self._handles: dict[int, int] = {}  # device -> the CUfunction as an int, for launch (once launched there)
         types = signature.arg_types
         self._arg_names = signature.arg_names
-        self._buffer = ctypes.create_string_buffer(8 * max(1, len(types)))
-        base = ctypes.addressof(self._buffer)
-        self._params = (ctypes.c_void_p * max(1, len(types)))(*[base + 8 * i for i in range(len(types))])
-        self._pack = struct.Struct("<" + "".join("Q" if t[0] == "*" else _PACK.get(t, "q") for t in types)).pack_into
+        self._codes = "".join("Q" if t[0] == "*" else _CODES.get(t, "q") for t in types).encode()
         self._converted = [(i, _CONVERT[t]) for i, t in enumerate(types) if t in _CONVERT]
         self._pointers = [i for i, t in enumerate(types) if t.startswith("*")]
         self._first_pointer = self._pointers[0] if self._pointers else 0
         self._other_pointers = self._pointers[1:]
-        self._lock = threading.Lock()
-        self._launch: Any = self._first_launch  # then the driver's cuLaunchKernel (``cuda.launch_kernel``)
+        self._lock = threading.Lock()  # loads the module once per GPU
+        self._entry = 0  # the address of the driver's cuLaunchKernel, read at the first launch
 
-    def _load(self, device: int) -> ctypes.c_void_p:
+    def _load(self, device: int) -> Any:
         d = cuda.api()
         cuda.make_current(device)
         try:
@@ -103,12 +98,7 @@ class NvptxLauncher:
             cuda.check("cuFuncSetAttribute", d.cuFuncSetAttribute(
                 fn, d.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, self._shared))
         self._functions[device] = fn
-        handle = self._handles[device] = ctypes.c_void_p(int(fn))
-        return handle
-
-    def _first_launch(self, *args: Any) -> int:
-        self._launch = cuda.launch_kernel()
-        return self._launch(*args)
+        return fn
 
     def function(self, device: int) -> Any:
         """The kernel loaded on ``device`` (loading it there the first time)."""
@@ -116,6 +106,15 @@ class NvptxLauncher:
             if device not in self._functions:
                 self._load(device)
             return self._functions[device]
+
+    def _handle(self, device: int) -> int:
+        """The kernel's CUfunction on ``device`` for ``launch``, loading it there the first time."""
+        with self._lock:
+            fn = self._functions.get(device) or self._load(device)
+            self._entry = self._entry or cuda.launch_entry()
+            handle = self._handles[device] = int(fn)
+        cuda.make_current(device)
+        return handle
 
     def _placement(self, args: Sequence[Any]) -> tuple[int, str]:
         """The GPU and framework of the pointer arguments, which must all be on one GPU."""
@@ -157,31 +156,16 @@ class NvptxLauncher:
             args = list(args)
             for i, convert in self._converted:
                 args[i] = convert(args[i])
-        handle = (_STREAM_HANDLES.get(stream) or _stream_handle(stream)) if stream else None
-        self._lock.acquire()  # (a with statement costs twice as much)
-        try:
-            fn = self._handles.get(device)
-            if fn is None:
-                fn = self._load(device)
-            elif _local.device != device:
-                cuda.make_current(device)
-            self._pack(self._buffer, 0, *args)
-            err = self._launch(fn, gx, gy, gz, self._block, 1, 1, self._shared, handle, self._params, None)
-        finally:
-            self._lock.release()
+        if type(args) is not tuple:
+            args = tuple(args)
+        fn = self._handles.get(device)
+        if fn is None:
+            fn = self._handle(device)
+        elif _local.device != device:
+            cuda.make_current(device)
+        err = launch(self._entry, fn, gx, gy, gz, self._block, self._shared, stream, self._codes, args)
         if err:
             raise cuda.failure(f"cuLaunchKernel of kernel {self._name}", err)
-
-
-#: stream address -> its ctypes handle, made once per stream (a launch passes handles, not ints)
-_STREAM_HANDLES: dict[int, ctypes.c_void_p] = {}
-
-
-def _stream_handle(stream: int) -> ctypes.c_void_p:
-    if len(_STREAM_HANDLES) >= 256:
-        _STREAM_HANDLES.clear()
-    handle = _STREAM_HANDLES[stream] = ctypes.c_void_p(stream)
-    return handle
 
 
 class NvptxDriver(Driver):

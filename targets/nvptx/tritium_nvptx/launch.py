@@ -1,0 +1,54 @@
+"""The call that launches a kernel: ``launch(entry, function, gx, gy, gz, block, shared, stream,
+codes, args) -> CUresult``, which packs ``args`` into the kernel's parameters as ``codes`` says
+and calls the ``cuLaunchKernel`` at address ``entry`` (see ``_launch.c`` for the contract).
+
+The native version, built when the package is installed, is the one used; ``python_launch`` does
+the same through ctypes where it was not built (no C compiler at install time).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import struct
+from functools import lru_cache
+from typing import Any, Callable
+
+#: how each parameter code fills its 8-byte slot, in ``struct``'s words
+_SLOT = {"Q": "Q", "q": "q", "f": "f4x", "d": "d", "e": "e6x", "H": "H6x"}
+
+#: cuLaunchKernel's C signature
+LAUNCH_KERNEL = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, *[ctypes.c_uint] * 7, ctypes.c_void_p,
+                                 ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_void_p))
+
+
+@lru_cache(maxsize=None)
+def _entry(address: int) -> Any:
+    return LAUNCH_KERNEL(address)
+
+
+@lru_cache(maxsize=1024)
+def _packer(codes: bytes) -> struct.Struct:
+    return struct.Struct("<" + "".join(_SLOT[c] for c in codes.decode()))
+
+
+def python_launch(entry: int, function: int, gx: int, gy: int, gz: int, block: int, shared: int, stream: int,
+                  codes: bytes, args: tuple) -> int:
+    """The native ``launch`` in Python."""
+    if not entry:
+        raise ValueError("no cuLaunchKernel to call")
+    n = len(args)
+    if len(codes) != n:
+        raise ValueError(f"{len(codes)} parameter codes for {n} arguments")
+    slots = ctypes.create_string_buffer(8 * max(1, n))
+    _packer(codes).pack_into(slots, 0, *args)
+    base = ctypes.addressof(slots)
+    params = (ctypes.c_void_p * (n + 1))(*[base + 8 * i for i in range(n)], None)
+    return _entry(entry)(function, gx, gy, gz, block, 1, 1, shared, stream, params, None)
+
+
+try:
+    from ._launch import launch as native_launch
+except ImportError:  # not built: no C compiler when the package was installed
+    native_launch = None
+
+launch: Callable[..., int] = native_launch or python_launch
