@@ -126,6 +126,6 @@ def static_kernel(out_ptr, N: tl.constexpr):
 
 
 @tritium.jit
-def uses_block_type(a_ptr):
+def uses_missing_builtin(a_ptr):
     x = tl.load(a_ptr + tl.arange(0, 16))
-    tl.store(a_ptr + tl.arange(0, 16), x.to(tl.block_type(tl.float32, [16])))
+    tl.store(a_ptr + tl.arange(0, 16), tl.a_builtin_not_there_yet(x))

@@ -143,6 +143,8 @@ class FunctionGenerator(ast.NodeVisitor):
         for name, a in zip(params, args):
             if _in_ir(a):
                 a = _unflatten([a], [next(block_args) for _ in _flatten([a])])[0]
+            if name in self.jitfn.const_params:
+                a = tlc.as_const(a)
             self.scope[name] = a
         with ir.InsertionPoint(entry), semantic.using(self.mod.builder):
             for name, value in (known or {}).items():
@@ -425,6 +427,8 @@ class FunctionGenerator(ast.NodeVisitor):
             self.scope[n] = v
         with ir.InsertionPoint(before_block):
             cond = self.visit(node.test)
+            if isinstance(cond, tlc.condition):  # ``while tl.condition(c, ...)``: the hint changes nothing here
+                cond = cond.condition
             if not _is_tensor(cond):
                 raise self.error(node.test, "a while loop's condition must depend on tensors; "
                                             "a constant condition would never end or never start")

@@ -16,6 +16,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import DeviceAssertionError
+from ..language.core import as_const
 from ..language.dtypes import dtype
 from ..language.semantic import SemanticError
 from ..runtime import debug_output
@@ -115,6 +116,9 @@ class NumpyBuilder:
 
     def call_jit(self, jitfn, args: tuple, kwargs: dict) -> Any:
         """A kernel calls a @jit helper: run the helper's interpreted function (``rewrite``)."""
+        if jitfn.const_params:
+            bound = jitfn.signature.bind(*args, **kwargs).arguments
+            args, kwargs = (), {n: as_const(v) if n in jitfn.const_params else v for n, v in bound.items()}
         return self.program.function(jitfn)(*args, **kwargs)
 
     def python_value(self, x) -> Any:

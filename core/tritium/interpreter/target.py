@@ -77,7 +77,7 @@ class InterpreterTarget(Target):
             raise ArgumentError(f"kernel '{kernel.__name__}': {e}") from None
         call, types, constants, regions = {}, {}, {}, []
         for name, t, value in bind_arguments(self, kernel, bound):
-            call[name] = value
+            call[name] = tlc.as_const(value) if name in kernel.const_params else value
             if t is None:
                 constants[name] = value
                 continue

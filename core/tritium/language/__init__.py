@@ -5,8 +5,9 @@ from .core import (
     load, log, log2, max, max_constancy, max_contiguous, maximum, min, minimum, multiple_of, num_programs,
     program_id, range, rsqrt, sin, sqrt, static_assert, static_range, store, sum, tensor, where, zeros,
 )
-from .core import (PropagateNan, clamp, debug_barrier, device_assert, device_print, reduce, static_print,
-                   xor_sum, zeros_like)
+from .core import (PropagateNan, clamp, condition, const, debug_barrier, device_assert, device_print, reduce,
+                   static_print, xor_sum, zeros_like)
+from .tuples import slice, tuple  # noqa: A004 - Triton's names
 from .reductions import argmax, argmin, reduce_or
 from .scan import associative_scan, cumprod, cumsum
 from . import extra, math, target_info
@@ -27,8 +28,8 @@ from .shape import (TRITON_MAX_TENSOR_NUMEL, cat, flip, interleave, join, permut
 from .random import (pair_uniform_to_normal, philox, philox_impl, rand, rand4x, randint, randint4x, randn, randn4x,
                      uint_to_uniform_float)
 from .dtypes import (
-    bfloat16, dtype, float8e4b8, float8e4b15, float8e4nv, float8e5, float8e5b16, float16, float32, float64, int1,
-    int8, int16, int32, int64, pointer_type, uint8, uint16, uint32, uint64,
+    bfloat16, block_type, constexpr_type, dtype, float8e4b8, float8e4b15, float8e4nv, float8e5, float8e5b16, float16, float32, float64, int1,
+    int8, int16, int32, int64, pi32_t, pointer_type, uint8, uint16, uint32, uint64, void,
 )
 
 float = float32  # noqa: A001 - the spellings tl.float / tl.double are Triton's too
@@ -55,6 +56,7 @@ __all__ = [
     "dot", "dot_scaled", "load_tensor_descriptor", "make_tensor_descriptor", "store_tensor_descriptor",
     "tensor_descriptor", "inline_asm_elementwise", "map_elementwise", "advance", "make_block_ptr",
     "bitonic_merge", "gather", "histogram", "sort", "topk",
+    "block_type", "condition", "const", "constexpr_type", "pi32_t", "slice", "tuple", "void",
 ]
 
 

@@ -46,6 +46,7 @@ def _element(ptr, what: str) -> T.dtype:
     if not isinstance(ptr, core.tensor) or not ptr.dtype.is_ptr():
         raise SemanticError(f"{what} expects a pointer (or a block of pointers) as its first argument, got "
                             f"{getattr(ptr, 'dtype', type(ptr).__name__)}")
+    semantic.refuse_const(ptr, what)
     elem = ptr.dtype.element_ty
     if elem.is_ptr():
         raise SemanticError(f"{what} on pointers to pointers is not supported; use 64-bit integers")

@@ -12,7 +12,7 @@ import operator
 from typing import Any, Sequence
 
 from . import semantic
-from .dtypes import bfloat16, dtype, float32
+from .dtypes import bfloat16, block_type, constexpr_type, dtype, float32, pointer_type
 
 
 class constexpr:
@@ -32,6 +32,36 @@ class constexpr:
 
     def __hash__(self) -> int:
         return hash(self.value)
+
+    @property
+    def type(self) -> constexpr_type:
+        return constexpr_type(self.value)
+
+
+class const:
+    """A parameter annotation (``x_ptr: tl.const``) marking a pointer to constant data: the
+    parameter's pointers (and those computed from them) refuse ``tl.store`` and atomics."""
+
+
+def as_const(value: Any) -> Any:
+    """``value`` as a parameter annotated ``tl.const`` sees it: pointers become const pointers."""
+    t = getattr(value, "dtype", None)
+    if isinstance(value, tensor) and t.is_ptr() and not t.is_const():
+        return tensor(value.handle, pointer_type(t.element_ty, t.address_space, const=True), value.shape)
+    return value
+
+
+class condition:
+    """``while tl.condition(c, disable_licm=False):`` is ``while c:`` with a hint for the loop.
+    ``disable_licm`` asks Triton's compiler not to hoist loop-invariant code out of this loop
+    (shorter live ranges); tritium's loop-invariant code motion (MLIR's, in ``tile-opt``) applies
+    to every loop, so the hint changes nothing here and the results are the same."""
+
+    def __init__(self, arg, disable_licm: bool = False):
+        self.condition, self.disable_licm = arg, disable_licm
+
+    def __bool__(self) -> bool:  # the interpreter runs the loop as Python
+        return bool(self.condition)
 
 
 def _constexpr_op(fn, reflected: bool = False):
@@ -68,7 +98,8 @@ class tensor:
 
     @property
     def type(self) -> dtype:
-        return self.dtype
+        """Triton's: the dtype of a scalar, the ``block_type`` of a block."""
+        return block_type(self.dtype, self.shape) if self.shape else self.dtype
 
     @property
     def numel(self) -> int:
@@ -427,9 +458,7 @@ def _hint(input, values, field: str):
 
 
 # Triton builtins this language does not have yet: using one raises errors.NotImplementedYet.
-NOT_YET = frozenset({
-    "block_type", "const", "constexpr_type", "pi32_t", "slice", "tuple", "void", "condition",
-})
+NOT_YET = frozenset()
 
 
 def _axis(axis) -> int:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, Sequence
+
 
 class dtype:
     """A scalar element type. ``name`` is Triton's (``fp32``, ``int32``, ``int1``)."""
@@ -14,9 +16,11 @@ class dtype:
     FP8_CONVERTED = ("fp8e4nv", "fp8e5")
     SINTS = ("int1", "int8", "int16", "int32", "int64")
     UINTS = ("uint8", "uint16", "uint32", "uint64")
+    #: no value: what a function returning nothing gives, as in Triton (``tl.void``)
+    OTHER = ("void",)
 
     def __init__(self, name: str):
-        if name not in self.FLOATS + self.FP8 + self.SINTS + self.UINTS:
+        if name not in self.FLOATS + self.FP8 + self.SINTS + self.UINTS + self.OTHER:
             raise ValueError(f"unknown dtype {name!r}")
         self.name = name
 
@@ -42,10 +46,26 @@ class dtype:
     def is_ptr(self) -> bool:
         return False
 
+    def is_void(self) -> bool:
+        return self.name == "void"
+
+    def is_block(self) -> bool:
+        return False
+
+    def is_const(self) -> bool:
+        return False
+
+    @property
+    def scalar(self) -> dtype:
+        """The element type (a dtype is its own; a ``block_type``'s is its elements')."""
+        return self
+
     @property
     def primitive_bitwidth(self) -> int:
         if self.name in self.FP8:
             return 8
+        if self.name == "void":
+            return 0
         return int("".join(c for c in self.name if c.isdigit()))
 
     @property
@@ -55,7 +75,7 @@ class dtype:
     @property
     def short(self) -> str:
         """The signature spelling: ``fp32``, ``i32``, ``u8``, ``i1``."""
-        if self.is_floating():
+        if self.is_floating() or self.is_void():
             return self.name
         return ("u" if self.name.startswith("u") else "i") + str(self.primitive_bitwidth)
 
@@ -68,18 +88,25 @@ class dtype:
     def __repr__(self) -> str:
         return f"tl.{_PUBLIC.get(self.name, self.name)}"
 
-    __str__ = __repr__
+    def __str__(self) -> str:
+        return repr(self)
 
 
 class pointer_type(dtype):
-    """A pointer to ``element_ty`` in ``address_space`` (1: global memory)."""
+    """A pointer to ``element_ty`` in ``address_space`` (1: global memory); ``const`` pointers
+    (parameters annotated ``tl.const``) refuse stores."""
 
-    def __init__(self, element_ty: dtype, address_space: int = 1):
-        self.element_ty, self.address_space = element_ty, address_space
+    def __init__(self, element_ty: dtype, address_space: int = 1, const: bool = False):
+        if not isinstance(element_ty, dtype):
+            raise TypeError(f"element_ty has type `{type(element_ty).__name__}`; expected `dtype`")
+        self.element_ty, self.address_space, self.const = element_ty, address_space, const
         self.name = f"*{element_ty.short}"
 
     def is_ptr(self) -> bool:
         return True
+
+    def is_const(self) -> bool:
+        return self.const
 
     def is_floating(self) -> bool:
         return False
@@ -96,14 +123,114 @@ class pointer_type(dtype):
         return self.name
 
     def __eq__(self, other) -> bool:
-        return isinstance(other, pointer_type) and (other.element_ty, other.address_space) == (
-            self.element_ty, self.address_space)
+        return isinstance(other, pointer_type) and (other.element_ty, other.address_space, other.const) == (
+            self.element_ty, self.address_space, self.const)
 
     def __hash__(self) -> int:
-        return hash((self.element_ty, self.address_space))
+        return hash((self.element_ty, self.address_space, self.const))
 
     def __repr__(self) -> str:
-        return f"pointer<{self.element_ty!r}>"
+        return f"{'const_' if self.const else ''}pointer<{self.element_ty!r}>"
+
+
+class block_type(dtype):
+    """The type of a block of ``shape`` elements of ``element_ty``: ``x.type`` of a tensor that is
+    not a scalar, as in Triton (``x.type.shape``, ``x.type.scalar``, ``x.type.is_block()``)."""
+
+    def __init__(self, element_ty: dtype, shape: Sequence[int]):
+        if not isinstance(shape, (list, tuple)):
+            raise TypeError(f"block_type's shape must be a list or tuple, got {shape!r}")
+        self.element_ty = element_ty
+        self.shape = tuple(int(getattr(s, "value", s)) for s in shape)
+        if not self.shape:
+            raise TypeError("0d block_type is forbidden")
+        self.numel = 1
+        for s in self.shape:
+            self.numel *= s
+        self.name = f"<{list(self.shape)}, {element_ty!r}>"
+
+    def is_block(self) -> bool:
+        return True
+
+    def is_floating(self) -> bool:
+        return self.element_ty.is_floating()
+
+    def is_int(self) -> bool:
+        return self.element_ty.is_int()
+
+    def is_ptr(self) -> bool:
+        return False
+
+    def get_block_shapes(self) -> tuple[int, ...]:
+        return self.shape
+
+    def with_element_ty(self, element_ty: dtype) -> block_type:
+        return block_type(element_ty, self.shape)
+
+    @property
+    def scalar(self) -> dtype:
+        return self.element_ty
+
+    @property
+    def primitive_bitwidth(self) -> int:
+        return self.element_ty.primitive_bitwidth
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, block_type) and (other.element_ty, other.shape) == (self.element_ty, self.shape)
+
+    def __hash__(self) -> int:
+        return hash((self.element_ty, self.shape))
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+class constexpr_type:
+    """The type of a compile-time constant (``tl.constexpr(v).type``): two are equal when their
+    values are."""
+
+    def __init__(self, value: Any):
+        self.value = value
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, constexpr_type) and self.value == other.value
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+    def __repr__(self) -> str:
+        return f"constexpr_type[{self.value!r}]"
+
+
+class tuple_type:
+    """The type of a ``tl.tuple``: its elements' types, in order."""
+
+    def __init__(self, types: Sequence[Any], fields: Sequence[str] | None = None):
+        self.types = list(types)
+        self.fields = list(fields or [""] * len(self.types))
+        self.name = "[" + ",".join(f"{k}:{v!r}" for k, v in zip(self.fields, self.types)) + "]"
+
+    def __iter__(self):
+        return iter(self.types)
+
+    def __getitem__(self, index: int) -> Any:
+        return self.types[index]
+
+    def __eq__(self, other) -> bool:
+        return type(other) is type(self) and (other.types, other.fields) == (self.types, self.fields)
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+class slice_type(dtype):
+    """The type of a ``tl.slice``."""
+
+    def __init__(self) -> None:
+        self.name = "slice_type"
 
 
 _PUBLIC = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64", "fp8e4nv": "float8e4nv",
@@ -113,6 +240,8 @@ int1, int8, int16, int32, int64 = (dtype(n) for n in dtype.SINTS)
 uint8, uint16, uint32, uint64 = (dtype(n) for n in dtype.UINTS)
 float16, bfloat16, float32, float64 = (dtype(n) for n in dtype.FLOATS)
 float8e4nv, float8e5, float8e4b15, float8e4b8, float8e5b16 = (dtype(n) for n in dtype.FP8)
+void = dtype("void")
+pi32_t = pointer_type(int32)
 
 _BY_SHORT = {t.short: t for t in (int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
                                   float16, bfloat16, float32, float64, float8e4nv, float8e5, float8e4b15,

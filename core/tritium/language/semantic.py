@@ -600,6 +600,12 @@ def _check_pointer(p, what: str):
                             f"{getattr(p, 'dtype', type(p).__name__)}")
 
 
+def refuse_const(p, what: str):
+    if p.dtype.is_const():
+        raise SemanticError(f"{what} cannot write through a pointer to constant data (a parameter annotated "
+                            "tl.const); drop the annotation to write through it")
+
+
 def _bool_mask(mask, what: str):
     mask = to_tensor(mask)
     if not mask.dtype.is_bool():
@@ -657,6 +663,7 @@ def store(ptr, value, mask=None, hints: dict | None = None):
 
     refuse_writes_in_map("tl.store")
     _check_pointer(ptr, "tl.store")
+    refuse_const(ptr, "tl.store")
     elem = ptr.dtype.element_ty
     value = to_tensor(value, elem)
     shape = broadcast_shapes(ptr.shape, value.shape)

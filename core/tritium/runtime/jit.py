@@ -20,6 +20,12 @@ def _is_constexpr_annotation(ann: Any) -> bool:
     return ann is constexpr or (isinstance(ann, str) and ann.split(".")[-1] == "constexpr")
 
 
+def _is_const_annotation(ann: Any) -> bool:
+    from ..language.core import const
+
+    return ann is const or (isinstance(ann, str) and ann.split(".")[-1] == "const")
+
+
 def allowed_global(value: Any) -> bool:
     """Triton's rule for the globals a kernel reads: constexprs, @jit functions, modules and the
     objects of ``tritium.language`` (functions, dtypes). Anything else could change after the
@@ -84,6 +90,8 @@ class JITFunction:
         self.defaults = {p.name: p.default for p in params if p.default is not p.empty}
         self.constexprs = {n for n, p in self.signature.parameters.items()
                            if _is_constexpr_annotation(p.annotation)}
+        #: parameters annotated ``tl.const``: pointers to constant data, which refuse writes
+        self.const_params = {n for n, p in self.signature.parameters.items() if _is_const_annotation(p.annotation)}
         self.do_not_specialize = set(do_not_specialize)
         #: ``@jit(debug=True)``: the default of the ``debug`` launch option for this kernel
         self.debug = debug

@@ -1,0 +1,98 @@
+"""Triton's type objects in ``tritium.language``: ``tl.void``, ``tl.pi32_t``, ``tl.block_type``
+(``x.type`` of a block), ``tl.constexpr_type``, ``tl.tuple``, ``tl.slice``, ``tl.const`` pointers
+that refuse writes, and ``while tl.condition(...)``; in host code and inside kernels."""
+
+import numpy as np
+import pytest
+import tritium
+import tritium.language as tl
+
+
+def test_host_side_types_behave_as_tritons():
+    assert tl.void.is_void() and tl.void.primitive_bitwidth == 0 and not tl.float32.is_void()
+    assert tl.pi32_t == tl.pointer_type(tl.int32) and tl.pi32_t.is_ptr() and not tl.pi32_t.is_const()
+    assert tl.pointer_type(tl.int32, const=True) != tl.pi32_t and tl.pointer_type(tl.int32, const=True).is_const()
+    b = tl.block_type(tl.float16, [4, tl.constexpr(8)])
+    assert b.is_block() and b.shape == (4, 8) and b.numel == 32 and b.scalar == tl.float16
+    assert b == tl.block_type(tl.float16, (4, 8)) and b != tl.block_type(tl.float32, (4, 8)) and b != tl.float16
+    assert b.with_element_ty(tl.int8) == tl.block_type(tl.int8, [4, 8])
+    assert not tl.float16.is_block() and tl.float16.scalar == tl.float16
+    with pytest.raises(TypeError, match="0d block_type"):
+        tl.block_type(tl.float32, [])
+    with pytest.raises(TypeError, match="expected `dtype`"):
+        tl.pointer_type("fp32")
+    assert tl.constexpr(3).type == tl.constexpr_type(3) != tl.constexpr_type(4)
+    t = tl.tuple([tl.constexpr(1), 2, 3])
+    assert isinstance(t, tuple) and t == (1, 2, 3) and len(t) == 3
+    assert list(t.type) == [tl.constexpr_type(1), tl.constexpr_type(2), tl.constexpr_type(3)]
+    assert t[tl.slice(1, None, None)] == (2, 3) and isinstance(t[1:], tl.tuple) and t[tl.constexpr(0)] == 1
+    assert isinstance(t + (4,), tl.tuple) and t + (4,) == (1, 2, 3, 4)
+    assert tl.slice(0, 2, 1).type.name == "slice_type"
+
+
+@tritium.jit
+def types_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    pair = tl.tuple([x, x * 2])
+    tl.static_assert(x.type == tl.block_type(tl.float32, [BLOCK]))
+    tl.static_assert(x.type.scalar == tl.float32 and x.type.is_block())
+    tl.static_assert(tl.sum(x, 0).type == tl.float32 and not tl.sum(x, 0).type.is_block())
+    tl.static_assert(x_ptr.type.element_ty == tl.float32)
+    tl.static_assert(len(pair) == 2)
+    both = pair[tl.slice(0, 2, None)]
+    tl.store(out_ptr + offs, both[0] + both[1])
+
+
+def test_kernels_read_block_types_and_build_tuples(target):
+    x = np.arange(16, dtype=np.float32)
+    xd, out = target.driver.to_device(x), target.driver.to_device(np.zeros(16, np.float32))
+    types_kernel[(1,)](xd, out, BLOCK=16)
+    np.testing.assert_array_equal(target.driver.to_host(out), 3 * x)
+
+
+@tritium.jit
+def count_kernel(n_ptr, out_ptr):
+    n = tl.load(n_ptr)
+    i = 0
+    total = 0
+    while tl.condition(i < n, disable_licm=True):
+        total += i
+        i += 1
+    tl.store(out_ptr, total)
+
+
+def test_while_with_tl_condition_runs_the_loop(target):
+    out = target.driver.to_device(np.zeros(1, np.int32))
+    count_kernel[(1,)](target.driver.to_device(np.array([10], np.int32)), out)
+    assert target.driver.to_host(out)[0] == sum(range(10))
+
+
+@tritium.jit
+def copy_from_const(src: tl.const, dst, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    tl.static_assert(src.dtype.is_const() and not dst.dtype.is_const())
+    tl.store(dst + offs, tl.load(src + offs) + 1)
+
+
+@tritium.jit
+def store_to_const(src: tl.const, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    tl.store(src + offs, tl.load(src + offs) + 1)
+
+
+@tritium.jit
+def atomic_on_const(src: "tl.const"):
+    tl.atomic_add(src, 1)
+
+
+def test_const_pointers_read_but_refuse_writes(target):
+    src = target.driver.to_device(np.arange(8, dtype=np.int32))
+    dst = target.driver.to_device(np.zeros(8, np.int32))
+    copy_from_const[(1,)](src, dst, N=8)
+    np.testing.assert_array_equal(target.driver.to_host(dst), np.arange(8) + 1)
+    with pytest.raises(tritium.CompilationError, match="tl.store cannot write through a pointer to constant data"):
+        store_to_const[(1,)](src, N=8)
+    with pytest.raises(tritium.CompilationError, match="tl.atomic_add cannot write through a pointer to constant"):
+        atomic_on_const[(1,)](src)
+    np.testing.assert_array_equal(target.driver.to_host(src), np.arange(8))
