@@ -96,3 +96,57 @@ def test_const_pointers_read_but_refuse_writes(target):
     with pytest.raises(tritium.CompilationError, match="tl.atomic_add cannot write through a pointer to constant"):
         atomic_on_const[(1,)](src)
     np.testing.assert_array_equal(target.driver.to_host(src), np.arange(8))
+
+
+@tritium.jit
+def drops_advance(x_ptr, out_ptr):
+    p = tl.make_block_ptr(x_ptr, (16,), (1,), (0,), (8,), (0,))
+    tl.advance(p, (8,))  # dropped: p does not move
+    tl.store(out_ptr + tl.arange(0, 8), tl.load(p))
+
+
+@tritium.must_use_result("twice_of's result is the point; assign it")
+@tritium.jit
+def twice_of(x):
+    return x * 2
+
+
+@tritium.must_use_result
+@tritium.jit
+def thrice_of(x):
+    return x * 3
+
+
+@tritium.jit
+def drops_marked(out_ptr, WHICH: tl.constexpr):
+    x = tl.load(out_ptr)
+    if WHICH == 2:
+        twice_of(x)
+    else:
+        thrice_of(x)
+    tl.store(out_ptr, twice_of(x) + thrice_of(x))
+
+
+def test_dropping_a_result_that_must_be_used_is_a_compile_error(target):
+    x = target.driver.to_device(np.arange(16, dtype=np.float32))
+    out = target.driver.to_device(np.zeros(8, np.float32))
+    with pytest.raises(tritium.CompilationError, match=r"(?s)tl.advance has no side effects.*tl.advance\(p, \(8,\)\)"):
+        drops_advance[(1,)](x, out)
+    one = target.driver.to_device(np.ones(1, np.float32))
+    with pytest.raises(tritium.CompilationError, match="twice_of's result is the point; assign it"):
+        drops_marked[(1,)](one, WHICH=2)
+    with pytest.raises(tritium.CompilationError, match=r"the result of thrice_of\(\.\.\.\) is not used"):
+        drops_marked[(1,)](one, WHICH=3)
+
+
+def test_kernel_interfaces_and_interpreter_errors_have_tritons_names(monkeypatch):
+    from tritium.errors import KernelRuntimeError, OutOfBoundsError
+
+    for k in (types_kernel, tritium.autotune([tritium.Config({})], key=[])(types_kernel),
+              tritium.heuristics({"X": lambda args: 1})(types_kernel)):
+        assert isinstance(k, tritium.KernelInterface)
+    assert issubclass(OutOfBoundsError, tritium.InterpreterError) and tritium.InterpreterError is KernelRuntimeError
+    monkeypatch.setenv("TRITIUM_TARGET", "interpreter")
+    out = np.zeros(4, np.float32)
+    with pytest.raises(tritium.InterpreterError, match="out of bounds|outside"):
+        types_kernel[(1,)](out, out, BLOCK=16)  # reads 16 elements of a 4-element array

@@ -5,11 +5,11 @@
 
 __version__ = "0.1.0"
 
-from .errors import (ArgumentError, CompilationError, OutOfResources, TargetError, TritiumError,  # noqa: E402
-                     TritonError)
+from .errors import (ArgumentError, CompilationError, InterpreterError, OutOfResources, TargetError,  # noqa: E402
+                     TritiumError, TritonError)
 from .runtime.compiler import CompiledKernel, compile  # noqa: E402,A004
 from .runtime.constexpr_function import constexpr_function  # noqa: E402
-from .runtime.jit import JITFunction, jit  # noqa: E402
+from .runtime.jit import JITFunction, KernelInterface, jit  # noqa: E402
 from .runtime.reinterpret import TensorWrapper, reinterpret  # noqa: E402
 
 
@@ -24,14 +24,13 @@ def next_power_of_2(n: int) -> int:
     return 1 if n <= 1 else 1 << (n - 1).bit_length()
 
 
-__all__ = ["ArgumentError", "CompilationError", "CompiledKernel", "Config", "JITFunction", "OutOfResources",
-           "TargetError", "TensorWrapper", "TritiumError", "TritonError", "autotune", "cdiv", "compile",
-           "constexpr_function", "heuristics",
-           "jit", "next_power_of_2", "reinterpret"]
+__all__ = ["ArgumentError", "CompilationError", "CompiledKernel", "Config", "InterpreterError", "JITFunction",
+           "KernelInterface", "OutOfResources", "TargetError", "TensorWrapper", "TritiumError", "TritonError",
+           "autotune", "cdiv", "compile", "constexpr_function", "heuristics",
+           "jit", "must_use_result", "next_power_of_2", "reinterpret"]
 
 #: Triton's top-level names that tritium does not have yet: using one raises errors.NotImplementedYet
-_NOT_YET = frozenset({"AsyncCompileMode", "FutureKernel", "InterpreterError", "KernelInterface", "MockTensor",
-                      "must_use_result", "set_allocator", "tools"})
+_NOT_YET = frozenset({"AsyncCompileMode", "FutureKernel", "MockTensor", "set_allocator", "tools"})
 
 #: loaded on first use: the autotuner imports tritium.language, which ``import tritium`` does not need
 _AUTOTUNER = frozenset({"autotune", "Config", "heuristics"})
@@ -42,6 +41,10 @@ def __getattr__(name: str):
         from .runtime import autotuner
 
         return getattr(autotuner, name)
+    if name == "must_use_result":  # a language decorator: tritium.language loads on first use
+        from .language.core import must_use_result
+
+        return must_use_result
     if name in _NOT_YET:
         from .errors import NotImplementedYet
 

@@ -68,6 +68,11 @@ class KernelRuntimeError(LocatedError):
     """A running kernel did something wrong; the message names the program id (``pid``) as well."""
 
 
+#: Triton's name for what a kernel raises when it fails while the interpreter runs it; in tritium
+#: every run-time failure of a kernel (the interpreter's, and compiled targets' debug checks) is one
+InterpreterError = KernelRuntimeError
+
+
 class OutOfBoundsError(KernelRuntimeError):
     """A load or store outside the memory of the array its pointer derives from (checked by the
     interpreter always, and by compiled targets in debug mode)."""

@@ -210,7 +210,13 @@ class FunctionGenerator(ast.NodeVisitor):
     def visit_Expr(self, node: ast.Expr) -> None:
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             return  # docstring
-        self.visit(node.value)
+        call = node.value
+        if isinstance(call, ast.Call) and isinstance(call.func, (ast.Name, ast.Attribute)):
+            must_use = getattr(self.visit(call.func), "_must_use_result", False)  # (names have no side effects)
+            if must_use:
+                raise self.error(node, must_use if isinstance(must_use, str) else
+                                 f"the result of {ast.unparse(call.func)}(...) is not used; assign it to a variable")
+        self.visit(call)
 
     def visit_Assign(self, node: ast.Assign) -> None:
         value = self.visit(node.value)

@@ -15,6 +15,7 @@ from typing import Any, Sequence
 
 from . import dtypes as T
 from . import semantic
+from .core import must_use_result
 from .semantic import SemanticError
 
 
@@ -130,6 +131,8 @@ def make_block_ptr(base, shape, strides, offsets, block_shape, order) -> block_p
     return block_ptr(base, shape_, strides_, offsets_, tuple(block), tuple(order_))
 
 
+@must_use_result("tl.advance has no side effects: to move the block pointer, assign its result "
+                 "(p = tl.advance(p, offsets))")
 def advance(base, offsets) -> block_ptr:
     """``base`` moved by ``offsets`` elements in each dimension (a new block pointer)."""
     base = _unwrap(base)

@@ -43,6 +43,16 @@ class const:
     parameter's pointers (and those computed from them) refuse ``tl.store`` and atomics."""
 
 
+def must_use_result(x: Any, s: bool | str = True) -> Any:
+    """Mark a function (a builtin or a @jit function) whose result a kernel must use: a call whose
+    result is dropped is a compile error, worded by ``s`` when it is a string.
+    ``@must_use_result`` and ``@must_use_result("why")`` both work, as in Triton."""
+    if isinstance(x, str):
+        return lambda fn: must_use_result(fn, x)
+    x._must_use_result = s
+    return x
+
+
 def as_const(value: Any) -> Any:
     """``value`` as a parameter annotated ``tl.const`` sees it: pointers become const pointers."""
     t = getattr(value, "dtype", None)

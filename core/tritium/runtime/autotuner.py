@@ -27,7 +27,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import tritium.language as tl
 
 from ..errors import ArgumentError, KernelRuntimeError, TritiumError
-from .jit import JITFunction, jit
+from .jit import JITFunction, KernelInterface, jit
 
 
 class Config:
@@ -79,17 +79,14 @@ def _base_jit(fn: Any) -> JITFunction:
     return fn
 
 
-class _Decorated:
-    """What ``kernel[grid](...)`` needs of a wrapper of a @jit function (Triton's KernelInterface)."""
+class _Decorated(KernelInterface):
+    """A wrapper of a @jit function that launches as ``kernel[grid](...)``."""
 
     def __init__(self, fn: Any):
         self.fn = fn
         self.base_fn = _base_jit(fn)
         self.arg_names = self.base_fn.arg_names
         self.__name__ = self.base_fn.__name__
-
-    def __getitem__(self, grid: Any) -> Callable[..., Any]:
-        return functools.partial(self.run, grid=grid)
 
     def __call__(self, *args, **kwargs):
         return self.base_fn(*args, **kwargs)  # the error of calling a kernel from Python

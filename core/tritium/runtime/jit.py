@@ -71,7 +71,22 @@ def _selected_target() -> Any:
 JIT_CODE: set = set()
 
 
-class JITFunction:
+class KernelInterface:
+    """What launches as ``kernel[grid](*args)`` (Triton's name for it): ``run(*args, grid=...)``
+    launches, ``warmup(*args, grid=...)`` compiles without launching, and ``kernel[grid]`` is
+    ``run`` on ``grid``. @jit functions, autotuners and heuristics are kernel interfaces."""
+
+    def run(self, *args, grid, **kwargs) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} must define run()")
+
+    def warmup(self, *args, grid=(1,), **kwargs) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} must define warmup()")
+
+    def __getitem__(self, grid) -> Callable[..., Any]:
+        return functools.partial(self.run, grid=grid)
+
+
+class JITFunction(KernelInterface):
     """A Python function compiled for the selected target on first launch for each specialisation."""
 
     def __init__(self, fn: Callable, do_not_specialize: tuple[str, ...] = (), debug: bool | None = None):
