@@ -159,7 +159,7 @@ def refused_kernel(x_ptr, y_ptr, CASE: tl.constexpr):
     elif CASE == "order":
         tl.make_block_ptr(x_ptr, (16, 16), (16, 1), (0, 0), (16, 16), (1, 1))
     elif CASE == "advance_rank":
-        tl.advance(p, (16,))
+        p = tl.advance(p, (16,))
     elif CASE == "offsets_i64":
         tl.make_block_ptr(x_ptr, (16, 16), (16, 1), (0, tl.program_id(0).to(tl.int64)), (16, 16), (1, 0))
     elif CASE == "block_base":
@@ -175,7 +175,7 @@ def refused_kernel(x_ptr, y_ptr, CASE: tl.constexpr):
     elif CASE == "tensor_store_boundary_check":
         tl.store(x_ptr + tl.arange(0, 16), 1.0, boundary_check=(0,))
     elif CASE == "advance_tensor":
-        tl.advance(x_ptr, (16,))
+        q = tl.advance(x_ptr, (16,))  # noqa: F841
     elif CASE == "return_types":
         _either(x_ptr, tl.program_id(0))
     elif CASE == "if_types":
