@@ -150,3 +150,35 @@ def test_kernel_interfaces_and_interpreter_errors_have_tritons_names(monkeypatch
     out = np.zeros(4, np.float32)
     with pytest.raises(tritium.InterpreterError, match="out of bounds|outside"):
         types_kernel[(1,)](out, out, BLOCK=16)  # reads 16 elements of a 4-element array
+
+
+class _TorchDtype:
+    """Stands in for ``torch.float32`` (no torch here): a class named dtype from module torch."""
+
+    def __str__(self) -> str:
+        return "torch.float32"
+
+
+_TorchDtype.__name__, _TorchDtype.__module__ = "dtype", "torch"
+
+
+@tritium.jit
+def scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+
+def test_warmup_takes_torch_dtypes_for_tensors_as_mock_tensors(compiling_target, host_target):
+    f32 = _TorchDtype()
+    mock = tritium.MockTensor.wrap_dtype(f32)
+    assert isinstance(mock, tritium.MockTensor) and mock.dtype is f32 and mock.data_ptr() == 0
+    assert tritium.MockTensor(f32, [4, 8]).stride() == (8, 1) and tritium.MockTensor.wrap_dtype(3) == 3
+    compiled = scale_kernel.warmup(f32, f32, 100, BLOCK=64, grid=(2,))
+    assert compiled.signature.arg_types == ("*fp32", "*fp32", "i32")
+    x = np.arange(100, dtype=np.float32)
+    out = np.zeros(100, np.float32)
+    scale_kernel[(2,)](x, out, 100, BLOCK=64)  # numpy's arrays are 16-byte aligned: the warmed-up kernel
+    np.testing.assert_array_equal(out, 2 * x)
+    assert {id(k) for k in scale_kernel.kernels.values()} == {id(compiled)}  # the launch found it
+    with pytest.raises(tritium.TritiumError, match="MockTensor"):
+        scale_kernel[(2,)](mock, out, 100, BLOCK=64)  # a mock has no memory: only warmup takes it

@@ -7,6 +7,7 @@ __version__ = "0.1.0"
 
 from .errors import (ArgumentError, CompilationError, InterpreterError, OutOfResources, TargetError,  # noqa: E402
                      TritiumError, TritonError)
+from .runtime.args import MockTensor  # noqa: E402
 from .runtime.compiler import CompiledKernel, compile  # noqa: E402,A004
 from .runtime.constexpr_function import constexpr_function  # noqa: E402
 from .runtime.jit import JITFunction, KernelInterface, jit  # noqa: E402
@@ -25,12 +26,12 @@ def next_power_of_2(n: int) -> int:
 
 
 __all__ = ["ArgumentError", "CompilationError", "CompiledKernel", "Config", "InterpreterError", "JITFunction",
-           "KernelInterface", "OutOfResources", "TargetError", "TensorWrapper", "TritiumError", "TritonError",
+           "KernelInterface", "MockTensor", "OutOfResources", "TargetError", "TensorWrapper", "TritiumError", "TritonError",
            "autotune", "cdiv", "compile", "constexpr_function", "heuristics",
            "jit", "must_use_result", "next_power_of_2", "reinterpret"]
 
 #: Triton's top-level names that tritium does not have yet: using one raises errors.NotImplementedYet
-_NOT_YET = frozenset({"AsyncCompileMode", "FutureKernel", "MockTensor", "set_allocator", "tools"})
+_NOT_YET = frozenset({"AsyncCompileMode", "FutureKernel", "set_allocator", "tools"})
 
 #: loaded on first use: the autotuner imports tritium.language, which ``import tritium`` does not need
 _AUTOTUNER = frozenset({"autotune", "Config", "heuristics"})

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numbers
-from typing import Any
+from typing import Any, Sequence
 
 from ..errors import ArgumentError
 from ..language import dtypes as T
@@ -46,6 +46,9 @@ def arg_type(value: Any, name: str, kernel: str) -> str:
 
 
 def _arg_type(value: Any, name: str, kernel: str) -> str:
+    if isinstance(value, MockTensor):  # (never cached: every launch of one comes here)
+        raise ArgumentError(f"kernel '{kernel}': argument '{name}' is a MockTensor, which has no memory: it "
+                            "stands in for a tensor in warmup() only; launch with a real array")
     if isinstance(value, _np_generic()):  # first: numpy.float64 is also a Python float
         t = T.from_foreign(value.dtype.name)
         if t is None:
@@ -90,6 +93,44 @@ def _element_type_of_buffer(value: Any) -> Any:
         return None if isinstance(value, memoryview) and fmt == "B" else np.dtype(fmt)
     except TypeError:
         return None
+
+
+class MockTensor:
+    """A tensor of ``dtype`` that has no memory, for compiling without launching (Triton's name):
+    ``kernel.warmup(torch.float32, ...)`` passes torch dtypes where tensors go, and each becomes a
+    mock tensor whose address, 0, is taken as 16-byte aligned, as Triton takes it. Launching one
+    is an error: it exists only for ``warmup``."""
+
+    def __init__(self, dtype: Any, shape: Sequence[int] | None = None):
+        self.dtype, self.shape = dtype, [1] if shape is None else list(shape)
+
+    def stride(self) -> tuple[int, ...]:
+        strides, n = [], 1
+        for s in reversed(self.shape):
+            strides.append(n)
+            n *= s
+        return tuple(reversed(strides))
+
+    @staticmethod
+    def data_ptr() -> int:
+        return 0
+
+    @staticmethod
+    def ptr_range() -> int:
+        return 0
+
+    @staticmethod
+    def wrap_dtype(arg: Any) -> Any:
+        """A torch dtype as a MockTensor of it; anything else as it is."""
+        return MockTensor(arg) if type(arg).__name__ == "dtype" and type(arg).__module__ == "torch" else arg
+
+
+def mock_type(value: MockTensor, name: str, kernel: str) -> str:
+    """The signature type of a ``MockTensor`` (a pointer to its dtype's elements)."""
+    t = T.from_foreign(str(value.dtype))
+    if t is None:
+        raise ArgumentError(f"kernel '{kernel}': argument '{name}' is a MockTensor of unsupported dtype {value.dtype}")
+    return "*" + t.short
 
 
 def bind(target: Any, value: Any, arg_type: str, name: str, kernel: str) -> Any:

@@ -244,10 +244,14 @@ class JITFunction(KernelInterface):
 
     @user_facing
     def warmup(self, *args, grid=(1,), **kwargs) -> Any:
-        """Compile for these arguments (and the selected target) without launching."""
+        """Compile for these arguments (and the selected target) without launching. As in Triton, a
+        torch dtype stands for a tensor of that dtype (``MockTensor``)."""
+        from .args import MockTensor
         from .launch import prepare
 
-        return prepare(_selected_target(), self, args, kwargs).kernel
+        args = tuple(MockTensor.wrap_dtype(a) for a in args)
+        kwargs = {k: MockTensor.wrap_dtype(v) for k, v in kwargs.items()}
+        return prepare(_selected_target(), self, args, kwargs, mocks=True).kernel
 
     def __call__(self, *args, **kwargs):
         from ..language import semantic

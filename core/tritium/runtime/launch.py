@@ -11,7 +11,7 @@ import operator
 from typing import Any, Iterator, Sequence
 
 from ..errors import ArgumentError, user_facing
-from .args import arg_type, bind, specialization
+from .args import MockTensor, arg_type, bind, mock_type, specialization
 from .binder import Binder, environment_key
 from .host import HostMemory, host_address
 
@@ -74,27 +74,31 @@ def _slow_bind(jitfn, args: tuple, call_kwargs: dict) -> dict:
     return dict(bound.arguments)
 
 
-def bind_arguments(target, jitfn, bound: dict[str, Any], binder=bind) -> Iterator[tuple[str, str | None, Any]]:
+def bind_arguments(target, jitfn, bound: dict[str, Any], binder=bind,
+                   mocks: bool = False) -> Iterator[tuple[str, str | None, Any]]:
     """Each bound argument as ``(name, signature type, value bound by the target)``; constexprs
-    (and None) come as ``(name, None, constant value)``. ``binder`` has ``bind``'s signature."""
+    (and None) come as ``(name, None, constant value)``. ``binder`` has ``bind``'s signature.
+    ``mocks`` (compiling only): a ``MockTensor`` binds to its address, 0."""
     from ..language.core import constexpr
 
     for name, v in bound.items():
         if name in jitfn.constexprs or v is None:
             yield name, None, (v.value if isinstance(v, constexpr) else v)
+        elif mocks and isinstance(v, MockTensor):
+            yield name, mock_type(v, name, jitfn.__name__), v.data_ptr()
         else:
             t = arg_type(v, name, jitfn.__name__)
             yield name, t, binder(target, v, t, name, jitfn.__name__)
 
 
-def prepare(target, jitfn, args: tuple, kwargs: dict, binder=bind) -> Prepared:
-    """Bind the arguments (through ``binder``, ``bind``'s signature) and find or compile the
-    specialisation they select."""
+def prepare(target, jitfn, args: tuple, kwargs: dict, binder=bind, mocks: bool = False) -> Prepared:
+    """Bind the arguments (through ``binder``, ``bind``'s signature; ``MockTensor``s too when
+    ``mocks``) and find or compile the specialisation they select."""
     from .compiler import COMPILE_LOCK, compile_specialized
 
     bound, options = split_arguments(jitfn, args, kwargs)
     types, specs, values, constants = [], [], [], []
-    for name, t, v in bind_arguments(target, jitfn, bound, binder):
+    for name, t, v in bind_arguments(target, jitfn, bound, binder, mocks):
         if t is None:
             constants.append((name, v))
             continue
