@@ -182,3 +182,41 @@ def test_warmup_takes_torch_dtypes_for_tensors_as_mock_tensors(compiling_target,
     assert {id(k) for k in scale_kernel.kernels.values()} == {id(compiled)}  # the launch found it
     with pytest.raises(tritium.TritiumError, match="MockTensor"):
         scale_kernel[(2,)](mock, out, 100, BLOCK=64)  # a mock has no memory: only warmup takes it
+
+
+@tritium.jit
+def broken_kernel(x_ptr):
+    tl.store(x_ptr, undefined_name)  # noqa: F821
+
+
+def test_async_compile_mode_compiles_warmups_in_the_background(compiling_target, host_target):
+    from concurrent.futures import ThreadPoolExecutor
+
+    f32 = _TorchDtype()
+    with ThreadPoolExecutor(2) as pool:
+        with tritium.AsyncCompileMode(pool) as mode:
+            with pytest.raises(RuntimeError, match="another AsyncCompileMode is already active"):
+                tritium.AsyncCompileMode(pool).__enter__()
+            future = scale_kernel.warmup(f32, f32, 100, BLOCK=32, grid=(4,))
+            assert isinstance(future, tritium.FutureKernel)
+            assert scale_kernel.warmup(f32, f32, 100, BLOCK=32, grid=(4,)) is future  # one compile per key
+    assert future.future.done()  # leaving the block waited for it
+    assert mode.future_kernels and future.result().signature.arg_types == ("*fp32", "*fp32", "i32")
+    assert future.asm["tile"] == future.result().asm["tile"]  # the compiled kernel's attributes
+    x, out = np.arange(100, dtype=np.float32), np.zeros(100, np.float32)
+    scale_kernel[(4,)](x, out, 100, BLOCK=32)
+    np.testing.assert_array_equal(out, 2 * x)
+    assert future.result() in scale_kernel.kernels.values()  # the launch used the background compile
+
+
+def test_async_compile_errors_raise_when_the_block_ends_unless_ignored(compiling_target, host_target):
+    from concurrent.futures import ThreadPoolExecutor
+
+    f32 = _TorchDtype()
+    with ThreadPoolExecutor(1) as pool:
+        with pytest.raises(tritium.CompilationError, match="undefined_name"):
+            with tritium.AsyncCompileMode(pool):
+                broken_kernel.warmup(f32, grid=(1,))
+        with tritium.AsyncCompileMode(pool, ignore_errors=True):
+            future = broken_kernel.warmup(f32, grid=(1,))
+        assert future.result(ignore_errors=True) is None

@@ -8,6 +8,7 @@ __version__ = "0.1.0"
 from .errors import (ArgumentError, CompilationError, InterpreterError, OutOfResources, TargetError,  # noqa: E402
                      TritiumError, TritonError)
 from .runtime.args import MockTensor  # noqa: E402
+from .runtime.async_compile import AsyncCompileMode, FutureKernel  # noqa: E402
 from .runtime.compiler import CompiledKernel, compile  # noqa: E402,A004
 from .runtime.constexpr_function import constexpr_function  # noqa: E402
 from .runtime.jit import JITFunction, KernelInterface, jit  # noqa: E402
@@ -25,13 +26,13 @@ def next_power_of_2(n: int) -> int:
     return 1 if n <= 1 else 1 << (n - 1).bit_length()
 
 
-__all__ = ["ArgumentError", "CompilationError", "CompiledKernel", "Config", "InterpreterError", "JITFunction",
+__all__ = ["ArgumentError", "AsyncCompileMode", "FutureKernel", "CompilationError", "CompiledKernel", "Config", "InterpreterError", "JITFunction",
            "KernelInterface", "MockTensor", "OutOfResources", "TargetError", "TensorWrapper", "TritiumError", "TritonError",
            "autotune", "cdiv", "compile", "constexpr_function", "heuristics",
            "jit", "must_use_result", "next_power_of_2", "reinterpret"]
 
 #: Triton's top-level names that tritium does not have yet: using one raises errors.NotImplementedYet
-_NOT_YET = frozenset({"AsyncCompileMode", "FutureKernel", "set_allocator", "tools"})
+_NOT_YET = frozenset({"set_allocator", "tools"})
 
 #: loaded on first use: the autotuner imports tritium.language, which ``import tritium`` does not need
 _AUTOTUNER = frozenset({"autotune", "Config", "heuristics"})

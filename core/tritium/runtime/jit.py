@@ -251,7 +251,7 @@ class JITFunction(KernelInterface):
 
         args = tuple(MockTensor.wrap_dtype(a) for a in args)
         kwargs = {k: MockTensor.wrap_dtype(v) for k, v in kwargs.items()}
-        return prepare(_selected_target(), self, args, kwargs, mocks=True).kernel
+        return prepare(_selected_target(), self, args, kwargs, warmup=True).kernel
 
     def __call__(self, *args, **kwargs):
         from ..language import semantic

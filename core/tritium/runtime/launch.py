@@ -12,6 +12,7 @@ from typing import Any, Iterator, Sequence
 
 from ..errors import ArgumentError, user_facing
 from .args import MockTensor, arg_type, bind, mock_type, specialization
+from .async_compile import active_mode
 from .binder import Binder, environment_key
 from .host import HostMemory, host_address
 
@@ -75,30 +76,31 @@ def _slow_bind(jitfn, args: tuple, call_kwargs: dict) -> dict:
 
 
 def bind_arguments(target, jitfn, bound: dict[str, Any], binder=bind,
-                   mocks: bool = False) -> Iterator[tuple[str, str | None, Any]]:
+                   warmup: bool = False) -> Iterator[tuple[str, str | None, Any]]:
     """Each bound argument as ``(name, signature type, value bound by the target)``; constexprs
     (and None) come as ``(name, None, constant value)``. ``binder`` has ``bind``'s signature.
-    ``mocks`` (compiling only): a ``MockTensor`` binds to its address, 0."""
+    ``warmup`` (compiling only): a ``MockTensor`` binds to its address, 0."""
     from ..language.core import constexpr
 
     for name, v in bound.items():
         if name in jitfn.constexprs or v is None:
             yield name, None, (v.value if isinstance(v, constexpr) else v)
-        elif mocks and isinstance(v, MockTensor):
+        elif warmup and isinstance(v, MockTensor):
             yield name, mock_type(v, name, jitfn.__name__), v.data_ptr()
         else:
             t = arg_type(v, name, jitfn.__name__)
             yield name, t, binder(target, v, t, name, jitfn.__name__)
 
 
-def prepare(target, jitfn, args: tuple, kwargs: dict, binder=bind, mocks: bool = False) -> Prepared:
-    """Bind the arguments (through ``binder``, ``bind``'s signature; ``MockTensor``s too when
-    ``mocks``) and find or compile the specialisation they select."""
+def prepare(target, jitfn, args: tuple, kwargs: dict, binder=bind, warmup: bool = False) -> Prepared:
+    """Bind the arguments (through ``binder``, ``bind``'s signature) and find or compile the
+    specialisation they select. ``warmup`` (compiling without launching): ``MockTensor``s bind,
+    and inside an ``AsyncCompileMode`` the kernel is a ``FutureKernel`` compiling in the background."""
     from .compiler import COMPILE_LOCK, compile_specialized
 
     bound, options = split_arguments(jitfn, args, kwargs)
     types, specs, values, constants = [], [], [], []
-    for name, t, v in bind_arguments(target, jitfn, bound, binder, mocks):
+    for name, t, v in bind_arguments(target, jitfn, bound, binder, warmup):
         if t is None:
             constants.append((name, v))
             continue
@@ -109,13 +111,20 @@ def prepare(target, jitfn, args: tuple, kwargs: dict, binder=bind, mocks: bool =
            *environment_key())
     kernel = jitfn.kernels.get(key)
     if kernel is None:
-        with COMPILE_LOCK:  # a kernel launched from several threads compiles once
-            kernel = jitfn.kernels.get(key)
-            if kernel is None:
-                names = [n for n in bound if n not in dict(constants)]
-                kernel = compile_specialized(jitfn, target, dict(zip(names, types)), dict(constants),
-                                             dict(zip(names, specs)), options)
-                jitfn.kernels[key] = kernel
+        names = [n for n in bound if n not in dict(constants)]
+
+        def compile_once() -> Any:
+            with COMPILE_LOCK:  # a kernel launched from several threads compiles once
+                found = jitfn.kernels.get(key)
+                if found is None:
+                    found = jitfn.kernels[key] = compile_specialized(
+                        jitfn, target, dict(zip(names, types)), dict(constants), dict(zip(names, specs)), options)
+                return found
+
+        mode = active_mode.get() if warmup else None
+        if mode is not None:
+            return Prepared(mode.submit((jitfn, key), compile_once), values, bound)
+        kernel = compile_once()
     if jitfn.used_globals:
         jitfn.check_globals()
     kernel.check_writable(bound)
