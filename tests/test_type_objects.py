@@ -220,3 +220,21 @@ def test_async_compile_errors_raise_when_the_block_ends_unless_ignored(compiling
         with tritium.AsyncCompileMode(pool, ignore_errors=True):
             future = broken_kernel.warmup(f32, grid=(1,))
         assert future.result(ignore_errors=True) is None
+
+
+def test_set_allocator_keeps_the_allocator_of_its_context():
+    import contextvars
+
+    from tritium.runtime.allocation import current_allocator
+
+    def allocator(size, alignment, stream):
+        return bytearray(size)
+
+    def in_a_new_context():
+        tritium.set_allocator(allocator)
+        return current_allocator()
+
+    assert contextvars.copy_context().run(in_a_new_context) is allocator
+    assert current_allocator() is None  # the context that set it had it, as in Triton
+    with pytest.raises(TypeError, match="set_allocator takes a callable"):
+        tritium.set_allocator(42)

@@ -7,6 +7,7 @@ __version__ = "0.1.0"
 
 from .errors import (ArgumentError, CompilationError, InterpreterError, OutOfResources, TargetError,  # noqa: E402
                      TritiumError, TritonError)
+from .runtime.allocation import set_allocator  # noqa: E402
 from .runtime.args import MockTensor  # noqa: E402
 from .runtime.async_compile import AsyncCompileMode, FutureKernel  # noqa: E402
 from .runtime.compiler import CompiledKernel, compile  # noqa: E402,A004
@@ -29,10 +30,10 @@ def next_power_of_2(n: int) -> int:
 __all__ = ["ArgumentError", "AsyncCompileMode", "FutureKernel", "CompilationError", "CompiledKernel", "Config", "InterpreterError", "JITFunction",
            "KernelInterface", "MockTensor", "OutOfResources", "TargetError", "TensorWrapper", "TritiumError", "TritonError",
            "autotune", "cdiv", "compile", "constexpr_function", "heuristics",
-           "jit", "must_use_result", "next_power_of_2", "reinterpret"]
+           "jit", "must_use_result", "next_power_of_2", "reinterpret", "set_allocator"]
 
 #: Triton's top-level names that tritium does not have yet: using one raises errors.NotImplementedYet
-_NOT_YET = frozenset({"set_allocator", "tools"})
+_NOT_YET = frozenset({"tools"})
 
 #: loaded on first use: the autotuner imports tritium.language, which ``import tritium`` does not need
 _AUTOTUNER = frozenset({"autotune", "Config", "heuristics"})
