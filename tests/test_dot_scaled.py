@@ -17,10 +17,14 @@ def scaled_kernel(a_ptr, s_ptr, c_ptr, FMT: tl.constexpr, PACK: tl.constexpr, SR
 
 
 @tritium.jit
-def batched_kernel(a_ptr, c_ptr):
+def batched_kernel(a_ptr, s_ptr, c_ptr, SCALED: tl.constexpr):
     a = tl.load(a_ptr + tl.arange(0, 2)[:, None, None] * 1024 + tl.arange(0, 32)[None, :, None] * 32
                 + tl.arange(0, 32)[None, None, :])
-    c = tl.dot_scaled(a, None, "e4m3", a, None, "e4m3")
+    if SCALED:  # a [32, 1] scale for [2, 32, 32] operands: it needs the batch dimension
+        s = tl.load(s_ptr + tl.arange(0, 32)[:, None] + tl.arange(0, 1)[None, :])
+        c = tl.dot_scaled(a, s, "fp16", a, s, "fp16")
+    else:
+        c = tl.dot_scaled(a, None, "fp16", a, None, "fp16")
     tl.store(c_ptr + tl.arange(0, 2)[:, None, None] * 1024 + tl.arange(0, 32)[None, :, None] * 32
              + tl.arange(0, 32)[None, None, :], c)
 
@@ -44,10 +48,14 @@ def test_refusals_name_the_kernel_and_the_fix(target, kwargs, message):
     assert "scaled_kernel" in str(info.value)
 
 
-def test_batched_operands_are_not_supported_yet(target):
+def test_batched_operands_multiply_per_batch_and_need_batched_scales(target):
+    """(More batched cases, every format, in the conformance suite's ``dot-scaled-batched-*``.)"""
     dev = target.driver
-    a = dev.to_device(np.zeros((2, 32, 32), np.uint8))
-    c = dev.to_device(np.zeros((2, 32, 32), np.float32))
-    with pytest.raises(TritiumError, match=r"in kernel 'batched_kernel' .*batched \(3-D\) tl.dot_scaled is not "
-                                           r"supported yet"):
-        batched_kernel[(1,)](a, c)
+    a = np.random.default_rng(3).standard_normal((2, 32, 32)).astype(np.float16)
+    s, c = dev.to_device(np.full((32, 1), 127, np.uint8)), dev.to_device(np.zeros((2, 32, 32), np.float32))
+    batched_kernel[(1,)](dev.to_device(a), s, c, SCALED=False)
+    want = a.astype(np.float64) @ a.astype(np.float64)
+    np.testing.assert_allclose(dev.to_host(c), want, rtol=1e-5, atol=1e-4)
+    with pytest.raises(TritiumError, match=r"in kernel 'batched_kernel' .*lhs_scale must be a \[B, M, K // 32\] = "
+                                           r"\[2, 32, 1\] block of uint8"):
+        batched_kernel[(1,)](dev.to_device(a), s, c, SCALED=True)

@@ -81,6 +81,29 @@ def dot_scaled_kernel(a_ptr, sa_ptr, b_ptr, sb_ptr, acc_ptr, c_ptr, M: tl.conste
 
 
 @triton.jit
+def _tile3(ptr, B: tl.constexpr, ROWS: tl.constexpr, COLS: tl.constexpr):
+    return tl.load(ptr + tl.arange(0, B)[:, None, None] * (ROWS * COLS) + tl.arange(0, ROWS)[None, :, None] * COLS
+                   + tl.arange(0, COLS)[None, None, :])
+
+
+@triton.jit
+def dot_scaled_batched_kernel(a_ptr, sa_ptr, b_ptr, sb_ptr, acc_ptr, c_ptr, B: tl.constexpr, M: tl.constexpr,
+                              N: tl.constexpr, K: tl.constexpr, AR: tl.constexpr, AC: tl.constexpr,
+                              BR: tl.constexpr, BC: tl.constexpr, A_FMT: tl.constexpr, B_FMT: tl.constexpr,
+                              A_PACK: tl.constexpr, B_PACK: tl.constexpr, ACC: tl.constexpr):
+    """``dot_scaled`` of [B, ...] operands, scales and accumulator on one program."""
+    a, b = _tile3(a_ptr, B, AR, AC), _tile3(b_ptr, B, BR, BC)
+    sa, sb = _tile3(sa_ptr, B, M, K // 32), _tile3(sb_ptr, B, N, K // 32)
+    if ACC:
+        c = tl.dot_scaled(a, sa, A_FMT, b, sb, B_FMT, _tile3(acc_ptr, B, M, N), lhs_k_pack=A_PACK,
+                          rhs_k_pack=B_PACK)
+    else:
+        c = tl.dot_scaled(a, sa, A_FMT, b, sb, B_FMT, lhs_k_pack=A_PACK, rhs_k_pack=B_PACK)
+    tl.store(c_ptr + tl.arange(0, B)[:, None, None] * (M * N) + tl.arange(0, M)[None, :, None] * N
+             + tl.arange(0, N)[None, None, :], c)
+
+
+@triton.jit
 def dot_unscaled_kernel(a_ptr, sb_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
                         FMT: tl.constexpr, RHS_SCALED: tl.constexpr):
     """``dot_scaled`` with no lhs scale, and a rhs scale or none."""
@@ -136,6 +159,38 @@ def dot_scaled(dev: Device, name: str) -> list[Output]:
                BR=b_codes.shape[0], BC=b_codes.shape[1], A_FMT=a_fmt, B_FMT=b_fmt, A_PACK=a_pack, B_PACK=b_pack,
                ACC=with_acc)
     return [Output("product", dev.to_host(out), want, **_tolerance(a * fa, b * fb.T))]
+
+
+#: name -> (lhs format, rhs format, lhs packed along K, rhs packed along K, accumulator), batched
+BATCHED = {"e4m3": ("e4m3", "e4m3", True, True, False), "e2m1-bf16-acc": ("e2m1", "bf16", True, True, True),
+           "e2m1-along-m-n": ("e2m1", "e2m1", False, False, False)}
+
+
+@cases("dot-scaled-batched-{name}", name=list(BATCHED))
+def dot_scaled_batched(dev: Device, name: str) -> list[Output]:
+    a_fmt, b_fmt, a_pack, b_pack, with_acc = BATCHED[name]
+    nb, m, n, k = 2, 16, 32, 64
+    rng = np.random.default_rng(zlib.crc32(b"batched-" + name.encode()))
+    parts = []
+    for _ in range(nb):
+        a, a_codes = _operand(rng, a_fmt, (m, k))
+        b, b_codes = _operand(rng, b_fmt, (k, n))
+        if a_fmt == "e2m1":
+            a_codes = _pack_e2m1(a_codes, 1 if a_pack else 0)
+        if b_fmt == "e2m1":
+            b_codes = _pack_e2m1(b_codes, 0 if b_pack else 1)
+        (sa, fa), (sb, fb) = _scales(rng, m, k), _scales(rng, n, k)
+        parts.append((a * fa, b * fb.T, a_codes, b_codes, sa, sb))
+    a_s, b_s, a_codes, b_codes, sa, sb = (np.stack(p) for p in zip(*parts))
+    acc = rng.standard_normal((nb, m, n)).astype(np.float32)
+    want = a_s @ b_s + (acc if with_acc else 0)
+    out = dev.full((nb, m, n), np.nan, np.float32)
+    dev.launch(dot_scaled_batched_kernel, (1,), dev.to_device(a_codes), dev.to_device(sa), dev.to_device(b_codes),
+               dev.to_device(sb), dev.to_device(acc), out, B=nb, M=m, N=n, K=k, AR=a_codes.shape[1],
+               AC=a_codes.shape[2], BR=b_codes.shape[1], BC=b_codes.shape[2], A_FMT=a_fmt, B_FMT=b_fmt,
+               A_PACK=a_pack, B_PACK=b_pack, ACC=with_acc)
+    tol = _tolerance(np.concatenate(list(a_s), axis=1), np.concatenate(list(b_s), axis=0))
+    return [Output("product", dev.to_host(out), want, **tol)]
 
 
 @cases("dot-scaled-unscaled-{fmt}-rhs{rhs}", fmt=["e4m3", "bf16"], rhs=["none", "scaled"])

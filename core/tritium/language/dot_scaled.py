@@ -7,12 +7,13 @@ the low nibble, along K, or along M (N) when ``lhs_k_pack`` (``rhs_k_pack``) is 
 or ``"fp16"`` (or their uint16 bits). A scale is None or a uint8 block of e8m0 exponents, one per
 32 consecutive K elements: ``[M, K // 32]`` for ``lhs`` (``[M, K]``), ``[N, K // 32]`` for ``rhs``
 (``[K, N]``); each element of a group is multiplied by ``2 ** (scale - 127)`` (255 is NaN).
+Batched operands (``[B, M, K]`` and ``[B, K, N]``, as Triton allows) take batched scales
+(``[B, M, K // 32]`` and ``[B, N, K // 32]``) and give ``[B, M, N]``.
 
 Lowering: written in the language, so every target runs it. The operands are decoded to fp32
 (every value of these formats, times its scale, is exact there), and multiplied by ``tl.dot`` with
 ``input_precision="ieee"``: exact products accumulated in fp32, as Triton's GPUs without MX tensor
 cores upcast and multiply. ``fast_math`` (Triton's leave to skip NaN handling) changes nothing here.
-Batched (3-D) operands are not supported yet.
 """
 
 from __future__ import annotations
@@ -43,25 +44,29 @@ def dot_scaled(lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, acc=None,
         if not k_pack and fmt != "e2m1":
             raise SemanticError(f"tl.dot_scaled: only e2m1 (mxfp4) operands can be packed along a dimension "
                                 f"other than K; {side} is {fmt} with {side}_k_pack=False")
-    a = _values(lhs, lhs_format, packed_dim=1 if lhs_k_pack else 0, what="lhs")
-    b = _values(rhs, rhs_format, packed_dim=0 if rhs_k_pack else 1, what="rhs")
-    (m, k), (k_rhs, n) = a.shape, b.shape
+    a = _values(lhs, lhs_format, packed_last=lhs_k_pack, what="lhs")  # K is lhs's last dimension
+    b = _values(rhs, rhs_format, packed_last=not rhs_k_pack, what="rhs")
+    if len(a.shape) != len(b.shape) or a.shape[:-2] != b.shape[:-2]:
+        raise SemanticError(f"tl.dot_scaled: both operands must be 2-D, or 3-D with one batch size; got lhs "
+                            f"{list(a.shape)} and rhs {list(b.shape)}")
+    batch = a.shape[:-2]
+    (m, k), (k_rhs, n) = a.shape[-2:], b.shape[-2:]
     if k != k_rhs:
         raise SemanticError(f"tl.dot_scaled: the reduction dimensions hold different numbers of elements: lhs {k} "
                             f"(from {list(_unwrap(lhs).shape)} {lhs_format}), rhs {k_rhs} "
                             f"(from {list(_unwrap(rhs).shape)} {rhs_format})")
     if _unwrap(lhs_scale) is not None:
-        a = semantic.mul(a, _scales(lhs_scale, m, k, "lhs_scale", "M"))
+        a = semantic.mul(a, _scales(lhs_scale, batch, m, k, "lhs_scale", "M"))
     if _unwrap(rhs_scale) is not None:
-        b = semantic.mul(b, _permute(_scales(rhs_scale, n, k, "rhs_scale", "N"), (1, 0), "tl.dot_scaled"))
+        b = semantic.mul(b, _swap_last(_scales(rhs_scale, batch, n, k, "rhs_scale", "N")))
     out_dtype = _unwrap(out_dtype)
     if out_dtype not in OUT_DTYPES:
         raise SemanticError(f"tl.dot_scaled: out_dtype must be one of {', '.join(map(str, OUT_DTYPES))}, got {out_dtype}")
     acc = _unwrap(acc)
     if acc is not None:
         acc = semantic.to_tensor(acc)
-        if acc.shape != (m, n) or acc.dtype != out_dtype:
-            raise SemanticError(f"tl.dot_scaled: the accumulator must be a [{m}, {n}] block of {out_dtype} "
+        if acc.shape != (*batch, m, n) or acc.dtype != out_dtype:
+            raise SemanticError(f"tl.dot_scaled: the accumulator must be a {[*batch, m, n]} block of {out_dtype} "
                                 f"(out_dtype); got a {list(acc.shape)} block of {acc.dtype}")
         acc = semantic.cast(acc, T.float32)
     product = dot(a, b, acc, input_precision="ieee")
@@ -75,20 +80,22 @@ def _format(fmt: Any, side: str) -> str:
     return fmt
 
 
-def _values(x: Any, fmt: str, packed_dim: int, what: str) -> tensor:
-    """The operand's values as an fp32 block (e2m1 unpacked along ``packed_dim``)."""
-    x = semantic.to_tensor(_unwrap(x))
-    if len(x.shape) != 2:
-        if len(x.shape) == 3:
-            from ..errors import NotImplementedYet
+def _swap_last(x: tensor) -> tensor:
+    rank = len(x.shape)
+    return _permute(x, (*range(rank - 2), rank - 1, rank - 2), "tl.dot_scaled")
 
-            raise NotImplementedYet("batched (3-D) tl.dot_scaled is not supported yet")
-        raise SemanticError(f"tl.dot_scaled: {what} must be a 2-D block, got shape {list(x.shape)}")
+
+def _values(x: Any, fmt: str, packed_last: bool, what: str) -> tensor:
+    """The operand's values as an fp32 block (e2m1 unpacked along the last dimension when
+    ``packed_last``, else along the one before)."""
+    x = semantic.to_tensor(_unwrap(x))
+    if len(x.shape) not in (2, 3):
+        raise SemanticError(f"tl.dot_scaled: {what} must be a 2-D block (or 3-D, batched), got shape {list(x.shape)}")
     dtype, bits = FORMATS[fmt]
     if dtype is None:
         if x.dtype != T.uint8:
             raise SemanticError(f"tl.dot_scaled: e2m1 {what} comes packed two values to a uint8; got {x.dtype}")
-        return _unpack_e2m1(x, packed_dim)
+        return _unpack_e2m1(x, packed_last)
     if x.dtype == bits and fmt == "bf16":  # the high half of an fp32 (no bf16 block needed on any target)
         return semantic.cast(semantic.shift("shl", semantic.cast(x, T.uint32), 16), T.float32, bitcast=True)
     if x.dtype == bits:
@@ -98,15 +105,18 @@ def _values(x: Any, fmt: str, packed_dim: int, what: str) -> tensor:
     return semantic.cast(x, T.float32)
 
 
-def _unpack_e2m1(x: tensor, dim: int) -> tensor:
-    """fp4 e2m1 pairs (low nibble first) as fp32, the pairs laid out along ``dim``."""
+def _unpack_e2m1(x: tensor, packed_last: bool) -> tensor:
+    """fp4 e2m1 pairs (low nibble first) as fp32, the pairs laid out along the last dimension
+    (``packed_last``) or the one before."""
     lo = _e2m1_to_fp32(semantic.bitwise("and", x, 0xF))
     hi = _e2m1_to_fp32(semantic.shift("shr", x, 4))
-    rows, cols = x.shape
-    pairs = join(lo, hi)  # [rows, cols, 2]
-    if dim == 1:
-        return _reshape(pairs, (rows, 2 * cols), "tl.dot_scaled")
-    return _reshape(_permute(pairs, (0, 2, 1), "tl.dot_scaled"), (2 * rows, cols), "tl.dot_scaled")
+    *batch, rows, cols = x.shape
+    pairs = join(lo, hi)  # [..., rows, cols, 2]
+    if packed_last:
+        return _reshape(pairs, (*batch, rows, 2 * cols), "tl.dot_scaled")
+    b = len(batch)
+    pairs = _permute(pairs, (*range(b), b, b + 2, b + 1), "tl.dot_scaled")  # [..., rows, 2, cols]
+    return _reshape(pairs, (*batch, 2 * rows, cols), "tl.dot_scaled")
 
 
 def _e2m1_to_fp32(nibble: tensor) -> tensor:
@@ -123,16 +133,18 @@ def _e2m1_to_fp32(nibble: tensor) -> tensor:
     return semantic.cast(semantic.bitwise("or", sign, magnitude), T.float32, bitcast=True)
 
 
-def _scales(s: Any, rows: int, k: int, what: str, dim: str) -> tensor:
-    """The e8m0 ``[rows, k // 32]`` scales as an fp32 ``[rows, k]`` block of factors ``2 ** (s - 127)``."""
+def _scales(s: Any, batch: tuple, rows: int, k: int, what: str, dim: str) -> tensor:
+    """The e8m0 ``[..., rows, k // 32]`` scales as an fp32 ``[..., rows, k]`` block of factors
+    ``2 ** (s - 127)``."""
     s = semantic.to_tensor(_unwrap(s))
-    if s.dtype != T.uint8 or s.shape != (rows, k // GROUP) or k % GROUP:
-        raise SemanticError(f"tl.dot_scaled: {what} must be a [{dim}, K // {GROUP}] = [{rows}, {k // GROUP}] block of "
+    if s.dtype != T.uint8 or s.shape != (*batch, rows, k // GROUP) or k % GROUP:
+        names = "B, " * len(batch) + f"{dim}, K // {GROUP}"
+        raise SemanticError(f"tl.dot_scaled: {what} must be a [{names}] = {[*batch, rows, k // GROUP]} block of "
                             f"uint8 e8m0 exponents (K = {k}, a multiple of {GROUP}); got a {list(s.shape)} block "
                             f"of {s.dtype}")
     v = semantic.cast(s, T.uint32)
     bits = semantic.where(semantic.compare("eq", v, 0), 0x00400000, semantic.shift("shl", v, 23))  # 2**-127: subnormal
     bits = semantic.where(semantic.compare("eq", v, 255), 0x7FC00000, bits)  # NaN
     factors = semantic.cast(bits, T.float32, bitcast=True)
-    groups = semantic.broadcast_to(semantic.expand_dims(factors, 2), (rows, k // GROUP, GROUP))
-    return _reshape(groups, (rows, k), "tl.dot_scaled")
+    groups = semantic.broadcast_to(semantic.expand_dims(factors, len(batch) + 2), (*batch, rows, k // GROUP, GROUP))
+    return _reshape(groups, (*batch, rows, k), "tl.dot_scaled")
