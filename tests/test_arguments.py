@@ -100,6 +100,7 @@ def test_unknown_signature_type_lists_the_valid_ones():
     from .kernels.frontend_only import FrontendOnly
 
     with pytest.raises(tritium.errors.ArgumentError, match=r"kernel 'add_kernel': unknown type 'float' for 'y_ptr'"
-                                                           r" in the signature; valid types are i1, i8, .*, u64, fp16, bf16, fp32, fp64, and '\*'"):
+                                                           r" in the signature; valid types are i1, i8, .*, u64, fp16, bf16, fp32, fp64, '\*' before"
+                                                           r".*'tensordesc<fp16\[64, 64\]>' for a tensor descriptor"):
         tritium.compile(add_kernel, signature="*fp32, float, *fp32, i32", constants={"BLOCK": 16},
                         target=FrontendOnly())

@@ -24,6 +24,8 @@ def desc_kernel(x_ptr, n, WHAT: tl.constexpr):
         v = d.load([0])
     elif WHAT == "gather":
         v = d.gather(tl.arange(0, 16), 0)
+    elif WHAT == "scatter":
+        d.scatter(tl.zeros((4, 16), tl.float32), tl.arange(0, 4), 0)
     else:
         v = d.load([0, 0])
     d.store([0, 0], v)
@@ -35,7 +37,8 @@ def desc_kernel(x_ptr, n, WHAT: tl.constexpr):
     ("nan-int", r"padding \"nan\" needs a floating-point tensor, got tl.int32"),
     ("tl.load", r"tl.load takes pointers and block pointers, not a tensor descriptor: use desc.load\(offsets\)"),
     ("offsets", r"desc.load: the 2-d descriptor needs 2 offsets, got 1"),
-    ("gather", r"tensor descriptor gather \(Blackwell's TMA gather\) is not supported yet"),
+    ("gather", r"desc.gather needs a 2-D descriptor whose block is one row, got block_shape \[16, 16\]"),
+    ("scatter", r"desc.scatter needs a 2-D descriptor whose block is one row"),
 ])
 def test_refusals_name_the_kernel_and_the_fix(target, what, message):
     x = target.driver.to_device(np.zeros((16, 16), np.int32 if what == "nan-int" else np.float32))

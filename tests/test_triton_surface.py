@@ -52,5 +52,5 @@ def test_every_top_level_triton_name_exists_or_says_not_yet(name):
 def test_tensor_methods_are_triton_s():
     builtins_not_yet = {n for n in SURFACE["tensor_methods"] if n in tl.NOT_YET}
     missing = [n for n in SURFACE["tensor_methods"] if not hasattr(tl.tensor, n) and n not in builtins_not_yet
-               and n != "store"]  # tensor.store: a tensor descriptor's method (not supported yet)
+               and n != "store"]  # tensor.store: Triton lists its descriptors' method there (desc.store here)
     assert not missing

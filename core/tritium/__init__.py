@@ -32,9 +32,6 @@ __all__ = ["ArgumentError", "AsyncCompileMode", "FutureKernel", "CompilationErro
            "autotune", "cdiv", "compile", "constexpr_function", "heuristics",
            "jit", "must_use_result", "next_power_of_2", "reinterpret", "set_allocator"]
 
-#: Triton's top-level names that tritium does not have yet: using one raises errors.NotImplementedYet
-_NOT_YET = frozenset({"tools"})
-
 #: loaded on first use: the autotuner imports tritium.language, which ``import tritium`` does not need
 _AUTOTUNER = frozenset({"autotune", "Config", "heuristics"})
 
@@ -48,11 +45,7 @@ def __getattr__(name: str):
         from .language.core import must_use_result
 
         return must_use_result
-    if name in _NOT_YET:
-        from .errors import NotImplementedYet
-
-        raise NotImplementedYet(f"tritium.{name} is Triton API that tritium does not implement yet")
-    if name == "testing":  # Triton's ``import triton`` brings triton.testing too; here on first use
+    if name in ("testing", "tools"):  # Triton's ``import triton`` brings these too; here on first use
         import importlib
 
         return importlib.import_module(".testing", __name__)

@@ -140,13 +140,13 @@ class FunctionGenerator(ast.NodeVisitor):
             fop.attributes["arg_attrs"] = ir.ArrayAttr.get([ir.DictAttr.get(d) for d in arg_attrs])
         entry = fop.add_entry_block()
         block_args = iter(entry.arguments)
-        for name, a in zip(params, args):
-            if _in_ir(a):
-                a = _unflatten([a], [next(block_args) for _ in _flatten([a])])[0]
-            if name in self.jitfn.const_params:
-                a = tlc.as_const(a)
-            self.scope[name] = a
-        with ir.InsertionPoint(entry), semantic.using(self.mod.builder):
+        with ir.InsertionPoint(entry), semantic.using(self.mod.builder):  # (a descriptor rebuilds with constants)
+            for name, a in zip(params, args):
+                if _in_ir(a):
+                    a = _unflatten([a], [next(block_args) for _ in _flatten([a])])[0]
+                if name in self.jitfn.const_params:
+                    a = tlc.as_const(a)
+                self.scope[name] = a
             for name, value in (known or {}).items():
                 self.scope[name] = semantic.to_tensor(value, self.scope[name].dtype)
             self.visit_body(fdef.body)

@@ -24,7 +24,11 @@ from ..language import dtypes as T
 from ..language import semantic
 from ..runtime.host import HostMemory, host_address
 from ..runtime.jit import JIT_CODE
+from ..language.tensor_descriptor import host_tensor_descriptor
 from ..runtime.compiler import COMPILE_LOCK, CompiledKernel
+from ..runtime.descriptors import flat_signature, is_descriptor_type
+from ..runtime.descriptors import parameter as descriptor_parameter
+from ..runtime.descriptors import parse as parse_descriptor
 from ..runtime.launch import bind_arguments, normalize_grid, split_arguments
 from ..target import Driver, KernelSignature, LaunchOptions, Target
 from .memory import AccessError, Pointers, region_of
@@ -75,13 +79,17 @@ class InterpreterTarget(Target):
             opts = self.parse_options(options)
         except TritiumError as e:
             raise ArgumentError(f"kernel '{kernel.__name__}': {e}") from None
-        call, types, constants, regions = {}, {}, {}, []
+        call, types, constants, regions, descriptors = {}, {}, {}, [], {}
         for name, t, value in bind_arguments(self, kernel, bound):
             call[name] = tlc.as_const(value) if name in kernel.const_params else value
             if t is None:
                 constants[name] = value
                 continue
             types[name] = t
+            if is_descriptor_type(t):  # its parts: a descriptor made per program, with its builder
+                _, block, padding = parse_descriptor(t)
+                descriptors[name] = (value, block, padding)
+                value = value[0]
             if isinstance(value.handle, Pointers):
                 regions.extend(value.handle.regions)
         key = (kernel.cache_key, tuple(types.items()), tuple(sorted((k, repr(v)) for k, v in constants.items())),
@@ -101,6 +109,8 @@ class InterpreterTarget(Target):
             builder = NumpyBuilder((x, y, z), dims, regions, program, opts.debug, kernel.__name__, static_printed)
             with semantic.using(builder):
                 try:
+                    for name, (parts, block, padding) in descriptors.items():
+                        call[name] = host_tensor_descriptor.from_parts(parts, block, padding)
                     fn(**call)
                 except KernelRuntimeError:
                     raise  # located where it happened
@@ -130,15 +140,16 @@ def _frontend_check(kernel, types: dict[str, str], constants: dict[str, Any], ta
     from ..passes.neutral import optimize
     from ..passes.pipeline import CompileContext
 
-    values = [tlc.tensor(None, T.from_signature(types[n]), ()) if n in types else constants.get(n)
+    values = [constants.get(n) if n not in types else descriptor_parameter(types[n])
+              if is_descriptor_type(types[n]) else tlc.tensor(None, T.from_signature(types[n]), ())
               for n in kernel.arg_names]
-    signature = KernelSignature(kernel.__name__, tuple(types), tuple(types.values()))
+    signature = KernelSignature(kernel.__name__, *flat_signature(tuple(types), tuple(types.values())))
     ctx = CompileContext(signature, target, opts)
     with COMPILE_LOCK, tile.context(), ir.Location.unknown():
         module = generate_module(kernel, values, [], {}, debug=opts.debug, interpreting=True)
         optimize(module, ctx)
     stored = ctx.metadata.get("stored_args")
-    pointers = [n for n, t in types.items() if t.startswith("*")]
+    pointers = [n for n, t in zip(signature.arg_names, signature.arg_types) if t.startswith("*")]
     written = pointers if stored is None else [signature.arg_names[i] for i in stored]
     return _Checked(kernel.__name__, tuple(written))
 

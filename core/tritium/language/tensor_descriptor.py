@@ -6,8 +6,9 @@ A descriptor is a block pointer without offsets (``language.block_ptr``), so the
 through loops, ``if``s and ``@jit`` calls the same way: each access names its offsets, reads the
 padding (``"zero"`` or ``"nan"``) outside the tensor in every dimension and writes only inside it.
 NVIDIA GPUs run Triton's descriptors on TMA; here they are masked loads and stores of the same
-blocks on every target. Descriptors passed from the host (``triton.tools.tensor_descriptor``) and
-the gather/scatter of Blackwell's TMA are not supported yet.
+blocks on every target, and so are the row gathers and scatters of Blackwell's TMA
+(``desc.gather``/``desc.scatter``). A descriptor made on the host (``tritium.tools.tensor_descriptor``)
+arrives as a ``host_tensor_descriptor``: its parts are kernel parameters.
 """
 
 from __future__ import annotations
@@ -85,17 +86,106 @@ class tensor_descriptor(bp.block_ptr):  # noqa: N801 - a language value, spelled
         self._atomic("xor", offsets, value)
 
     def gather(self, *args):
-        from ..errors import NotImplementedYet
+        """The rows ``x_offsets`` (a 1-D int tensor) of the columns from ``y_offset`` of a 2-D
+        descriptor whose block is one row: a ``[len(x_offsets), block_shape[1]]`` block, padded
+        outside the tensor (Triton's ``desc.gather(x_offsets, y_offset)``)."""
+        ptrs, inside = self._rows("gather", args)
+        pad = float("nan") if self.padding == "nan" else 0
+        value = semantic.load(ptrs, inside, pad)
+        return semantic.cast(value, T.int8) if value.dtype == T.int1 else value
 
-        raise NotImplementedYet("tensor descriptor gather (Blackwell's TMA gather) is not supported yet")
+    def scatter(self, value, *args) -> None:
+        """``value`` (``[len(x_offsets), block_shape[1]]``) written to the rows ``x_offsets`` from
+        column ``y_offset`` where it lies inside the tensor (Triton's ``desc.scatter``)."""
+        ptrs, inside = self._rows("scatter", args)
+        value = semantic.to_tensor(bp._unwrap(value), self.dtype)
+        if value.shape != ptrs.shape:
+            raise SemanticError(f"desc.scatter: the value must have shape {list(ptrs.shape)} (rows x block columns), "
+                                f"got {list(value.shape)}")
+        if value.dtype != self.dtype:
+            raise SemanticError(f"desc.scatter: the descriptor holds {self.dtype}, the value is {value.dtype}; "
+                                f"convert it with .to({self.dtype})")
+        semantic.store(ptrs, value, inside)
 
-    def scatter(self, *args):
-        from ..errors import NotImplementedYet
-
-        raise NotImplementedYet("tensor descriptor scatter (Blackwell's TMA scatter) is not supported yet")
+    def _rows(self, what: str, args):
+        """The pointers and in-bounds mask of a gather or scatter, after Triton's checks."""
+        if len(args) != 2:
+            raise SemanticError(f"desc.{what} takes x_offsets and y_offset (2-D indexing), got {len(args)} indices")
+        if len(self.block_shape) != 2 or self.block_shape[0] != 1:
+            raise SemanticError(f"desc.{what} needs a 2-D descriptor whose block is one row, got block_shape "
+                                f"{list(self.block_shape)}")
+        rows = bp._unwrap(args[0])
+        if not isinstance(rows, bp._core().tensor) or len(rows.shape) != 1 or not rows.dtype.is_int():
+            raise SemanticError(f"desc.{what}: x_offsets must be a 1-D integer tensor, got "
+                                f"{getattr(rows, 'dtype', type(rows).__name__)} of shape {list(getattr(rows, 'shape', ()))}")
+        if rows.shape[0] < 8:
+            raise SemanticError(f"desc.{what} must have at least 8 rows, got {rows.shape[0]}")
+        min_cols = 32 // self.dtype.primitive_bitwidth * 8
+        if self.block_shape[1] < min_cols:
+            raise SemanticError(f"desc.{what} of {self.dtype} must have at least {min_cols} columns, got "
+                                f"{self.block_shape[1]}")
+        col = bp._scalars(args[1], False, f"desc.{what} y_offset")[0]
+        r = semantic.expand_dims(semantic.cast(rows, T.int64), 1)
+        c = semantic.expand_dims(semantic.add(semantic.cast(col, T.int64),
+                                              semantic.cast(semantic.arange(0, self.block_shape[1]), T.int64)), 0)
+        inside = semantic.logical("and", semantic.logical("and", semantic.compare("ge", r, 0),
+                                                          semantic.compare("lt", r, self.shape[0])),
+                                  semantic.logical("and", semantic.compare("ge", c, 0),
+                                                   semantic.compare("lt", c, self.shape[1])))
+        shape = (rows.shape[0], self.block_shape[1])
+        ptrs = semantic.add(semantic.add(self.base, semantic.mul(r, self.strides[0])), semantic.mul(c, self.strides[1]))
+        return semantic.broadcast_to(ptrs, shape), semantic.broadcast_to(inside, shape)
 
     def __repr__(self) -> str:
         return f"tensor_descriptor(<{list(self.block_shape)}, {self.dtype}>)"
+
+
+class host_tensor_descriptor(tensor_descriptor):  # noqa: N801
+    """A descriptor made on the host (``tritium.tools.tensor_descriptor.TensorDescriptor``): its base,
+    shape (int32, as Triton passes it) and strides but the last are kernel parameters, the last
+    stride is the constant 1 (the host checked it), so rows are contiguous as the layout passes
+    need to vectorise them. Loops, ``if``s and ``@jit`` calls carry just those parts."""
+
+    def __init__(self, base, shape: Sequence, strides: Sequence, block_shape: tuple[int, ...], padding: str):
+        self._parts = [base, *shape, *strides]  # the runtime parts: the last stride is no part
+        full = [*strides, semantic.constant(1, T.int64)]
+        super().__init__(base, shape, full, block_shape, padding)
+
+    @property
+    def signature(self) -> tuple:
+        return ("host", *super().signature)
+
+    def components(self) -> list:
+        return list(self._parts)
+
+    def rebuild(self, handles: Sequence[Any]) -> "host_tensor_descriptor":
+        return host_tensor_descriptor.from_parts(
+            [bp._core().tensor(h, c.dtype, c.shape) for h, c in zip(handles, self._parts)],
+            self.block_shape, self.padding)
+
+    @staticmethod
+    def from_parts(parts: Sequence, block_shape: tuple[int, ...], padding: str) -> "host_tensor_descriptor":
+        """The descriptor of its runtime ``parts``: base, ``rank`` shapes, ``rank - 1`` strides."""
+        rank = len(block_shape)
+        return host_tensor_descriptor(parts[0], parts[1:1 + rank], parts[1 + rank:], tuple(block_shape), padding)
+
+    @staticmethod
+    def parameters(element: T.dtype, rank: int) -> list:
+        """Placeholders of its runtime parts (no IR values yet), in ``components`` order: what a
+        kernel's signature holds for one descriptor parameter."""
+        tensor = bp._core().tensor
+        return [tensor(None, T.pointer_type(element), ())] + [tensor(None, T.int32, ()) for _ in range(rank)] + \
+            [tensor(None, T.int64, ()) for _ in range(rank - 1)]
+
+
+class host_descriptor_parameter(host_tensor_descriptor):  # noqa: N801
+    """The kernel parameter a host descriptor binds to, before the kernel's function has IR values:
+    the frontend makes the function's parameters from ``components`` and then ``rebuild``s it."""
+
+    def __init__(self, element: T.dtype, block_shape: tuple[int, ...], padding: str):  # noqa: super not called
+        self._parts = host_tensor_descriptor.parameters(element, len(block_shape))
+        self.base, self.block_shape, self.padding = self._parts[0], tuple(block_shape), padding
+        self.order = tuple(reversed(range(len(block_shape))))
 
 
 def make_tensor_descriptor(base, shape, strides, block_shape, padding_option="zero") -> tensor_descriptor:

@@ -8,6 +8,9 @@ from typing import Any, Sequence
 from ..errors import ArgumentError
 from ..language import dtypes as T
 from ..language.semantic import SemanticError, argument_dtype
+from ..tools.tensor_descriptor import TensorDescriptor
+from .descriptors import bind as bind_descriptor
+from .descriptors import descriptor_type
 
 
 def _np_generic():
@@ -46,6 +49,8 @@ def arg_type(value: Any, name: str, kernel: str) -> str:
 
 
 def _arg_type(value: Any, name: str, kernel: str) -> str:
+    if isinstance(value, TensorDescriptor):
+        return descriptor_type(value, name, kernel)
     if isinstance(value, MockTensor):  # (never cached: every launch of one comes here)
         raise ArgumentError(f"kernel '{kernel}': argument '{name}' is a MockTensor, which has no memory: it "
                             "stands in for a tensor in warmup() only; launch with a real array")
@@ -134,7 +139,10 @@ def mock_type(value: MockTensor, name: str, kernel: str) -> str:
 
 
 def bind(target: Any, value: Any, arg_type: str, name: str, kernel: str) -> Any:
-    """``target.bind_arg`` with the kernel named in its errors."""
+    """``target.bind_arg`` with the kernel named in its errors (a tensor descriptor: the tuple of its
+    bound parts, ``descriptors.bind``)."""
+    if arg_type[0] == "t":
+        return bind_descriptor(target.bind_arg, value, arg_type, name, kernel)
     try:
         return target.bind_arg(value, arg_type, name)
     except ArgumentError as e:

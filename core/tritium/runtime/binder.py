@@ -21,6 +21,7 @@ from typing import Any, Callable
 from ..environment import raw_expression, raw_reader
 from ..errors import TritiumError
 from .args import ARRAY_TYPES, SPECIALIZED_INTS, arg_type
+from .descriptors import bind as bind_descriptor
 
 #: environment variables that change what compiles
 COMPILE_ENVIRONMENT = ("TRITIUM_DEBUG", "TRITIUM_OVERRIDE_DIR")
@@ -61,6 +62,7 @@ class Binder:
             "_tritium_type": arg_type, "_tritium_dtypes": ARRAY_TYPES, "_tritium_none": {},
             "_tritium_ints": SPECIALIZED_INTS, "_tritium_array": inline.cls if inline else None,
             "_tritium_bind": target.bind_arg,
+            "_tritium_bind_desc": lambda v, t, n: bind_descriptor(target.bind_arg, v, t, n, jitfn.__name__),
             "_tritium_constexpr": constexpr, "_tritium_defaults": jitfn.defaults, "_tritium_debug": jitfn.debug,
             "_tritium_kernel": jitfn.__name__,
             "_tritium_jit": jitfn, "_tritium_kernels": jitfn.kernels, "_tritium_self": self,
@@ -160,11 +162,15 @@ def _argument_lines(i: int, n: str, inline: Any, specialize: bool) -> list[str]:
               "else:",
               f"    {t} = (_tritium_dtypes.get(_tritium_k{i}) or _tritium_none).get(getattr({n}, 'dtype', None)) "
               f"or _tritium_type({n}, {n!r}, _tritium_kernel)",
-              f"    {b} = _tritium_bind({n}, {t}, {n!r})"]
+              f"    {b} = _tritium_bind({n}, {t}, {n!r}) if {t}[0] != 't' else _tritium_bind_desc({n}, {t}, {n!r})"]
     if not specialize:
         return lines + [f"    {s} = None"] + (["    _tritium_mixed = True"] if inline else [])
     lines += [f"    if {t}[0] == '*':",
               f"        {s} = ({b} % 16 == 0) if isinstance({b}, int) else None"]
+    if inline:
+        lines.append("        _tritium_mixed = True")
+    lines += [f"    elif {t}[0] == 't':",  # a tensor descriptor: the host checked its alignments
+              f"        {s} = None"]
     if inline:
         lines.append("        _tritium_mixed = True")
     return lines + ["    else:",

@@ -15,7 +15,12 @@ from typing import Any
 
 from ..errors import ArgumentError, CompilationError, TritiumError, user_facing
 from ..target import KernelSignature
+from ..tools.tensor_descriptor import TensorDescriptor
 from . import cache as disk_cache
+from .descriptors import FlatLauncher, flat_signature, is_descriptor_type
+from .descriptors import canonical as descriptor_type_of
+from .descriptors import parameter as descriptor_parameter
+from .descriptors import parameter_attributes as descriptor_attributes
 
 
 class KernelMetadata(dict):
@@ -51,8 +56,12 @@ class CompiledKernel:
 
     def __init__(self, target, signature: KernelSignature, asm: dict[str, Any], metadata: dict, binary: bytes,
                  cache_hit: bool = False, options: Any = None, constants: dict[str, Any] | None = None,
-                 params: tuple[str, ...] = ()):
+                 params: tuple[str, ...] = (), arg_types: dict[str, str] | None = None):
         self.target, self.signature, self.asm = target, signature, asm
+        #: each runtime parameter's type as launches give it (a descriptor: ``tensordesc<...>``), where
+        #: ``signature`` is what the target compiled and loads, descriptors spread into their parts
+        self.arg_types = dict(arg_types) if arg_types is not None else dict(zip(signature.arg_names,
+                                                                                signature.arg_types))
         #: the constexpr values it was compiled with, and every parameter of the @jit function in order
         self.constants, self.params = dict(constants or {}), tuple(params) or signature.arg_names
         self.metadata = KernelMetadata(metadata, options)
@@ -70,7 +79,9 @@ class CompiledKernel:
         if self._launcher is None:
             with COMPILE_LOCK:
                 if self._launcher is None:
-                    self._launcher = self.target.driver.load(self.binary, self.signature, self.metadata)
+                    launcher = self.target.driver.load(self.binary, self.signature, self.metadata)
+                    spread = frozenset(i for i, t in enumerate(self.arg_types.values()) if is_descriptor_type(t))
+                    self._launcher = FlatLauncher(launcher, spread) if spread else launcher
         return self._launcher
 
     @property
@@ -116,7 +127,8 @@ class CompiledKernel:
     def check_writable(self, values: dict[str, Any]) -> None:
         """Refuse read-only arrays (numpy's writeable flag) where the kernel stores."""
         for name in self.written_args:
-            flags = getattr(values[name], "flags", None)
+            value = values[name]
+            flags = getattr(value.base if isinstance(value, TensorDescriptor) else value, "flags", None)
             if flags is not None and getattr(flags, "writeable", True) is False:
                 raise ArgumentError(f"kernel '{self.name}' stores through '{name}', but that array is read-only; "
                                     "pass a writable array (e.g. numpy.array(x) makes a writable copy)")
@@ -130,20 +142,20 @@ class CompiledKernel:
 
         @user_facing
         def run(*args):
-            sig = self.signature
-            if len(args) == len(self.params) != len(sig.arg_types):
+            names, types, kernel = list(self.arg_types), list(self.arg_types.values()), self.name
+            if len(args) == len(self.params) != len(types):
                 args = self._runtime_args(args)
-            if len(args) != len(sig.arg_types):
-                raise ArgumentError(f"kernel '{sig.name}' takes {len(sig.arg_types)} runtime arguments "
-                                    f"({', '.join(sig.arg_names)}), got {len(args)}")
-            for a, t, n in zip(args, sig.arg_types, sig.arg_names):
-                given = arg_type(a, n, sig.name)
+            if len(args) != len(types):
+                raise ArgumentError(f"kernel '{kernel}' takes {len(types)} runtime arguments "
+                                    f"({', '.join(names)}), got {len(args)}")
+            for a, t, n in zip(args, types, names):
+                given = arg_type(a, n, kernel)
                 if not _fits(given, t):
-                    raise ArgumentError(f"kernel '{sig.name}' was compiled with '{n}' of type {t}, but it was "
+                    raise ArgumentError(f"kernel '{kernel}' was compiled with '{n}' of type {t}, but it was "
                                         f"given {_describe_type(given)}; pass {_describe_type(t)} or compile "
                                         f"for this type")
-            named = dict(zip(sig.arg_names, args))
-            vals = [bind(self.target, a, t, n, sig.name) for a, t, n in zip(args, sig.arg_types, sig.arg_names)]
+            named = dict(zip(names, args))
+            vals = [bind(self.target, a, t, n, kernel) for a, t, n in zip(args, types, names)]
             self.check_writable(named)
             run_on_grid(self, grid, vals, named)
         return run
@@ -155,7 +167,7 @@ class CompiledKernel:
 
         runtime = []
         for name, value in zip(self.params, args):
-            if name in self.signature.arg_names:
+            if name in self.arg_types:
                 runtime.append(value)
                 continue
             given = value.value if isinstance(value, constexpr) else value
@@ -175,19 +187,34 @@ def _signature_type(kernel: str, name: str, text: Any) -> str:
 
     t = str(text).strip()
     try:
+        if is_descriptor_type(t):
+            return descriptor_type_of(t)
         T.from_signature(t)
     except ValueError:
         valid = ", ".join(T.dtype(n).short for n in T.dtype.SINTS + T.dtype.UINTS + T.dtype.FLOATS)
         raise ArgumentError(f"kernel '{kernel}': unknown type {text!r} for '{name}' in the signature; valid types "
-                            f"are {valid}, and '*' before one of them for a pointer (e.g. '*fp32')") from None
+                            f"are {valid}, '*' before one of them for a pointer (e.g. '*fp32'), and "
+                            "'tensordesc<fp16[64, 64]>' for a tensor descriptor") from None
     return t
+
+
+def _split_types(signature: str) -> list[str]:
+    """The types of a signature written as one string, split at the commas between them (not those
+    inside ``tensordesc<fp16[64, 64]>``)."""
+    types, depth, start = [], 0, 0
+    for i, c in enumerate(signature + ","):
+        depth += (c in "[<") - (c in "]>")
+        if c == "," and depth == 0:
+            types.append(signature[start:i].strip())
+            start = i + 1
+    return [t for t in types if t]
 
 
 def _fits(given: str, compiled: str) -> bool:
     """Whether a value typed ``given`` may be passed where ``compiled`` was compiled: pointers only to
     the same element type (the kernel reads the memory as that type), integers to integer
     parameters, numbers to float parameters (the target checks ranges)."""
-    if given.startswith("*") or compiled.startswith("*"):
+    if given[0] in "*t" or compiled[0] in "*t":  # pointers and tensor descriptors
         return given == compiled
     if compiled.startswith("fp") or compiled == "bf16":
         return True
@@ -195,6 +222,8 @@ def _fits(given: str, compiled: str) -> bool:
 
 
 def _describe_type(t: str) -> str:
+    if is_descriptor_type(t):
+        return f"a tensor descriptor ({t})"
     return f"an array of {t[1:]} ({t})" if t.startswith("*") else f"a scalar of type {t}"
 
 
@@ -261,7 +290,7 @@ def _compile_specialized(jitfn, target, arg_types, constants, specs, options, gi
         raise ArgumentError(f"kernel '{jitfn.__name__}': {e}") from None
     if given is None and override_files(jitfn.__name__):  # read once: the key and the pipeline see one text
         given = choose_override(jitfn.__name__, list(build_pipeline(target, opts)))
-    signature = KernelSignature(jitfn.__name__, tuple(arg_types), tuple(arg_types.values()))
+    signature = KernelSignature(jitfn.__name__, *flat_signature(tuple(arg_types), tuple(arg_types.values())))
     key = disk_cache.cache_key({
         "source": jitfn.cache_key, "name": jitfn.__name__, "arg_types": list(arg_types.items()),
         "specialization": sorted(specs.items()), "constants": sorted((k, repr(v)) for k, v in constants.items()),
@@ -279,13 +308,13 @@ def _compile_specialized(jitfn, target, arg_types, constants, specs, options, gi
             check_dump_selection(list(entry.asm))
             dump(jitfn.__name__, entry.asm, key, target)
         return CompiledKernel(target, signature, entry.asm, entry.metadata, entry.binary, cache_hit=True, options=opts,
-                              constants=constants, params=tuple(jitfn.arg_names))
+                              constants=constants, params=tuple(jitfn.arg_names), arg_types=arg_types)
     asm, metadata = _run_pipeline(jitfn, target, opts, signature, arg_types, constants, specs, key, given)
     binary = asm[target.binary_stage]
     binary = binary.encode() if isinstance(binary, str) else binary  # e.g. PTX, loaded as text
     cache.put(key, binary, metadata, asm)
     return CompiledKernel(target, signature, asm, metadata, binary, options=opts, constants=constants,
-                          params=tuple(jitfn.arg_names))
+                          params=tuple(jitfn.arg_names), arg_types=arg_types)
 
 
 def _run_pipeline(jitfn, target, opts, signature, arg_types, constants, specs, key, given):
@@ -295,18 +324,21 @@ def _run_pipeline(jitfn, target, opts, signature, arg_types, constants, specs, k
     from ..language import dtypes as T
     from ..passes.pipeline import CompileContext
 
-    arg_values, divisible, known = [], [], {}
-    for name in jitfn.arg_names:
-        if name in arg_types:
-            arg_values.append(tlc.tensor(None, T.from_signature(arg_types[name]), ()))
-            divisible.append(specs.get(name) == "D")
-            if specs.get(name) == "1":
-                known[name] = 1
-        else:
-            arg_values.append(constants.get(name))
     ctx = CompileContext(signature, target, opts, {"name": jitfn.__name__}, key=key)
     with tile.context(), ir.Location.unknown():
-        attrs = [{"tile.divisibility": tile.i32_attr(16)} if d else {} for d in divisible]
+        arg_values, attrs, known = [], [], {}
+        for name in jitfn.arg_names:
+            t = arg_types.get(name)
+            if t is None:
+                arg_values.append(constants.get(name))
+            elif is_descriptor_type(t):
+                arg_values.append(descriptor_parameter(t))
+                attrs += descriptor_attributes(t)
+            else:
+                arg_values.append(tlc.tensor(None, T.from_signature(t), ()))
+                attrs.append({"tile.divisibility": tile.i32_attr(16)} if specs.get(name) == "D" else {})
+                if specs.get(name) == "1":
+                    known[name] = 1
         asm = build_pipeline(target, opts).run((jitfn, arg_values, attrs, known), ctx, given)
     return asm, _plain(ctx.metadata)
 
@@ -339,7 +371,7 @@ def compile(fn, signature: dict[str, str] | str, constants: dict[str, Any] | Non
     constants = dict(constants or {})
     if isinstance(signature, str):
         names = [n for n in fn.arg_names if n not in constants and n not in fn.constexprs]
-        types = [s.strip() for s in signature.split(",") if s.strip()]
+        types = _split_types(signature)
         if len(types) != len(names):
             raise ArgumentError(f"kernel '{fn.__name__}': signature lists {len(types)} types for "
                                 f"{len(names)} runtime parameters ({', '.join(names)})")

@@ -11,9 +11,12 @@ import operator
 from typing import Any, Iterator, Sequence
 
 from ..errors import ArgumentError, user_facing
+from ..tools.tensor_descriptor import TensorDescriptor
 from .args import MockTensor, arg_type, bind, mock_type, specialization
 from .async_compile import active_mode
 from .binder import Binder, environment_key
+from .descriptors import bind as bind_descriptor
+from .descriptors import is_descriptor_type
 from .host import HostMemory, host_address
 
 
@@ -134,6 +137,9 @@ def prepare(target, jitfn, args: tuple, kwargs: dict, binder=bind, warmup: bool 
 def _bind_host_arrays(target, value: Any, arg_type: str, name: str, kernel: str) -> Any:
     """Pointers as the address of a host array standing in for device memory; scalars as the
     target binds them (the target's driver is never asked)."""
+    if is_descriptor_type(arg_type):
+        return bind_descriptor(lambda v, t, n: _bind_host_arrays(target, v, t, n, kernel), value, arg_type, name,
+                               kernel)
     if arg_type.startswith("*"):
         try:
             return host_address(value, name, target.name)
@@ -241,12 +247,13 @@ _HAS_FLAGS: dict[type, bool] = {}
 
 
 def check_writable(kernel, jitfn, params: tuple) -> None:
-    """``kernel.check_writable`` when a written argument is of a class with numpy's ``flags``."""
+    """``kernel.check_writable`` when a written argument is of a class with numpy's ``flags`` (or a
+    tensor descriptor, whose base may be such)."""
     for i in kernel.written_params:
         cls = type(params[i])
         has = _HAS_FLAGS.get(cls)
         if has is None:
-            has = _HAS_FLAGS[cls] = hasattr(cls, "flags")
+            has = _HAS_FLAGS[cls] = hasattr(cls, "flags") or cls is TensorDescriptor  # (its base may have them)
         if has:
             kernel.check_writable(dict(zip(jitfn.arg_names, params)))
             return

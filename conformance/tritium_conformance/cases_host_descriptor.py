@@ -1,0 +1,247 @@
+"""Conformance cases of tensor descriptors made on the host (``tritium.tools.tensor_descriptor``):
+copies through ``desc.load``/``desc.store`` of pitched tensors (rows padded to 16-byte strides, the
+padding poisoned, so a write past the descriptor's shape fails) in 1 to 3 dimensions, NaN padding,
+the descriptor's shape and strides read in the kernel, a descriptor carried through a loop and a
+``@jit`` call, a matmul over descriptors with ``tl.dot``, atomics, and the row gathers and scatters
+of ``desc.gather``/``desc.scatter`` with rows and columns outside the tensor. References in numpy."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import tritium as triton
+import tritium.language as tl
+from tritium.tools.tensor_descriptor import TensorDescriptor
+
+from .suite import Device, Output, cases
+
+POISON = 77
+
+
+def _data(dtype: str, shape: tuple, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    if np.dtype(dtype).kind == "f":
+        return rng.standard_normal(shape).astype(dtype)
+    return rng.integers(0, 100, shape).astype(dtype)
+
+
+def _pitched(dev: Device, data: np.ndarray, fill=POISON):
+    """``data`` on the device in rows padded to a multiple of 16 bytes (the padding ``fill``), and
+    the whole pitched host array: (device buffer, its strides in elements, host copy)."""
+    item = data.dtype.itemsize
+    pitch = -(-data.shape[-1] * item // 16) * 16 // item
+    host = np.full(data.shape[:-1] + (pitch,), fill, data.dtype)
+    host[..., :data.shape[-1]] = data
+    strides = [s // item for s in host.strides]
+    return dev.to_device(host), strides, host
+
+
+@triton.jit
+def host_copy_kernel(src, dst, BM: tl.constexpr, BN: tl.constexpr):
+    om, on = tl.program_id(0) * BM, tl.program_id(1) * BN
+    dst.store([om, on], src.load([om, on]))
+
+
+#: name -> (dtype, M, N, BM, BN): ragged edges on both axes, and a tensor smaller than one block
+COPIES = {"fp32-50x37": ("float32", 50, 37, 16, 32), "fp16-33x70": ("float16", 33, 70, 8, 64),
+          "int32-7x5": ("int32", 7, 5, 8, 8), "uint8-20x50": ("uint8", 20, 50, 4, 16),
+          "int16-19x24": ("int16", 19, 24, 16, 8)}
+
+
+@cases("host-desc-copy2d-{name}", name=list(COPIES))
+def copy2d(dev: Device, name: str) -> list[Output]:
+    dtype, m, n, bm, bn = COPIES[name]
+    src = _data(dtype, (m, n), 1)
+    s, s_strides, _ = _pitched(dev, src)
+    d, d_strides, want = _pitched(dev, np.full((m, n), POISON, dtype))
+    want[:, :n] = src
+    dev.launch(host_copy_kernel, (triton.cdiv(m, bm), triton.cdiv(n, bn)),
+               TensorDescriptor(s, [m, n], s_strides, [bm, bn]), TensorDescriptor(d, [m, n], d_strides, [bm, bn]),
+               BM=bm, BN=bn)
+    return [Output("copy", dev.to_host(d), want)]
+
+
+@triton.jit
+def host_copy1d_kernel(src, dst, B: tl.constexpr):
+    dst.store([tl.program_id(0) * B], src.load([tl.program_id(0) * B]) * 3)
+
+
+@cases("host-desc-copy1d-n{n}", n=[1, 100, 256])
+def copy1d(dev: Device, n: int) -> list[Output]:
+    src = _data("float32", (n,), 2)
+    want = np.full(-(-n // 64) * 64, POISON, np.float32)
+    want[:n] = src * 3
+    dst = dev.full(want.shape, POISON, np.float32)
+    s = dev.to_device(src)
+    dev.launch(host_copy1d_kernel, (triton.cdiv(n, 64),), TensorDescriptor(s, [n], [1], [64]),
+               TensorDescriptor(dst, [n], [1], [64]), B=64)
+    return [Output("copy", dev.to_host(dst), want)]
+
+
+@triton.jit
+def host_copy3d_kernel(src, dst, BA: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    at = [tl.program_id(2) * BA, tl.program_id(0) * BM, tl.program_id(1) * BN]
+    dst.store(at, src.load(at))
+
+
+@cases("host-desc-copy3d-{dtype}", dtype=["float32", "int8"])
+def copy3d(dev: Device, dtype: str) -> list[Output]:
+    a, m, n, ba, bm, bn = 3, 10, 20, 2, 8, 16
+    src = _data(dtype, (a, m, n), 3)
+    s, ss, _ = _pitched(dev, src)
+    d, ds, want = _pitched(dev, np.full((a, m, n), POISON, dtype))
+    want[..., :n] = src
+    dev.launch(host_copy3d_kernel, (triton.cdiv(m, bm), triton.cdiv(n, bn), triton.cdiv(a, ba)),
+               TensorDescriptor(s, [a, m, n], ss, [ba, bm, bn]), TensorDescriptor(d, [a, m, n], ds, [ba, bm, bn]),
+               BA=ba, BM=bm, BN=bn)
+    return [Output("copy", dev.to_host(d), want)]
+
+
+@triton.jit
+def host_padded_kernel(src, out, OW, BM: tl.constexpr, BN: tl.constexpr):
+    """Each block as read (padding included) into a buffer of whole blocks, ``OW`` elements wide."""
+    rows = tl.program_id(0) * BM + tl.arange(0, BM)
+    cols = tl.program_id(1) * BN + tl.arange(0, BN)
+    tl.store(out + rows[:, None] * OW + cols[None, :], src.load([tl.program_id(0) * BM, tl.program_id(1) * BN]))
+
+
+@cases("host-desc-padding-{pad}-{dtype}", pad=["zero", "nan"], dtype=["float32", "float16"])
+def padded(dev: Device, pad: str, dtype: str) -> list[Output]:
+    m, n, bm, bn = 21, 37, 8, 16
+    gm, gn = triton.cdiv(m, bm), triton.cdiv(n, bn)
+    src = _data(dtype, (m, n), 4)
+    s, strides, _ = _pitched(dev, src, fill=1234)  # the pitch padding must never be read
+    want = np.full((gm * bm, gn * bn), 0 if pad == "zero" else np.nan, dtype)
+    want[:m, :n] = src
+    out = dev.full(want.shape, POISON, dtype)
+    dev.launch(host_padded_kernel, (gm, gn), TensorDescriptor(s, [m, n], strides, [bm, bn], padding=pad), out,
+               gn * bn, BM=bm, BN=bn)
+    return [Output("blocks", dev.to_host(out), want)]
+
+
+@triton.jit
+def host_geometry_kernel(desc, out):
+    """The descriptor's shape and strides as the kernel sees them, and its block shape."""
+    tl.store(out + 0, desc.shape[0])
+    tl.store(out + 1, desc.shape[1])
+    tl.store(out + 2, desc.strides[0])
+    tl.store(out + 3, desc.strides[1])
+    tl.store(out + 4, desc.block_shape[0] * 1000 + desc.block_shape[1])
+
+
+@cases("host-desc-geometry")
+def geometry(dev: Device) -> list[Output]:
+    src = dev.full((40, 48), 0, np.float32)
+    out = dev.full((5,), -1, np.int64)
+    dev.launch(host_geometry_kernel, (1,), TensorDescriptor(src, [33, 45], [48, 1], [8, 32]), out)
+    return [Output("geometry", dev.to_host(out), np.array([33, 45, 48, 1, 8032], np.int64))]
+
+
+@triton.jit
+def _block_sum(desc, om, on):
+    return tl.sum(desc.load([om, on]).to(tl.float32), axis=1)
+
+
+@triton.jit
+def host_rowsum_kernel(src, out, BM: tl.constexpr, BN: tl.constexpr):
+    """Row sums over a loop of blocks, the descriptor read through a @jit call in the loop."""
+    om = tl.program_id(0) * BM
+    acc = tl.zeros((BM,), dtype=tl.float32)
+    for on in range(0, src.shape[1], BN):
+        acc += _block_sum(src, om, on)
+    rows = om + tl.arange(0, BM)
+    tl.store(out + rows, acc, mask=rows < src.shape[0])
+
+
+@cases("host-desc-loop-rowsum-{dtype}", dtype=["float32", "float16"])
+def loop_rowsum(dev: Device, dtype: str) -> list[Output]:
+    m, n = 40, 300
+    src = _data(dtype, (m, n), 5)
+    s, strides, _ = _pitched(dev, src)
+    out = dev.full((m,), np.nan, np.float32)
+    dev.launch(host_rowsum_kernel, (triton.cdiv(m, 16),), TensorDescriptor(s, [m, n], strides, [16, 64]), out,
+               BM=16, BN=64)
+    return [Output("sums", dev.to_host(out), src.astype(np.float64).sum(axis=1), rtol=1e-4, atol=1e-3)]
+
+
+@triton.jit
+def host_matmul_kernel(a_desc, b_desc, c_desc, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """Triton's descriptor matmul: C = A @ B over K in BK steps (tutorial 09's shape)."""
+    om, on = tl.program_id(0) * BM, tl.program_id(1) * BN
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        acc = tl.dot(a_desc.load([om, k]), b_desc.load([k, on]), acc)
+    c_desc.store([om, on], acc.to(c_desc.dtype))
+
+
+@cases("host-desc-matmul-{dtype}", dtype=["float16", "float32"])
+def matmul(dev: Device, dtype: str) -> list[Output]:
+    m, n, k = 70, 56, 100
+    a, b = _data(dtype, (m, k), 6), _data(dtype, (k, n), 7)
+    ad, a_strides, _ = _pitched(dev, a)
+    bd, b_strides, _ = _pitched(dev, b)
+    cd, c_strides, _ = _pitched(dev, np.full((m, n), POISON, dtype))
+    bm, bn, bk = 32, 32, 32
+    dev.launch(host_matmul_kernel, (triton.cdiv(m, bm), triton.cdiv(n, bn)),
+               TensorDescriptor(ad, [m, k], a_strides, [bm, bk]), TensorDescriptor(bd, [k, n], b_strides, [bk, bn]),
+               TensorDescriptor(cd, [m, n], c_strides, [bm, bn]), k, BM=bm, BN=bn, BK=bk)
+    got = dev.to_host(cd)[:, :n]
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    tol = (1e-2, 5e-2) if dtype == "float16" else (1e-5, 1e-4)
+    return [Output("c", got, want, rtol=tol[0], atol=tol[1])]
+
+
+@triton.jit
+def host_atomic_kernel(src, dst, BM: tl.constexpr, BN: tl.constexpr):
+    om, on = tl.program_id(0) * BM, tl.program_id(1) * BN
+    dst.atomic_add([om, on], src.load([om, on]))
+    dst.atomic_max([om, on], src.load([om, on]) * 2)
+
+
+@cases("host-desc-atomics-int32")
+def atomics(dev: Device) -> list[Output]:
+    m, n = 30, 45
+    src = _data("int32", (m, n), 8)
+    base = _data("int32", (m, n), 9)
+    s, ss, _ = _pitched(dev, src)
+    d, ds, want = _pitched(dev, base)
+    want[:, :n] = np.maximum(base + src, 2 * src)
+    dev.launch(host_atomic_kernel, (triton.cdiv(m, 16), triton.cdiv(n, 16)), TensorDescriptor(s, [m, n], ss, [16, 16]),
+               TensorDescriptor(d, [m, n], ds, [16, 16]), BM=16, BN=16)
+    return [Output("result", dev.to_host(d), want)]
+
+
+@triton.jit
+def host_gather_kernel(src, dst, rows_ptr, out, col, R: tl.constexpr, C: tl.constexpr):
+    """Gather rows ``rows`` of ``src`` from column ``col`` into ``out`` and scatter them, plus one,
+    to the same places of ``dst``."""
+    rows = tl.load(rows_ptr + tl.arange(0, R))
+    v = src.gather(rows, col)
+    tl.store(out + tl.arange(0, R)[:, None] * C + tl.arange(0, C)[None, :], v)
+    dst.scatter(v + 1, rows, col)
+
+
+#: name -> (dtype, columns per row C); rows outside the tensor (negative and past the end) read the
+#: padding and write nothing, and the column window runs past the last column
+GATHERS = {"fp32": ("float32", 16), "fp16": ("float16", 32), "int8": ("int8", 64)}
+
+
+@cases("host-desc-gather-scatter-{name}", name=list(GATHERS))
+def gather_scatter(dev: Device, name: str) -> list[Output]:
+    dtype, c = GATHERS[name]
+    m, n, col = 20, c + 20, 28
+    rows = np.array([0, 3, 19, 25, -1, 7, 11, 2, 18, 5, 40, 9, 1, 13, 6, 4], np.int32)
+    src = _data(dtype, (m, n), 10)
+    s, ss, _ = _pitched(dev, src)
+    d, ds, dst = _pitched(dev, np.zeros((m, n), dtype))
+    out = dev.full((len(rows), c), POISON, dtype)
+    gathered = np.zeros((len(rows), c), dtype)
+    for i, r in enumerate(rows):
+        cols = np.arange(col, col + c)
+        inside = (cols < n) & (0 <= r < m)
+        gathered[i, inside] = src[r, cols[inside]] if 0 <= r < m else 0
+        if 0 <= r < m:
+            dst[r, cols[inside]] = gathered[i, inside] + 1
+    dev.launch(host_gather_kernel, (1,), TensorDescriptor(s, [m, n], ss, [1, c]),
+               TensorDescriptor(d, [m, n], ds, [1, c]), dev.to_device(rows), out, col, R=len(rows), C=c)
+    return [Output("gathered", dev.to_host(out), gathered), Output("scattered", dev.to_host(d), dst)]
