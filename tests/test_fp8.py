@@ -127,7 +127,10 @@ def _ulp(z: float, t) -> float:
 
 @pytest.mark.parametrize("what,error", [
     ("int", "fp8 converts to and from floats only"),
-    ("e4b15", "not supported yet"),
+    ("fp64-e4b15", r"cannot convert tl.float64 to tl.float8e4b15 directly \(Triton refuses it\): go through "
+                   r"tl.float32"),
+    ("e4b8-fp64", r"cannot convert tl.float8e4b8 to tl.float64 directly"),
+    ("rtz-e5b16", r"fp_downcast_rounding='rtz' is not supported for conversions to tl.float8e5b16"),
     ("upcast-rtz", "only to conversions to a narrower float"),
     ("bad-mode", "invalid rounding mode 'up'"),
 ])
@@ -155,4 +158,103 @@ def test_dot_of_fp8_operands_accumulates_their_exact_values_in_fp32(target):
     K.fp8_dot[(1,)](dev.to_device(a), dev.to_device(b), c, M=16, N=16, K=32)
     av = np.vectorize(lambda x: value_of(int(x), "e5m2"))(a)
     bv = np.vectorize(lambda x: value_of(int(x), "e4m3"))(b)
+    np.testing.assert_allclose(dev.to_host(c), av @ bv, rtol=1e-5, atol=1e-5)
+
+
+# -- the other fp8 formats: AMD's fnuz types and Triton's e4b15 -------------------------------------
+#: (exponent bits, mantissa bits, bias, NaN pattern or None, largest pattern rounding reaches,
+#: ties away from zero)
+VARIANTS = {"e4b8": (4, 3, 8, 0x80, 0x7F, False), "e5b16": (5, 2, 16, 0x80, 0x7F, False),
+            "e4b15": (4, 3, 15, None, 0x7E, True)}
+DTYPES = {"e4b8": tl.float8e4b8, "e5b16": tl.float8e5b16, "e4b15": tl.float8e4b15}
+
+
+def variant_value(bits: int, fmt: str) -> float:
+    """What the pattern means: no infinities; fnuz's 0x80 is NaN, every other pattern a number."""
+    e_bits, m_bits, bias, nan, _, _ = VARIANTS[fmt]
+    if nan is not None and bits == nan:
+        return math.nan
+    sign = -1.0 if bits & 0x80 else 1.0
+    e, m = (bits >> m_bits) & ((1 << e_bits) - 1), bits & ((1 << m_bits) - 1)
+    if e == 0:
+        return sign * m * 2.0 ** (1 - bias - m_bits)
+    return sign * (1 + m / 2 ** m_bits) * 2.0 ** (e - bias)
+
+
+def variant_bits(x: float, fmt: str, nan_sign: bool = False) -> int:
+    """The nearest pattern up to the largest rounding reaches (saturating), ties to the even pattern
+    (fnuz) or away from zero (e4b15). fnuz: NaN and infinities are 0x80, zero has no sign. e4b15:
+    NaN saturates like infinities, to +max (or keeping its sign, ``nan_sign``)."""
+    _, _, _, nan, top, away = VARIANTS[fmt]
+    negative = math.copysign(1, x) < 0
+    if math.isnan(x) or math.isinf(x):
+        if nan is not None:
+            return nan
+        return top | (0x80 if negative and (math.isinf(x) or nan_sign) else 0)
+    a = min(abs(x), variant_value(top, fmt))
+    best = min(range(top + 1), key=lambda b: (abs(variant_value(b, fmt) - a),
+                                             -b if away else b & 1))
+    if nan is not None and best == 0:
+        return 0
+    return best | (0x80 if negative else 0)
+
+
+def _variant_sample() -> np.ndarray:
+    rng = np.random.default_rng(15)
+    pos = sorted({variant_value(b, f) for f in VARIANTS for b in range(0x80) if not math.isnan(variant_value(b, f))})
+    mids = [(a + b) / 2 for a, b in zip(pos, pos[1:])]
+    x = np.concatenate([rng.standard_normal(200) * s for s in (1e-5, 1e-3, 0.3, 1, 100, 1e4)] +
+                       [pos, mids, np.negative(mids), np.nextafter(np.float32(mids), np.float32(0)),
+                        [np.inf, -np.inf, np.nan, -np.nan, 1e9, -1e9, 0.0, -0.0, 1.8, 1.875, 1.9, -1.8, 250, 60000,
+                         2.0 ** -20, -(2.0 ** -20)]])
+    return x.astype(np.float32)
+
+
+@pytest.mark.parametrize("fmt", list(VARIANTS))
+def test_float32_rounds_to_each_variant_as_triton(target, fmt):
+    x = _variant_sample()
+    n = x.size
+    dev = target.driver
+    out = dev.to_device(np.zeros(n, np.uint8))
+    K.to_variant[(1,)](dev.to_device(x), out, n, FMT=DTYPES[fmt], BLOCK=triton_block(n))
+    got = dev.to_host(out).tolist()
+    want = [variant_bits(float(v), fmt) for v in x]
+    bad = [(float(v), g, w) for v, g, w in zip(x, got, want) if g != w]
+    assert not bad, bad[:10]
+
+
+def test_every_float16_rounds_to_e4b15_as_triton(target):
+    """Triton's e4b15 conversion from fp16 (every pattern: a NaN keeps its sign there)."""
+    x = np.arange(1 << 16, dtype=np.uint16).view(np.float16)
+    dev = target.driver
+    out = dev.to_device(np.zeros(x.size, np.uint8))
+    K.to_variant[(1,)](dev.to_device(x), out, x.size, FMT=tl.float8e4b15, BLOCK=1 << 16)
+    got = dev.to_host(out)
+    want = np.array([variant_bits(float(v), "e4b15", nan_sign=True) for v in x], np.uint8)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("fmt", list(VARIANTS))
+def test_every_variant_value_converts_exactly_to_wider_floats(target, fmt):
+    dev = target.driver
+    bits = np.arange(256, dtype=np.uint8)
+    want = np.array([variant_value(int(b), fmt) for b in bits])
+    f32, f16, bf16 = (dev.to_device(np.zeros(256, t)) for t in (np.float32, np.float16, np.float32))
+    K.from_variant[(1,)](dev.to_device(bits), f32, f16, bf16, FMT=DTYPES[fmt], BF16=target.compiles, BLOCK=256)
+    for out in (f32, f16, bf16):
+        got = dev.to_host(out).astype(np.float64)
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got[~np.isnan(want)]), np.signbit(want[~np.isnan(want)]))
+
+
+@pytest.mark.parametrize("a_fmt,b_fmt", [("e4b8", "e5b16"), ("e4b15", "e4b15")])
+def test_dot_of_variant_operands_accumulates_their_exact_values(target, a_fmt, b_fmt):
+    dev = target.driver
+    rng = np.random.default_rng(12)
+    a = np.array([variant_bits(v, a_fmt) for v in rng.standard_normal(16 * 32) * 0.5], np.uint8).reshape(16, 32)
+    b = np.array([variant_bits(v, b_fmt) for v in rng.standard_normal(32 * 16) * 0.5], np.uint8).reshape(32, 16)
+    c = dev.to_device(np.zeros((16, 16), np.float32))
+    K.fp8_dot[(1,)](dev.to_device(a), dev.to_device(b), c, M=16, N=16, K=32, A=DTYPES[a_fmt], B=DTYPES[b_fmt])
+    av = np.vectorize(lambda x: variant_value(int(x), a_fmt))(a)
+    bv = np.vectorize(lambda x: variant_value(int(x), b_fmt))(b)
     np.testing.assert_allclose(dev.to_host(c), av @ bv, rtol=1e-5, atol=1e-5)

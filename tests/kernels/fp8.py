@@ -55,8 +55,12 @@ def bad_cast(x_ptr, WHAT: tl.constexpr):
     x = tl.load(x_ptr)
     if WHAT == "int":
         tl.store(x_ptr, x.to(tl.float8e5).to(tl.int32).to(tl.float32))
-    elif WHAT == "e4b15":
-        tl.store(x_ptr, x.to(tl.float8e4b15).to(tl.float32))
+    elif WHAT == "fp64-e4b15":
+        tl.store(x_ptr, x.to(tl.float64).to(tl.float8e4b15).to(tl.float32))
+    elif WHAT == "e4b8-fp64":
+        tl.store(x_ptr, x.to(tl.float8e4b8).to(tl.float64).to(tl.float32))
+    elif WHAT == "rtz-e5b16":
+        tl.store(x_ptr, x.to(tl.float8e5b16, fp_downcast_rounding="rtz").to(tl.float32))
     elif WHAT == "upcast-rtz":
         tl.store(x_ptr, x.to(tl.float64, "rtz").to(tl.float32))
     else:
@@ -64,9 +68,30 @@ def bad_cast(x_ptr, WHAT: tl.constexpr):
 
 
 @tritium.jit
-def fp8_dot(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+def to_variant(x_ptr, out_ptr, n, FMT: tl.constexpr, BLOCK: tl.constexpr):
+    """x (fp32 or fp16) to the fp8 type ``FMT``, stored as its bits."""
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m).to(FMT).to(tl.uint8, bitcast=True), mask=m)
+
+
+@tritium.jit
+def from_variant(bits_ptr, f32_ptr, f16_ptr, bf16_ptr, FMT: tl.constexpr, BF16: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(bits_ptr + offs).to(FMT, bitcast=True)
+    tl.store(f32_ptr + offs, x.to(tl.float32))
+    tl.store(f16_ptr + offs, x.to(tl.float16))
+    if BF16:  # (not in the interpreter: numpy has no bf16)
+        tl.store(bf16_ptr + offs, x.to(tl.bfloat16).to(tl.float32))
+    else:
+        tl.store(bf16_ptr + offs, x.to(tl.float32))
+
+
+@tritium.jit
+def fp8_dot(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr, A: tl.constexpr = tl.float8e5,
+            B: tl.constexpr = tl.float8e4nv):
     """fp8 operands of tl.dot (Triton's tutorial 03 multiplies fp8e5 matrices)."""
     rm, rn, rk = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
-    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :]).to(tl.float8e5, bitcast=True)
-    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :]).to(tl.float8e4nv, bitcast=True)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :]).to(A, bitcast=True)
+    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :]).to(B, bitcast=True)
     tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot(a, b))

@@ -2,9 +2,9 @@
 
 LLVM has no fp8 types, so an fp8 value is an ``i8`` (``types.Fp8Type`` names its format) and a
 conversion is integer and float arithmetic on the bits: the arithmetic of ``language.fp8``, which
-the interpreter runs in numpy, so that every target rounds alike (to nearest, ties to even,
-saturating at the largest finite value, as PTX's ``cvt.rn.satfinite`` does). Values work lane by
-lane, so scalars, SIMD chunks and GPU per-thread vectors all go through here.
+the interpreter runs in numpy, so that every target rounds alike (each format as Triton rounds it
+where it is native). Values work lane by lane, so scalars, SIMD chunks and GPU per-thread vectors
+all go through here.
 """
 
 from __future__ import annotations
@@ -50,18 +50,21 @@ def to_f32(b: ll.IRBuilder, x: ll.Value, fmt_name: str) -> ll.Value:
     subnormal = b.bitcast(b.fmul(b.uitofp(m, f32), const(f32, 2.0 ** (fmt.min_normal_exponent - fmt.mantissa))), i32)
     magnitude = b.select(b.icmp_unsigned("==", e, const(i32, 0)), subnormal, normal)
     top = b.icmp_unsigned("==", e, const(i32, (1 << fmt.exponent) - 1))
-    if fmt.infinities:  # e5m2: the top exponent is infinity (mantissa 0) or NaN
+    if fmt.top == "inf":  # e5m2: the top exponent is infinity (mantissa 0) or NaN
         special = b.select(b.icmp_unsigned("==", m, const(i32, 0)), const(i32, 0x7F800000), const(i32, 0x7FC00000))
         magnitude = b.select(top, special, magnitude)
-    else:  # e4m3fn: only the all-ones pattern is NaN
+    elif fmt.top == "nan":  # e4m3fn: only the all-ones pattern is NaN
         nan = b.and_(top, b.icmp_unsigned("==", m, const(i32, (1 << fmt.mantissa) - 1)))
         magnitude = b.select(nan, const(i32, 0x7FC00000), magnitude)
-    return b.bitcast(b.or_(sign, magnitude), f32)
+    value = b.or_(sign, magnitude)
+    if fmt.fnuz:  # 0x80 (negative zero's pattern) is NaN
+        value = b.select(b.icmp_unsigned("==", v, const(i32, 0x80)), const(i32, 0x7FC00000), value)
+    return b.bitcast(value, f32)
 
 
-def from_f32(b: ll.IRBuilder, x: ll.Value, result: ll.Type, fmt_name: str) -> ll.Value:
-    """Float32 ``x`` rounded to fp8 format ``fmt_name`` (to nearest, ties to even, saturating), as
-    bits of type ``result`` (i8)."""
+def from_f32(b: ll.IRBuilder, x: ll.Value, result: ll.Type, fmt_name: str, nan_sign: bool = False) -> ll.Value:
+    """Float32 ``x`` rounded to fp8 format ``fmt_name`` (``language.fp8``'s rules), as bits of type
+    ``result`` (i8); ``nan_sign``: a NaN keeps its sign where the format saturates NaNs."""
     fmt: Format = FORMATS[fmt_name]
     i32, f32 = _like(x.type, I32), _like(x.type, F32)
     bits = b.bitcast(x, i32)
@@ -69,14 +72,25 @@ def from_f32(b: ll.IRBuilder, x: ll.Value, result: ll.Type, fmt_name: str) -> ll
     a = b.and_(bits, const(i32, 0x7FFFFFFF))
     shift = 23 - fmt.mantissa
     rebiased = b.sub(a, const(i32, (127 - fmt.bias) << 23))
-    odd = b.and_(b.lshr(rebiased, const(i32, shift)), const(i32, 1))
-    normal = b.lshr(b.add(b.add(rebiased, const(i32, (1 << (shift - 1)) - 1)), odd), const(i32, shift))
+    if fmt.ties_away:
+        normal = b.lshr(b.add(rebiased, const(i32, 1 << (shift - 1))), const(i32, shift))
+    else:
+        odd = b.and_(b.lshr(rebiased, const(i32, shift)), const(i32, 1))
+        normal = b.lshr(b.add(b.add(rebiased, const(i32, (1 << (shift - 1)) - 1)), odd), const(i32, shift))
     scaled = b.fmul(intrinsics.call(b, "llvm.fabs", [x]), const(f32, 2.0 ** (fmt.bias - 1 + fmt.mantissa)))
-    subnormal = b.fptoui(intrinsics.call(b, "llvm.roundeven", [scaled]), i32)  # small: < 2**mantissa + 1
+    rounded = intrinsics.call(b, "llvm.round" if fmt.ties_away else "llvm.roundeven", [scaled])
+    subnormal = b.fptoui(rounded, i32)  # small: < 2**mantissa + 1 (exact in f32: scaled < 2**4)
     small = b.icmp_unsigned("<", a, const(i32, (127 + fmt.min_normal_exponent) << 23))
     r = intrinsics.call(b, "llvm.umin", [b.select(small, subnormal, normal), const(i32, fmt.max_bits)])
-    nan = b.icmp_unsigned(">", a, const(i32, 0x7F800000))  # a NaN of either sign: the canonical one
-    return b.trunc(b.select(nan, const(i32, fmt.nan_bits), b.or_(sign, r)), result)
+    out = b.or_(sign, r)
+    if fmt.fnuz:  # one zero; infinities and NaNs are its NaN
+        out = b.select(b.icmp_unsigned("==", r, const(i32, 0)), const(i32, 0), out)
+        out = b.select(b.icmp_unsigned(">=", a, const(i32, 0x7F800000)), const(i32, fmt.nan), out)
+    elif fmt.nan is not None:  # a NaN of either sign: the canonical one
+        out = b.select(b.icmp_unsigned(">", a, const(i32, 0x7F800000)), const(i32, fmt.nan), out)
+    elif not nan_sign:  # e4b15 from fp32: a NaN saturates to +max
+        out = b.select(b.icmp_unsigned(">", a, const(i32, 0x7F800000)), const(i32, fmt.max_bits), out)
+    return b.trunc(out, result)
 
 
 def toward_zero(b: ll.IRBuilder, x: ll.Value, nearest: ll.Value, back: ll.Value) -> ll.Value:
@@ -103,7 +117,8 @@ def format_of(t) -> str | None:
     """The fp8 format name of MLIR type ``t`` (None for other types)."""
     from ..ir.mlir import ir
 
-    for cls, name in (("Float8E4M3FNType", "fp8e4nv"), ("Float8E5M2Type", "fp8e5")):
+    for cls, name in (("Float8E4M3FNType", "fp8e4nv"), ("Float8E5M2Type", "fp8e5"), ("Float8E4M3FNUZType", "fp8e4b8"),
+                      ("Float8E5M2FNUZType", "fp8e5b16"), ("Float8E4M3B11FNUZType", "fp8e4b15")):
         if isinstance(t, getattr(ir, cls)):
             return name
     return None

@@ -26,7 +26,7 @@ from .memory import AccessError, Pointers, Region, check, pointers, select
 _NP = {"int1": np.bool_, "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
        "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
        "fp16": np.float16, "fp32": np.float32, "fp64": np.float64,
-       "fp8e4nv": np.uint8, "fp8e5": np.uint8}  # fp8: the bits (``language.fp8`` converts them)
+       **{name: np.uint8 for name in dtype.FP8}}  # fp8: the bits (``language.fp8`` converts them)
 
 
 def np_dtype(t: dtype) -> Any:
@@ -44,7 +44,9 @@ def _convert(h: np.ndarray, src: dtype, dst: dtype) -> np.ndarray:
     if src.is_fp8():
         h = fp8.decode(h, fp8.FORMATS[src.name])
     if dst.is_fp8():
-        return fp8.encode(np.asarray(h, dtype=np.float64).astype(np.float32), fp8.FORMATS[dst.name])
+        with np.errstate(all="ignore"):  # (NaNs and values beyond float32 round as the formats say)
+            wide = np.asarray(h, dtype=np.float64).astype(np.float32)
+        return fp8.encode(wide, fp8.FORMATS[dst.name], nan_sign=src.name == "fp16")
     with np.errstate(all="ignore"):
         return np.asarray(h).astype(np_dtype(dst))
 

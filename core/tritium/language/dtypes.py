@@ -12,8 +12,9 @@ class dtype:
     #: Triton's 8-bit floats: e4m3 with no infinities (NVIDIA's), e5m2 (with infinities), and three
     #: variants whose values tritium cannot convert yet (e4m3 with bias 15, AMD's e4m3/e5m2 "fnuz")
     FP8 = ("fp8e4nv", "fp8e5", "fp8e4b15", "fp8e4b8", "fp8e5b16")
-    #: the fp8 types whose values convert (``language.fp8.FORMATS``)
-    FP8_CONVERTED = ("fp8e4nv", "fp8e5")
+    #: the fp8 types that convert from and to fp32, fp16 and bf16 only, rounding only their own
+    #: way, as Triton's conversions do (``language.fp8.FORMATS`` says how each one rounds)
+    FP8_FROM_FP32_ONLY = ("fp8e4b15", "fp8e4b8", "fp8e5b16")
     SINTS = ("int1", "int8", "int16", "int32", "int64")
     UINTS = ("uint8", "uint16", "uint32", "uint64")
     #: no value: what a function returning nothing gives, as in Triton (``tl.void``)

@@ -270,10 +270,13 @@ def cast(x, to: dtype, bitcast: bool = False, fp_downcast_rounding: str | None =
         return x
     b = builder()
     if not bitcast:
-        for t in (src, to):
-            if t.is_fp8() and t.name not in T.dtype.FP8_CONVERTED:
-                raise NotImplementedYet(f"converting {t} values is not supported yet (only tl.float8e4nv and "
-                                        "tl.float8e5 are); load and store them, or bitcast them")
+        for t, other in ((src, to), (to, src)):
+            if t.name in T.dtype.FP8_FROM_FP32_ONLY and other == T.float64:
+                raise SemanticError(f"cannot convert {src} to {to} directly (Triton refuses it): go through "
+                                    "tl.float32")
+        if to.name in T.dtype.FP8_FROM_FP32_ONLY and fp_downcast_rounding == "rtz":
+            raise SemanticError(f"fp_downcast_rounding='rtz' is not supported for conversions to {to}: Triton "
+                                "rounds to it only one way")
         if (src.is_fp8() or to.is_fp8()) and not (src.is_floating() and to.is_floating()):
             raise SemanticError(f"cannot convert {src} to {to} directly: fp8 converts to and from floats only; "
                                 "go through tl.float32")
