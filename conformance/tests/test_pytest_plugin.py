@@ -19,8 +19,10 @@ FILE = os.path.join(os.path.dirname(__file__), "multidevice_cases.py")
 
 
 def _pytest(tmp_path, *args: str) -> tuple[int, str]:
+    # not this run's xdist worker: the plugin would take the inner run for worker K, on device K % 2
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")}
     proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--pyargs", "tritium_conformance",
-                           "-rA", *args], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+                           "-rA", *args], cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
     return proc.returncode, proc.stdout + proc.stderr
 
 
