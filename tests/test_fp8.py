@@ -244,7 +244,20 @@ def test_every_variant_value_converts_exactly_to_wider_floats(target, fmt):
     for out in (f32, f16, bf16):
         got = dev.to_host(out).astype(np.float64)
         np.testing.assert_array_equal(got, want)
-        np.testing.assert_array_equal(np.signbit(got[~np.isnan(want)]), np.signbit(want[~np.isnan(want)]))
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))  # NaN: the positive one
+
+
+@pytest.mark.parametrize("fmt", ["e4m3", "e5m2"])
+def test_decoded_nans_are_positive_as_triton_s(target, fmt):
+    """Triton decodes a negative fp8 NaN to the positive canonical NaN (the GPU's conversion does);
+    so does every target here (found on the GPU, where widening drops a NaN's sign)."""
+    dev = target.driver
+    bits = np.arange(256, dtype=np.uint8)
+    f32, f16, f64, other = (dev.to_device(np.zeros(256, t)) for t in (np.float32, np.float16, np.float64, np.uint8))
+    K.from_fp8[(1,)](dev.to_device(bits), f32, f16, f64, other, E5=fmt == "e5m2", BLOCK=256)
+    for out in (f32, f16, f64):
+        got = dev.to_host(out)
+        assert np.isnan(got).sum() == (6 if fmt == "e5m2" else 2) and not np.signbit(got[np.isnan(got)]).any()
 
 
 @pytest.mark.parametrize("a_fmt,b_fmt", [("e4b8", "e5b16"), ("e4b15", "e4b15")])

@@ -10,6 +10,8 @@ import tritium.language as tl
 from tritium.errors import ArgumentError, OutOfBoundsError, TritiumError
 from tritium.tools.tensor_descriptor import TensorDescriptor
 
+from .kernels.descriptors import scale_kernel
+
 
 def test_tools_is_reachable_as_in_triton():
     assert tritium.tools.tensor_descriptor.TensorDescriptor is TensorDescriptor
@@ -49,12 +51,6 @@ def test_from_tensor_takes_torch_strides():
     t = torch.zeros(8, 32)[:, :20]
     d = TensorDescriptor.from_tensor(t, [8, 16], padding="nan")
     assert (d.shape, d.strides, d.padding) == ([8, 20], [32, 1], "nan")
-
-
-@tritium.jit
-def scale_kernel(src, dst, factor, BM: tl.constexpr, BN: tl.constexpr):
-    om, on = tl.program_id(0) * BM, tl.program_id(1) * BN
-    dst.store([om, on], src.load([om, on]) * factor)
 
 
 def test_shapes_are_runtime_values_of_one_compiled_kernel(target):

@@ -1,6 +1,6 @@
 """Conformance cases of the five 8-bit float types: conversion from fp32 (values, every tie and its
 neighbours, overflow, infinities, NaN, signed zeros, subnormals) and from every fp16 pattern, every
-pattern's value, arithmetic (each operation computed in fp32, rounded back) and ``tl.dot`` of fp8 operands.
+pattern's value (a NaN is the positive one, as Triton decodes it), arithmetic (each operation computed in fp32, rounded back) and ``tl.dot`` of fp8 operands.
 
 The reference is written here from the formats' definitions, as Triton rounds each one where it is
 native: e4m3fn and e5m2 (NVIDIA): nearest, ties to even, saturating, NaN to 0x7f; e4m3fnuz and
@@ -38,11 +38,12 @@ class Spec:
         v = np.where(e == 0, m * 2.0 ** (1 - self.bias - self.mantissa),
                      (1 + m / 2.0 ** self.mantissa) * 2.0 ** (e.astype(np.float64) - self.bias))
         top = e == (1 << self.exponent) - 1
+        sign = np.where(b >= 128, -1.0, 1.0)
         if self.top == "inf":
             v = np.where(top, np.where(m == 0, np.inf, np.nan), v)
         elif self.top == "nan":
             v = np.where(top & (m == (1 << self.mantissa) - 1), np.nan, v)
-        v = np.where(b >= 128, -v, v)
+        v = np.where(np.isnan(v), np.nan, sign * v)  # a NaN is the positive one
         return np.where(b == 0x80, np.nan, v) if self.fnuz else v
 
     def round(self, x: np.ndarray, nan_sign: bool = False) -> np.ndarray:
@@ -128,9 +129,9 @@ def decode(dev: Device, fmt: str) -> list[Output]:
     dev.launch(fp8_decode_kernel, (1,), dev.to_device(np.arange(256, dtype=np.uint8)), f32, f16, FMT=dtype)
     want = spec.values()
     got32 = dev.to_host(f32).astype(np.float64)
-    signs = np.where(np.isnan(want), 0, np.signbit(got32) != np.signbit(want)).astype(np.int64)
+    signs = (np.signbit(got32) != np.signbit(want)).astype(np.int64)  # zeros' and NaNs' (positive) too
     return [Output("fp32", got32, want, rtol=0, atol=0), Output("fp16", dev.to_host(f16), want, rtol=0, atol=0),
-            Output("zero signs", signs, np.zeros(256, np.int64))]
+            Output("signs", signs, np.zeros(256, np.int64))]
 
 
 @triton.jit

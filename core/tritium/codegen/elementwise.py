@@ -146,7 +146,8 @@ def _float_to(b: ll.IRBuilder, x: ll.Value, ty: ll.Type, hooks: MathHooks, src_f
         x = fp8.to_f32(b, x, src_fp8)  # exact, as is every float type wider than fp8 it then goes to
     if dst_fp8 is not None:
         wider = _float_to(b, x, fp8.f32_like(x.type), hooks)  # f16/bf16: exact
-        return fp8.from_f32(b, wider, ty, dst_fp8, nan_sign=str(scalar_of(x.type)) == "half")
+        sign = fp8.half_sign(b, x) if str(scalar_of(x.type)) == "half" else None
+        return fp8.from_f32(b, wider, ty, dst_fp8, nan_sign=sign)
     if x.type == ty:
         return x
     if fp8.width(scalar_of(ty)) > fp8.width(scalar_of(x.type)):

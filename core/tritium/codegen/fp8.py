@@ -57,14 +57,17 @@ def to_f32(b: ll.IRBuilder, x: ll.Value, fmt_name: str) -> ll.Value:
         nan = b.and_(top, b.icmp_unsigned("==", m, const(i32, (1 << fmt.mantissa) - 1)))
         magnitude = b.select(nan, const(i32, 0x7FC00000), magnitude)
     value = b.or_(sign, magnitude)
+    if fmt.top != "normal":  # a NaN of either sign is the positive canonical one, as Triton decodes it
+        value = b.select(b.icmp_unsigned("==", magnitude, const(i32, 0x7FC00000)), magnitude, value)
     if fmt.fnuz:  # 0x80 (negative zero's pattern) is NaN
         value = b.select(b.icmp_unsigned("==", v, const(i32, 0x80)), const(i32, 0x7FC00000), value)
     return b.bitcast(value, f32)
 
 
-def from_f32(b: ll.IRBuilder, x: ll.Value, result: ll.Type, fmt_name: str, nan_sign: bool = False) -> ll.Value:
+def from_f32(b: ll.IRBuilder, x: ll.Value, result: ll.Type, fmt_name: str, nan_sign: ll.Value | None = None) -> ll.Value:
     """Float32 ``x`` rounded to fp8 format ``fmt_name`` (``language.fp8``'s rules), as bits of type
-    ``result`` (i8); ``nan_sign``: a NaN keeps its sign where the format saturates NaNs."""
+    ``result`` (i8); ``nan_sign`` (an i32 0 or 1 per lane) is the sign a NaN keeps where the format
+    saturates NaNs (e4b15 from fp16: read from the fp16 bits, since widening may drop a NaN's sign)."""
     fmt: Format = FORMATS[fmt_name]
     i32, f32 = _like(x.type, I32), _like(x.type, F32)
     bits = b.bitcast(x, i32)
@@ -88,8 +91,10 @@ def from_f32(b: ll.IRBuilder, x: ll.Value, result: ll.Type, fmt_name: str, nan_s
         out = b.select(b.icmp_unsigned(">=", a, const(i32, 0x7F800000)), const(i32, fmt.nan), out)
     elif fmt.nan is not None:  # a NaN of either sign: the canonical one
         out = b.select(b.icmp_unsigned(">", a, const(i32, 0x7F800000)), const(i32, fmt.nan), out)
-    elif not nan_sign:  # e4b15 from fp32: a NaN saturates to +max
-        out = b.select(b.icmp_unsigned(">", a, const(i32, 0x7F800000)), const(i32, fmt.max_bits), out)
+    else:  # e4b15: a NaN saturates to max, positive from fp32
+        nan_out = const(i32, fmt.max_bits) if nan_sign is None else \
+            b.or_(b.shl(nan_sign, const(i32, 7)), const(i32, fmt.max_bits))
+        out = b.select(b.icmp_unsigned(">", a, const(i32, 0x7F800000)), nan_out, out)
     return b.trunc(out, result)
 
 
@@ -104,6 +109,12 @@ def toward_zero(b: ll.IRBuilder, x: ll.Value, nearest: ll.Value, back: ll.Value)
     stepped = b.sub(as_bits, const(bits_t, 1))
     stepped = b.bitcast(stepped, nearest.type) if as_bits is not nearest else stepped
     return b.select(too_far, stepped, nearest)
+
+
+def half_sign(b: ll.IRBuilder, x: ll.Value) -> ll.Value:
+    """The sign bit of fp16 ``x`` (lanes of it) as i32 0 or 1."""
+    i16, i32 = _like(x.type, ll.IntType(16)), _like(x.type, I32)
+    return b.zext(b.lshr(b.bitcast(x, i16), const(i16, 15)), i32)
 
 
 def width(t: ll.Type) -> int:

@@ -89,11 +89,11 @@ def decode(bits, fmt: Format) -> np.ndarray:
     value = np.where(e == 0, m * 2.0 ** (fmt.min_normal_exponent - fmt.mantissa),
                      (1 + m / (1 << fmt.mantissa)) * np.exp2((e - fmt.bias).astype(np.float64)))
     top = e == (1 << fmt.exponent) - 1
+    value = sign * value
     if fmt.top == "inf":
-        value = np.where(top, np.where(m == 0, np.inf, np.nan), value)
+        value = np.where(top, np.where(m == 0, sign * np.inf, np.nan), value)
     elif fmt.top == "nan":
         value = np.where(top & (m == (1 << fmt.mantissa) - 1), np.nan, value)
-    value = sign * value
     if fmt.fnuz:
         value = np.where(b == 0x80, np.nan, value)
-    return value.astype(np.float32)
+    return value.astype(np.float32)  # (NaNs positive, as Triton decodes them)

@@ -21,7 +21,9 @@ from typing import Any, Callable
 from ..environment import raw_expression, raw_reader
 from ..errors import TritiumError
 from .args import ARRAY_TYPES, SPECIALIZED_INTS, arg_type
+from ..tools.tensor_descriptor import TensorDescriptor
 from .descriptors import bind as bind_descriptor
+from .descriptors import bind_inline as inline_descriptor
 
 #: environment variables that change what compiles
 COMPILE_ENVIRONMENT = ("TRITIUM_DEBUG", "TRITIUM_OVERRIDE_DIR")
@@ -63,6 +65,7 @@ class Binder:
             "_tritium_ints": SPECIALIZED_INTS, "_tritium_array": inline.cls if inline else None,
             "_tritium_bind": target.bind_arg,
             "_tritium_bind_desc": lambda v, t, n: bind_descriptor(target.bind_arg, v, t, n, jitfn.__name__),
+            "_tritium_desc": TensorDescriptor, "_tritium_inline_desc": inline_descriptor,
             "_tritium_constexpr": constexpr, "_tritium_defaults": jitfn.defaults, "_tritium_debug": jitfn.debug,
             "_tritium_kernel": jitfn.__name__,
             "_tritium_jit": jitfn, "_tritium_kernels": jitfn.kernels, "_tritium_self": self,
@@ -147,12 +150,24 @@ def _argument_lines(i: int, n: str, inline: Any, specialize: bool) -> list[str]:
     t, b, s = f"_tritium_t{i}", f"_tritium_b{i}", f"_tritium_s{i}"
     lines = [f"_tritium_k{i} = type({n})"]
     if inline:
-        v = {"v": n}
+        v, q = {"v": n}, {"v": "_tritium_q"}
         lines += [f"if _tritium_k{i} is _tritium_array:",
                   f"    {b} = {inline.address.format(**v)}",
                   f"    _tritium_p = {inline.placement.format(**v)}",
                   f"    {t} = {inline.dtype.format(**v)}",
                   f"    {s} = " + (f"({b} % 16 == 0) + " if specialize else "") + "2 * _tritium_p",
+                  # a tensor descriptor on an array of the inline class: its base is read inline too
+                  f"elif _tritium_k{i} is _tritium_desc:",
+                  f"    {t} = _tritium_type({n}, {n!r}, _tritium_kernel)",
+                  f"    _tritium_q = {n}.base",
+                  "    if type(_tritium_q) is _tritium_array:",
+                  f"        {b} = _tritium_inline_desc({n}, {inline.address.format(**q)})",
+                  f"        _tritium_p = {inline.placement.format(**q)}",
+                  f"        {s} = 2 * _tritium_p",
+                  "    else:",
+                  f"        {b} = _tritium_bind_desc({n}, {t}, {n!r})",
+                  f"        {s} = None",
+                  "        _tritium_mixed = True",
                   f"elif _tritium_k{i} is int and -2147483648 <= {n} <= 2147483647:"]
     else:
         lines.append(f"if _tritium_k{i} is int and -2147483648 <= {n} <= 2147483647:")

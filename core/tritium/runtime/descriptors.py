@@ -10,6 +10,7 @@ out (``FlatLauncher``). No target needs to know descriptors exist.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, Callable, Sequence
 
@@ -28,10 +29,10 @@ def is_descriptor_type(arg_type: str) -> bool:
 
 def descriptor_type(desc: TensorDescriptor, name: str, kernel: str) -> str:
     """The signature type of descriptor argument ``desc``."""
-    key = (str(desc.base.dtype), tuple(desc.block_shape), desc.padding)
+    key = (desc.base.dtype, tuple(desc.block_shape), desc.padding)  # (dtypes hash: no str() per launch)
     found = _TYPES.get(key)
     if found is None:
-        element = T.from_foreign(key[0])
+        element = T.from_foreign(str(key[0]))
         if element is None:
             raise ArgumentError(f"kernel '{kernel}': argument '{name}' is a TensorDescriptor of unsupported dtype "
                                 f"{key[0]}")
@@ -57,18 +58,19 @@ def _spell(element: T.dtype, block: tuple[int, ...], padding: str) -> str:
     return f"{PREFIX}{element.short}{list(block)}{',nan' if padding == 'nan' else ''}>"
 
 
-def parts(name: str, arg_type: str) -> list[tuple[str, str]]:
+@functools.lru_cache(maxsize=1024)
+def parts(name: str, arg_type: str) -> tuple[tuple[str, str], ...]:
     """The (name, type) of each runtime part of descriptor parameter ``name``: the parameters a
     target sees."""
     element, block, _ = parse(arg_type)
     rank = len(block)
-    return [(name, "*" + element.short)] + [(f"{name}.shape[{d}]", "i32") for d in range(rank)] + \
-        [(f"{name}.strides[{d}]", "i64") for d in range(rank - 1)]
+    return ((name, "*" + element.short), *((f"{name}.shape[{d}]", "i32") for d in range(rank)),
+            *((f"{name}.strides[{d}]", "i64") for d in range(rank - 1)))
 
 
 def flat_signature(names: Sequence[str], types: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The names and types a target compiles for: descriptors spread into their parts."""
-    flat = [p for n, t in zip(names, types) for p in (parts(n, t) if is_descriptor_type(t) else [(n, t)])]
+    flat = [p for n, t in zip(names, types) for p in (parts(n, t) if is_descriptor_type(t) else ((n, t),))]
     return tuple(n for n, _ in flat), tuple(t for _, t in flat)
 
 
@@ -113,6 +115,16 @@ def bind(bind_part: Callable[[Any, str, str], Any], desc: Any, arg_type: str, na
     except ArgumentError as e:
         raise ArgumentError(f"kernel '{kernel}': {e}") from None
     return tuple(bound)
+
+
+def bind_inline(desc: TensorDescriptor, address: int) -> tuple:
+    """A descriptor whose base the launch path read inline (``Target.inline_array``) as the tuple of
+    its parts; anything out of order raises, and the general path (``bind``) words it."""
+    shape, strides = desc.shape, desc.strides
+    if address % 16 or not all(-2**31 <= v < 2**31 for v in shape) or \
+            not all(-2**63 <= v < 2**63 for v in strides):
+        raise ArgumentError("a descriptor the general path must bind")
+    return (address, *shape, *strides[:-1])
 
 
 def spread(values: Sequence[Any], positions: frozenset[int]) -> tuple:

@@ -127,3 +127,28 @@ def test_torch_tensors_beside_other_gpu_arrays_are_bound_by_the_general_path(gpu
     for _ in range(2):
         with pytest.raises(ArgumentError, match="'y_ptr' is on GPU 2 but 'x_ptr' is on GPU 0"):
             add_kernel[(1,)](Tensor(4096), Wrapped(200_000), Tensor(12288), 100, BLOCK=64)
+
+
+def test_a_warm_launch_of_descriptors_on_torch_tensors_reads_their_bases_inline(gpu, monkeypatch, core_kernels):
+    """Host tensor descriptors over torch tensors: bound inline like the tensors themselves, their
+    parts (base, shape, strides but the last) spread into the kernel's parameters."""
+    from tritium.tools.tensor_descriptor import TensorDescriptor
+
+    copy = core_kernels("descriptors").scale_kernel
+    copy.binders.clear()
+    copy.kernels.clear()
+    src, dst = TensorDescriptor(Tensor(4096), [20, 30], [32, 1], [16, 16]), \
+        TensorDescriptor(Tensor(8192), [20, 30], [32, 1], [16, 16])
+    first = copy[(2, 2)](src, dst, 2.0, BM=16, BN=16)
+    with pytest.raises(ArgumentError, match="argument 'dst' is on GPU 0 but 'src' is on GPU 1; pass arrays of one GPU"):
+        copy[(1, 1)](TensorDescriptor(Tensor(4096, 1), [20, 30], [32, 1], [16, 16]), dst, 1.0, BM=16, BN=16)
+    calls = []
+    monkeypatch.setattr(driver.NvptxLauncher, "__call__", lambda *a: pytest.fail("the warm launch took bind_arg"))
+    real = driver.NvptxLauncher.launch_on
+    monkeypatch.setattr(driver.NvptxLauncher, "launch_on", lambda self, *a: calls.append(a) or real(self, *a))
+    other = TensorDescriptor(Tensor(16384), [7, 9], [48, 1], [16, 16])
+    assert copy[(1, 1)](other, dst, 3.0, BM=16, BN=16) is first  # shapes and strides are parameters
+    assert calls == [((1, 1, 1), (16384, 7, 9, 48, 8192, 20, 30, 32, 3.0), 0)]
+    fn, *_, slots, extra = [a for name, a in gpu.calls if name == "cuLaunchKernel"][-1]
+    sizes = (8, 4, 4, 8, 8, 4, 4, 8)
+    assert [int.from_bytes(s[:n], "little") for s, n in zip(slots, sizes)] == [16384, 7, 9, 48, 8192, 20, 30, 32]
