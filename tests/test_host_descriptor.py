@@ -168,3 +168,16 @@ def test_gather_and_scatter_refusals_are_triton_s(target, what, message):
     with pytest.raises(TritiumError, match=message) as info:
         gather_refusal_kernel[(1,)](x, WHAT=what)
     assert "gather_refusal_kernel" in str(info.value)
+
+
+@tritium.jit
+def desc_as_pointer_kernel(d, out, B: tl.constexpr):
+    tl.store(out + tl.arange(0, B), tl.load(d + tl.arange(0, B)))
+
+
+def test_a_descriptor_used_as_a_pointer_says_how_to_read_it(target):
+    x = target.driver.to_device(np.zeros(16, np.float32))
+    with pytest.raises(TritiumError, match=r"cannot use a tensor descriptor \(read it with desc.load\(offsets\)\)"
+                                           r" tensor_descriptor\(<\[16\], tl.float32>\) as a tensor") as info:
+        desc_as_pointer_kernel[(1,)](TensorDescriptor(x, [16], [1], [16]), x, B=16)
+    assert "desc_as_pointer_kernel" in str(info.value)

@@ -88,7 +88,15 @@ def literal_dtype(v: Any) -> dtype:
         if v != v or magnitude in (0.0, float("inf")) or 2.0**-126 <= magnitude <= (2 - 2.0**-23) * 2.0**127:
             return T.float32
         return T.float64
-    raise SemanticError(f"cannot use {type(v).__name__} value {v!r} as a tensor")
+    raise _not_a_tensor(v)
+
+
+def _not_a_tensor(v: Any) -> SemanticError:
+    if hasattr(v, "block_shape") and hasattr(v, "addressable"):  # a block pointer or a tensor descriptor
+        kind = ("a block pointer (read it with tl.load)" if v.addressable else
+                "a tensor descriptor (read it with desc.load(offsets))")
+        return SemanticError(f"cannot use {kind} {v!r} as a tensor")
+    return SemanticError(f"cannot use {type(v).__name__} value {v!r} as a tensor")
 
 
 def argument_dtype(v: Any) -> dtype:
@@ -118,7 +126,7 @@ def to_tensor(v: Any, like: dtype | None = None):
         return v
     n = _python_number(v)
     if n is None:
-        raise SemanticError(f"cannot use {type(v).__name__} value {v!r} as a tensor")
+        raise _not_a_tensor(v)
     t = literal_dtype(n)
     if like is not None and not like.is_ptr() and _kind(t) <= _kind(like) and \
             (not like.is_int() or _fits(n, like)):
