@@ -20,8 +20,8 @@ from typing import Any, Callable
 
 from ..environment import raw_expression, raw_reader
 from ..errors import TritiumError
-from .args import ARRAY_TYPES, SPECIALIZED_INTS, arg_type
 from ..tools.tensor_descriptor import TensorDescriptor
+from .args import ARRAY_TYPES, SPECIALIZED_INTS, arg_type
 from .descriptors import bind as bind_descriptor
 from .descriptors import bind_inline as inline_descriptor
 
