@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
 import re
 from types import SimpleNamespace
 
@@ -159,6 +160,16 @@ def test_markdown_names_the_device_and_escapes_table_cells():
     assert "| `b-case` | fail | 0.5 | 250.0 | x \\| y z |" in text
     assert "| `c-case` | xfail |  | 0.0 | declared gap: slow |" in text
     assert md.default_name(Gpu()) == "fakegpu-fake-gpu-x1-sm-00.md"  # the driver is not in the name
+
+
+def test_written_reports_name_files_relative_to_the_working_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    where = os.path.join(str(tmp_path), "conformance", "cases_x.py")
+    results = [Result("a-case", "xfail", None, f"declared gap: at {where}:25: not here")]
+    written = md.write("out/", SimpleNamespace(name="t", device_description=lambda: "d"), "p", results, "1 case",
+                       False)
+    for text in (open(written).read(), open(os.path.splitext(written)[0] + ".json").read()):
+        assert "at conformance/cases_x.py:25: not here" in text and str(tmp_path) not in text
 
 
 def test_the_report_counts_outcomes_by_feature():

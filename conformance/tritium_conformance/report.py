@@ -174,12 +174,23 @@ def write_json(path: str, target: Any, provider: str, results: list[Result]) -> 
                    "results": [dataclasses.asdict(r) for r in results]}, f, indent=1)
 
 
+def portable(results: Iterable[Result]) -> list[Result]:
+    """The results with the files their messages name relative to the working directory (the
+    repository, where committed reports are made), so a report names no path of the machine that
+    made it."""
+    import dataclasses
+
+    here = os.getcwd().rstrip(os.sep) + os.sep
+    return [dataclasses.replace(r, message=r.message.replace(here, "")) for r in results]
+
+
 def write(path: str, target: Any, provider: str, results: list[Result], summary: str,
           compile_only: bool, command: str = "") -> str:
     """Write the report to ``path`` (a directory, or a name ending in ``/``: ``default_name`` in it),
     and the results as JSON beside it (the same name, ``.json``); returns the Markdown file written."""
     if path.endswith(os.sep) or os.path.isdir(path):
         path = os.path.join(path, default_name(target))
+    results = portable(results)
     folder = os.path.dirname(path)
     if folder:
         os.makedirs(folder, exist_ok=True)
