@@ -181,3 +181,10 @@ def test_a_descriptor_used_as_a_pointer_says_how_to_read_it(target):
                                            r" tensor_descriptor\(<\[16\], tl.float32>\) as a tensor") as info:
         desc_as_pointer_kernel[(1,)](TensorDescriptor(x, [16], [1], [16]), x, B=16)
     assert "desc_as_pointer_kernel" in str(info.value)
+
+
+def test_a_shape_beyond_int32_is_refused_not_wrapped(host_target):
+    x, out = _aligned((16, 16)), _aligned((16, 16))
+    big = TensorDescriptor(x, [2**31, 16], [16, 1], [16, 16])
+    with pytest.raises(ArgumentError, match=r"argument 'src.shape\[0\]' = 2147483648 does not fit i32"):
+        scale_kernel[(1, 1)](big, TensorDescriptor(out, [16, 16], [16, 1], [16, 16]), 1.0, BM=16, BN=16)

@@ -22,9 +22,9 @@ from ..errors import (ArgumentError, CompilationError, KernelRuntimeError, Locat
 from ..language import core as tlc
 from ..language import dtypes as T
 from ..language import semantic
+from ..language.tensor_descriptor import host_tensor_descriptor
 from ..runtime.host import HostMemory, host_address
 from ..runtime.jit import JIT_CODE
-from ..language.tensor_descriptor import host_tensor_descriptor
 from ..runtime.compiler import COMPILE_LOCK, CompiledKernel
 from ..runtime.descriptors import flat_signature, is_descriptor_type
 from ..runtime.descriptors import parameter as descriptor_parameter

@@ -106,10 +106,8 @@ def bind(bind_part: Callable[[Any, str, str], Any], desc: Any, arg_type: str, na
                             f"address is {address:#x}")
     try:
         bound = [bind_part(desc.base, pointer, name)]
-        values = list(desc.shape) + list(desc.strides[:-1])
-        for (part, t), v in zip(scalars, values):
-            lo, hi = (-2**31, 2**31 - 1) if t == "i32" else (-2**63, 2**63 - 1)
-            if not lo <= v <= hi:
+        for (part, t), v in zip(scalars, _scalar_parts(desc)):
+            if not _fits(t, v):
                 raise ArgumentError(f"argument '{part}' = {v} does not fit {t}")
             bound.append(bind_part(v, t, part))
     except ArgumentError as e:
@@ -120,11 +118,22 @@ def bind(bind_part: Callable[[Any, str, str], Any], desc: Any, arg_type: str, na
 def bind_inline(desc: TensorDescriptor, address: int) -> tuple:
     """A descriptor whose base the launch path read inline (``Target.inline_array``) as the tuple of
     its parts; anything out of order raises, and the general path (``bind``) words it."""
-    shape, strides = desc.shape, desc.strides
-    if address % 16 or not all(-2**31 <= v < 2**31 for v in shape) or \
-            not all(-2**63 <= v < 2**63 for v in strides):
+    rank = len(desc.shape)
+    values = _scalar_parts(desc)
+    if address % 16 or not all(_fits("i32" if i < rank else "i64", v) for i, v in enumerate(values)):
         raise ArgumentError("a descriptor the general path must bind")
-    return (address, *shape, *strides[:-1])
+    return (address, *values)
+
+
+def _scalar_parts(desc: TensorDescriptor) -> list[int]:
+    """The shape and the strides but the last: the parameters after the base (``parts``' order)."""
+    return [*desc.shape, *desc.strides[:-1]]
+
+
+def _fits(t: str, v: int) -> bool:
+    """Whether ``v`` fits its part's type, ``i32`` (a shape) or ``i64`` (a stride)."""
+    bits = 32 if t == "i32" else 64
+    return -2**(bits - 1) <= v < 2**(bits - 1)
 
 
 def spread(values: Sequence[Any], positions: frozenset[int]) -> tuple:
