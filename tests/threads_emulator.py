@@ -12,13 +12,15 @@ both exercised.
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import threading
 
 import numpy as np
 from llvmlite import binding as llvm
 from llvmlite import ir as ll
 
-from tritium.codegen.device import DeviceHooks
+from tritium.codegen.device import DeviceHooks, WarpMatrixOp
+from tritium.layout.distributed import Fragment
 from tritium.codegen.threads import generate
 
 I32 = ll.IntType(32)
@@ -30,14 +32,70 @@ _BARRIER = ctypes.CFUNCTYPE(None)
 _STORED = ctypes.CFUNCTYPE(None, ctypes.c_int32)
 _ASSERT = ctypes.CFUNCTYPE(None, ctypes.c_int32, ctypes.c_int32)
 _SHUFFLE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32)
+_I32P, _F32P = ctypes.POINTER(ctypes.c_uint32), ctypes.POINTER(ctypes.c_float)
+_MMA = ctypes.CFUNCTYPE(None, ctypes.c_int32, ctypes.c_int32, _I32P, _I32P, _F32P, _F32P)
+_LOAD = ctypes.CFUNCTYPE(None, ctypes.c_int32, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, _I32P)
+#: operand kinds of the emulated matrix instruction, as the callback's code
+_KINDS = {"fp16": 0, "bf16": 1}
+
+
+@dataclasses.dataclass(frozen=True)
+class MatrixShape:
+    """A matrix instruction to emulate: its tile, the K elements packed per 32-bit register and the
+    fragments (as ``WarpMatrixOp`` has them); fp16 and bf16 operands into fp32. ``truth``, where
+    given, is what the hardware does instead: ``(a, b, c)`` objects whose ``coordinates(lane, entry)``
+    the emulated instruction reads and writes by, so a target's declared fragments are checked
+    against an independent statement of its instruction."""
+
+    m: int
+    n: int
+    k: int
+    k_pack: int
+    a: Fragment
+    b: Fragment
+    c: Fragment
+    truth: tuple | None = None
+    #: whether the instruction has ``WarpMatrixOp.load`` (``ldmatrix``; 32-lane warps), emulated by ``_load``
+    load: bool = False
 
 
 class HostThreadHooks(DeviceHooks):
     global_address_space = 0
     shared_address_space = 0
 
-    def __init__(self, warp_size: int):
+    def __init__(self, warp_size: int, matrix: MatrixShape | None = None):
         self.warp_size = warp_size
+        self.matrix = matrix
+
+    def warp_matrix_op(self, operand: str, accumulator: str) -> WarpMatrixOp | None:
+        """``matrix``, run by the Python callback ``_mma``: the warp's lanes meet there, and each
+        gets its fragment of ``A @ B + C`` computed in float64 from every lane's fragments."""
+        spec = self.matrix
+        if spec is None or operand not in _KINDS or accumulator != "fp32":
+            return None
+        f32 = ll.FloatType()
+
+        def emit(b, a_frags, b_frags, c_vals):
+            arrays = []
+            for values, elem in ((a_frags, I32), (b_frags, I32), (c_vals, f32), (c_vals, f32)):
+                array = b.alloca(ll.ArrayType(elem, len(values)))
+                arrays.append(array)
+                for i, v in enumerate(values):
+                    b.store(b.bitcast(v, elem), b.gep(array, [ll.Constant(I32, 0), ll.Constant(I32, i)]))
+            self._callback(b, "emulator_mma", ll.VoidType(), [self.thread_id(b), ll.Constant(I32, _KINDS[operand]),
+                                                                *[b.bitcast(x, ll.PointerType()) for x in arrays]])
+            d = arrays[3]
+            return [b.load(b.gep(d, [ll.Constant(I32, 0), ll.Constant(I32, i)])) for i in range(len(c_vals))]
+
+        def load(b, address, count, transposed):
+            out = b.alloca(ll.ArrayType(I32, count))
+            self._callback(b, "emulator_load", ll.VoidType(), [
+                self.thread_id(b), b.bitcast(address, ll.PointerType()), ll.Constant(I32, count),
+                ll.Constant(I32, int(transposed)), b.bitcast(out, ll.PointerType())])
+            return [b.load(b.gep(out, [ll.Constant(I32, 0), ll.Constant(I32, i)])) for i in range(count)]
+
+        return WarpMatrixOp(m=spec.m, n=spec.n, k=spec.k, k_pack=spec.k_pack, a=spec.a, b=spec.b, c=spec.c, emit=emit,
+                            load=load if spec.load else None)
 
     def kernel(self, module: ll.Module, name: str, params: list[ll.Type], num_threads: int) -> ll.Function:
         return ll.Function(module, ll.FunctionType(ll.VoidType(), params + [I32] * EXTRA), name)
@@ -97,9 +155,11 @@ class HostThreadHooks(DeviceHooks):
 class Program:
     """What the emulated threads of one program share: the barrier and the shuffle exchange."""
 
-    def __init__(self, threads: int):
+    def __init__(self, threads: int, warp_size: int, matrix: MatrixShape | None):
         self.barrier = threading.Barrier(threads, timeout=60)
         self.exchange = [0] * threads
+        self.warp_size, self.matrix = warp_size, matrix
+        self.fragments: list = [None] * threads
 
 
 _current: Program | None = None
@@ -108,6 +168,8 @@ _stored_lock = threading.Lock()
 stored_elements = 0
 #: (line, thread id) of every failed device assertion so far
 failed_assertions: list[tuple[int, int]] = []
+#: (thread id, count) of every emulated block load one of whose blocks has shared-memory bank conflicts
+conflicting_loads: list[tuple[int, int]] = []
 
 
 @_BARRIER
@@ -137,13 +199,73 @@ def _shuffle(tid: int, value: int, lane_mask: int) -> int:
     return moved
 
 
+def _operands(bits: np.ndarray, kind: int) -> np.ndarray:
+    """The 16-bit operands packed in 32-bit registers, in order, as float64."""
+    halves = bits.astype(np.uint32).view(np.uint16)
+    if kind == _KINDS["fp16"]:
+        return halves.view(np.float16).astype(np.float64)
+    return (halves.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+
+
+@_MMA
+def _mma(tid: int, kind: int, a_ptr, b_ptr, c_ptr, d_ptr) -> None:
+    p, spec = _current, _current.matrix
+    pack = spec.k_pack
+    frag_a, frag_b, frag_c = spec.truth or (spec.a, spec.b, spec.c)
+    take = lambda ptr, n: np.ctypeslib.as_array(ptr, (n,)).copy()  # noqa: E731
+    p.fragments[tid] = (take(a_ptr, len(spec.a.entries)), take(b_ptr, len(spec.b.entries)),
+                        take(c_ptr, len(spec.c.entries)))
+    p.barrier.wait()
+    lane, first = tid % p.warp_size, tid - tid % p.warp_size
+    a, b, c = np.zeros((spec.m, spec.k)), np.zeros((spec.k, spec.n)), np.zeros((spec.m, spec.n))
+    for other in range(p.warp_size):
+        fa, fb, fc = p.fragments[first + other]
+        for e, values in enumerate(_operands(fa, kind).reshape(-1, pack)):
+            row, col = frag_a.coordinates(other, e)
+            a[row, col:col + pack] = values
+        for e, values in enumerate(_operands(fb, kind).reshape(-1, pack)):
+            row, col = frag_b.coordinates(other, e)
+            b[row:row + pack, col] = values
+        for e, value in enumerate(fc):
+            c[frag_c.coordinates(other, e)] = value
+    d = a @ b + c
+    for e in range(len(spec.c.entries)):
+        d_ptr[e] = d[frag_c.coordinates(lane, e)]
+    p.barrier.wait()
+
+
+@_LOAD
+def _load(tid: int, address: int, count: int, transposed: int, out) -> None:
+    """``ldmatrix.m8n8.x{count}[.trans].b16`` as the PTX ISA states it: lane ``i`` of the warp gives
+    the address of row ``i % 8`` of block ``i // 8``; lane ``4g + t`` gets, of each block, the
+    16-bit elements at (row g, columns 2t, 2t + 1), or transposed at (rows 2t, 2t + 1, column g)."""
+    p = _current
+    p.exchange[tid] = address
+    p.barrier.wait()
+    lane, first = tid % p.warp_size, tid - tid % p.warp_size
+    if lane < count and len({p.exchange[first + 8 * lane + r] >> 4 & 7 for r in range(8)}) < 8:
+        with _stored_lock:  # the block's 8 rows do not lie in 8 different 16-byte bank groups
+            conflicting_loads.append((tid, count))
+    g, t = lane >> 2, lane % 4
+    half = lambda row, col: ctypes.c_uint16.from_address(p.exchange[first + row] + 2 * col).value  # noqa: E731
+    for j in range(count):
+        if transposed:
+            lo, hi = half(8 * j + 2 * t, g), half(8 * j + 2 * t + 1, g)
+        else:
+            lo, hi = half(8 * j + g, 2 * t), half(8 * j + g, 2 * t + 1)
+        out[j] = lo | hi << 16
+    p.barrier.wait()
+
+
 _CTYPES = {"i1": ctypes.c_bool, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i32": ctypes.c_int32,
            "i64": ctypes.c_int64, "float": ctypes.c_float, "double": ctypes.c_double, "ptr": ctypes.c_void_p}
 
 
-def run(module, grid: tuple[int, ...], args: list, num_warps: int = 2, warp_size: int = 8) -> str:
+def run(module, grid: tuple[int, ...], args: list, num_warps: int = 2, warp_size: int = 8,
+        matrix: MatrixShape | None = None) -> str:
     """Generate ``module`` (tile-layout stage) for the host and run it on ``args`` (numpy arrays are
-    passed by address) over ``grid``; returns the LLVM IR."""
+    passed by address) over ``grid``, with ``matrix`` as the emulated matrix instruction; returns
+    the LLVM IR."""
     global _current
     llvm.initialize_all_targets()
     llvm.initialize_all_asmprinters()
@@ -151,13 +273,15 @@ def run(module, grid: tuple[int, ...], args: list, num_warps: int = 2, warp_size
     llvm.initialize_native_asmprinter()
     tm = llvm.Target.from_default_triple().create_target_machine(  # the host's features: F16C converts halves
         cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(), opt=2)
-    text = generate(module, HostThreadHooks(warp_size), llvm.get_default_triple(), str(tm.target_data), num_warps)
+    text = generate(module, HostThreadHooks(warp_size, matrix), llvm.get_default_triple(), str(tm.target_data), num_warps)
     parsed = llvm.parse_assembly(text)
     parsed.verify()
     llvm.add_symbol("emulator_barrier", ctypes.cast(_barrier, ctypes.c_void_p).value)
     llvm.add_symbol("emulator_stored", ctypes.cast(_stored, ctypes.c_void_p).value)
     llvm.add_symbol("emulator_assert", ctypes.cast(_assert, ctypes.c_void_p).value)
     llvm.add_symbol("emulator_shuffle", ctypes.cast(_shuffle, ctypes.c_void_p).value)
+    llvm.add_symbol("emulator_mma", ctypes.cast(_mma, ctypes.c_void_p).value)
+    llvm.add_symbol("emulator_load", ctypes.cast(_load, ctypes.c_void_p).value)
     engine = llvm.create_mcjit_compiler(parsed, tm)
     engine.finalize_object()
     fn = next(f for f in parsed.functions if not f.is_declaration)
@@ -167,7 +291,7 @@ def run(module, grid: tuple[int, ...], args: list, num_warps: int = 2, warp_size
     grid = tuple(grid) + (1,) * (3 - len(grid))
     threads = num_warps * warp_size
     for pid in np.ndindex(*grid[::-1]):
-        _current = Program(threads)
+        _current = Program(threads, warp_size, matrix)
         workers = [threading.Thread(target=kernel, args=(*values, tid, *pid[::-1], *grid)) for tid in range(threads)]
         for w in workers:
             w.start()

@@ -19,6 +19,7 @@ from . import cases_random64 as _cases_random64  # noqa: F401
 from . import cases_atomics as _cases_atomics  # noqa: F401
 from . import cases_scan as _cases_scan  # noqa: F401
 from . import cases_dot as _cases_dot  # noqa: F401
+from . import cases_attention as _cases_attention  # noqa: F401
 from . import cases_dot_scaled as _cases_dot_scaled  # noqa: F401
 from . import cases_libdevice as _cases_libdevice  # noqa: F401
 from . import cases_inline_asm as _cases_inline_asm  # noqa: F401

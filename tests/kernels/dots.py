@@ -124,3 +124,17 @@ def batched_kernel(a_ptr, b_ptr, c_ptr, out_ptr, B: tl.constexpr, M: tl.constexp
     else:
         r = tl.dot(a, b, input_precision="ieee", out_dtype=out_ptr.dtype.element_ty)
     tl.store(out_ptr + c_offs, r)
+
+
+@tritium.jit
+def attention_block_kernel(q_ptr, k_ptr, v_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr, D: tl.constexpr):
+    """One block of attention: ``softmax(q @ k^T) @ v``, the row max and sum taken on the product's
+    layout and the probabilities fed to the second product."""
+    rm, rn, rd = tl.arange(0, M), tl.arange(0, N), tl.arange(0, D)
+    q = tl.load(q_ptr + rm[:, None] * D + rd[None, :])
+    k = tl.load(k_ptr + rn[:, None] * D + rd[None, :])
+    v = tl.load(v_ptr + rn[:, None] * D + rd[None, :])
+    s = tl.dot(q, tl.trans(k))
+    p = tl.exp(s - tl.max(s, 1)[:, None])
+    acc = tl.dot(p.to(tl.float16), v) / tl.sum(p, 1)[:, None]
+    tl.store(out_ptr + rm[:, None] * D + rd[None, :], acc)

@@ -17,6 +17,7 @@ from typing import Any, Callable, Mapping
 from llvmlite import ir as ll
 
 from ..errors import NotImplementedYet
+from ..layout.distributed import Fragment
 from . import atomics
 from .math import MathHooks
 
@@ -27,27 +28,32 @@ I32 = ll.IntType(32)
 class WarpMatrixOp:
     """A warp-wide matrix multiply-accumulate instruction (NVIDIA's ``mma``, AMD's MFMA): the warp
     computes ``D[m, n] = A[m, k] @ B[k, n] + C[m, n]`` with each lane holding fragments of A, B
-    and C/D. The maps give, for ``lane`` (an i32) and the index of a lane's fragment entry, the
-    coordinates it holds (i32 values built with ``b``):
+    and C/D. The fragments (``layout.distributed.Fragment``, linear over the lane's bits) give:
 
-    - ``a(b, lane, i) -> (row, k)``: the first of ``k_pack`` consecutive K elements of A;
-    - ``b(b, lane, i) -> (k, col)``: the first of ``k_pack`` consecutive K elements of B;
-    - ``c(b, lane, i) -> (row, col)``: one accumulator element.
+    - ``a``: ``(row, k)`` of the first of ``k_pack`` consecutive K elements of A per entry;
+    - ``b``: ``(k, col)`` of the first of ``k_pack`` consecutive K elements of B per entry;
+    - ``c``: ``(row, col)`` of each accumulator element (the layout ``Mma`` of ``tl.dot``'s result).
 
     ``emit(b, a, b_, c)`` runs the instruction on the lane's fragments (``a``/``b_``: vectors of
-    ``k_pack`` operand elements, ``c``: accumulator scalars) and returns D's scalars."""
+    ``k_pack`` operand elements, ``c``: accumulator scalars) and returns D's scalars.
+
+    ``load``, where the target has one (NVIDIA's ``ldmatrix``), is a warp's collective read of
+    ``count`` (1, 2 or 4) blocks of 8 rows of 8 16-bit elements from shared memory:
+    ``load(b, address, count, transposed)``, where lane ``i`` gives the address of row ``i % 8``
+    of block ``i // 8`` (16 contiguous bytes), returns each block's 32-bit register of the lane:
+    in lane ``4 * g + t``, the elements at (row g, columns 2t and 2t + 1), or ``transposed`` at
+    (rows 2t and 2t + 1, column g). Core uses it where the operands' fragments are made of such
+    blocks (``codegen.threads.warp_matrix``) and plain shared-memory loads elsewhere."""
 
     m: int
     n: int
     k: int
     k_pack: int
-    a_entries: int
-    b_entries: int
-    c_entries: int
-    a: Callable[[ll.IRBuilder, ll.Value, int], tuple[ll.Value, ll.Value]]
-    b: Callable[[ll.IRBuilder, ll.Value, int], tuple[ll.Value, ll.Value]]
-    c: Callable[[ll.IRBuilder, ll.Value, int], tuple[ll.Value, ll.Value]]
+    a: Fragment
+    b: Fragment
+    c: Fragment
     emit: Callable[[ll.IRBuilder, list[ll.Value], list[ll.Value], list[ll.Value]], list[ll.Value]]
+    load: Callable[[ll.IRBuilder, ll.Value, int, bool], list[ll.Value]] | None = None
 
 
 class DeviceHooks(MathHooks):

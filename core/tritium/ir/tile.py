@@ -52,6 +52,19 @@ class SliceAttr(Tile.Attribute, name="slice"):
     parent: Any
 
 
+class MmaAttr(Tile.Attribute, name="mma"):
+    """``#tile.mma<...>``: a 2-D tensor held as the accumulators of a warp-level matrix instruction
+    (``layout.distributed.Mma``). ``instr`` is the instruction's ``[m, n]`` tile, ``warps_per_cta``
+    how the warps tile the tensor (interleaved, tile by tile), ``entries`` and ``lanes`` the
+    instruction's accumulator fragment as flattened ``(row, col)`` pairs: the offset of each of a
+    lane's entries, and the offset each bit of the lane number adds."""
+
+    instr: ir.ArrayAttr
+    warps_per_cta: ir.ArrayAttr
+    entries: ir.ArrayAttr
+    lanes: ir.ArrayAttr
+
+
 # -- ops ---------------------------------------------------------------------------------------
 
 
@@ -373,6 +386,20 @@ def blocked(size_per_thread, threads_per_warp, warps_per_cta, order) -> ir.Attri
 
 def slice_of(dim: int, parent: ir.Attribute) -> ir.Attribute:
     return SliceAttr.get(i32_attr(dim), parent)
+
+
+def mma(instr, warps_per_cta, entries, lanes) -> ir.Attribute:
+    flat = lambda pairs: i32_array([x for pair in pairs for x in pair])  # noqa: E731
+    return MmaAttr.get(i32_array(instr), i32_array(warps_per_cta), flat(entries), flat(lanes))
+
+
+def mma_fields(attr: ir.Attribute) -> dict[str, list]:
+    """The fields of a ``#tile.mma`` encoding: ``instr`` and ``warps_per_cta`` as lists of ints,
+    ``entries`` and ``lanes`` as lists of ``(row, col)`` pairs."""
+    a = attr if isinstance(attr, MmaAttr) else MmaAttr(attr)
+    pairs = lambda arr: list(zip(ints(arr)[::2], ints(arr)[1::2]))  # noqa: E731
+    return {"instr": ints(a.instr), "warps_per_cta": ints(a.warps_per_cta), "entries": pairs(a.entries),
+            "lanes": pairs(a.lanes)}
 
 
 def blocked_fields(attr: ir.Attribute) -> dict[str, list[int]]:

@@ -1,6 +1,6 @@
 """Distributed layouts: how the elements of a tensor spread over the threads of one program.
 
-Two layouts, as in Triton:
+Three layouts, as in Triton:
 
 - ``Blocked`` (``#tile.blocked``): each thread holds ``size_per_thread`` contiguous elements per
   dimension, ``threads_per_warp`` threads of a warp and ``warps_per_cta`` warps share the tile,
@@ -9,6 +9,10 @@ Two layouts, as in Triton:
   one wraps around, each thread holding several repetitions.
 - ``Slice`` (``#tile.slice<dim, parent>``): ``parent`` with dimension ``dim`` removed; the layout of
   a reduction's result along ``dim`` and of the operand of ``expand_dims`` at ``dim``.
+- ``Mma`` (``#tile.mma``): a 2-D tensor held as the accumulators of a warp-level matrix
+  instruction (NVIDIA's ``mma``, AMD's MFMA), whose ``Fragment`` the target describes: each warp
+  computes ``m x n`` tiles, the warps interleaved tile by tile (``warps_per_cta``), so ``tl.dot``
+  leaves its result where the instruction put it and a loop carries it there.
 
 ``Distribution`` applies a layout to a shape (powers of two, as Triton requires). Its facts are
 linear over bits, as Triton's linear layouts are: the coordinate of register ``r`` of the thread
@@ -67,7 +71,44 @@ class Slice:
         return f"slice(dim={self.dim}, {self.parent})"
 
 
-Layout = Union[Blocked, Slice]
+@dataclasses.dataclass(frozen=True)
+class Fragment:
+    """Which elements of a matrix tile the lanes of a warp hold for a matrix instruction, linear
+    over bits: entry ``i`` of lane ``l`` is at ``entries[i]`` plus ``lanes[b]`` for every bit ``b``
+    set in ``l`` (``(row, col)`` pairs). Targets describe their instructions' operands and
+    accumulators so (``codegen.device.WarpMatrixOp``); the accumulator's is ``Mma``'s."""
+
+    entries: tuple[tuple[int, int], ...]
+    lanes: tuple[tuple[int, int], ...]
+
+    def coordinates(self, lane: int, entry: int) -> tuple[int, int]:
+        row, col = self.entries[entry]
+        for bit, (r, c) in enumerate(self.lanes):
+            if lane >> bit & 1:
+                row, col = row + r, col + c
+        return row, col
+
+
+@dataclasses.dataclass(frozen=True)
+class Mma:
+    """The accumulator layout of a warp-level matrix instruction with ``instr = (m, n)`` tiles and
+    accumulator ``fragment``: warp ``w`` holds the tiles at ``(w // wn + i * wm, w % wn + j * wn)``
+    (in tiles) for every ``i``, ``j`` that fits, where ``(wm, wn) = warps_per_cta``."""
+
+    instr: tuple[int, int]
+    warps_per_cta: tuple[int, int]
+    fragment: Fragment
+
+    rank = 2
+
+    def attr(self) -> ir.Attribute:
+        return tile.mma(self.instr, self.warps_per_cta, self.fragment.entries, self.fragment.lanes)
+
+    def __str__(self) -> str:
+        return f"mma(instr={list(self.instr)}, wpc={list(self.warps_per_cta)})"
+
+
+Layout = Union[Blocked, Slice, Mma]
 
 
 def layout_of(attr: ir.Attribute) -> Layout:
@@ -75,6 +116,9 @@ def layout_of(attr: ir.Attribute) -> Layout:
     attr = ir.Attribute.parse(str(attr))  # a nested attribute reads back untyped: re-read it typed
     if isinstance(attr, tile.SliceAttr):
         return Slice(ir.IntegerAttr(attr.dim).value, layout_of(attr.parent))
+    if isinstance(attr, tile.MmaAttr):
+        f = tile.mma_fields(attr)
+        return Mma(tuple(f["instr"]), tuple(f["warps_per_cta"]), Fragment(tuple(f["entries"]), tuple(f["lanes"])))
     if isinstance(attr, tile.BlockedAttr):
         f = tile.blocked_fields(attr)
         return Blocked(tuple(f["size_per_thread"]), tuple(f["threads_per_warp"]), tuple(f["warps_per_cta"]),
@@ -97,6 +141,8 @@ def threads(layout: Layout) -> tuple[int, int]:
     """(threads per warp, warps per program) of a layout."""
     while isinstance(layout, Slice):
         layout = layout.parent
+    if isinstance(layout, Mma):
+        return 1 << len(layout.fragment.lanes), math.prod(layout.warps_per_cta)
     return math.prod(layout.threads_per_warp), math.prod(layout.warps_per_cta)
 
 
@@ -179,6 +225,8 @@ def distribute(layout: Layout, shape: tuple[int, ...]) -> Distribution:
             contiguous -= 1
         return Distribution(shape, tuple(registers), tuple(map(drop, parent.lane_bases)),
                             tuple(map(drop, parent.warp_bases)), contiguous)
+    if isinstance(layout, Mma):
+        return _distribute_mma(layout, shape)
     rank = layout.rank
     spt, tpw, wpc = layout.size_per_thread, layout.threads_per_warp, layout.warps_per_cta
     covered = [spt[d] * tpw[d] * wpc[d] for d in range(rank)]
@@ -205,3 +253,18 @@ def distribute(layout: Layout, shape: tuple[int, ...]) -> Distribution:
     lane_bases = bases(tpw, spt)
     warp_bases = bases(wpc, [spt[d] * tpw[d] for d in range(rank)])
     return Distribution(shape, register_offsets, lane_bases, warp_bases, layout.order[0])
+
+
+def _distribute_mma(layout: Mma, shape: tuple[int, ...]) -> Distribution:
+    """Registers: the fragment's entries of each of the warp's tiles, tiles row by row."""
+    (m, n), (wm, wn) = layout.instr, layout.warps_per_cta
+    rows, cols = shape
+    registers = []
+    for ti in range(max(1, rows // (m * wm))):
+        for tj in range(max(1, cols // (n * wn))):
+            for r, c in layout.fragment.entries:
+                registers.append(((ti * m * wm + r) % rows, (tj * n * wn + c) % cols))
+    lane_bases = tuple((r % rows, c % cols) for r, c in layout.fragment.lanes)
+    warp_bases = tuple([(0, (n << bit) % cols) for bit in range(int(math.log2(wn)))]
+                       + [((m << bit) % rows, 0) for bit in range(int(math.log2(wm)))])
+    return Distribution(tuple(shape), tuple(dict.fromkeys(registers)), lane_bases, warp_bases, 1)

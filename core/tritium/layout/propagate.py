@@ -17,8 +17,10 @@ The rules, as in Triton:
   so their data stays in the threads where it can (``reindexed``; else their rank's default);
 - ``expand_dims`` at ``axis`` of a ``slice<axis, P>`` gives ``P``; of anything else the default,
   its operand converted to ``slice<axis, default>``; ``broadcast`` keeps its operand's layout;
-- ``tile.dot`` gives its accumulator's layout; its operands A and B pass through shared memory,
-  so they stay in whatever layout they come (``codegen.threads.dot``);
+- ``tile.dot`` on the target's matrix instruction (``layout.matrix``) takes its accumulator in,
+  and gives its result, the instruction's layout (``#tile.mma``); any other ``tile.dot`` gives its
+  accumulator's layout. Its operands A and B pass through shared memory, so they stay in whatever
+  layout they come (``codegen.threads.dot``, ``codegen.threads.warp_matrix``);
 - ``tile.map_elementwise`` with ``pack`` > 1 takes its operands in, and gives its results, a layout
   whose threads hold runs of ``pack`` elements along the last dimension (``packed``);
 - elementwise ops take the layout of their first operand that is not *free* (made from nothing,
@@ -39,6 +41,7 @@ from ..ir.mlir import ir
 from ..codegen.reindex import Reindex
 from .assign import retyped
 from .distributed import Blocked, Layout, Slice, default_blocked, encoded, layout_of_type, threads
+from .matrix import MatrixUnit, mma_layout
 from .reindexed import register_layout
 
 #: ops whose results cost nothing to rebuild in any layout: they never decide an elementwise layout
@@ -49,10 +52,11 @@ MEMORY = frozenset({"tile.load", "tile.store", "tile.atomic_rmw", "tile.atomic_c
 ANY = frozenset({"tile.print", "tile.assert", "tile.convert_layout"})
 
 
-def propagate_layouts(module: ir.Module, defaults: dict[int, Blocked]) -> None:
-    """Encode every tensor of ``module`` in place."""
+def propagate_layouts(module: ir.Module, defaults: dict[int, Blocked], matrix_unit: MatrixUnit | None = None) -> None:
+    """Encode every tensor of ``module`` in place; ``matrix_unit`` is the target's warp-level matrix
+    instruction (``DeviceHooks.warp_matrix_op``), if it has one."""
     with module.context, ir.Location.unknown():
-        _Propagation(defaults).region_tree(module.operation)
+        _Propagation(defaults, matrix_unit).region_tree(module.operation)
 
 
 def is_tensor(value: ir.Value) -> bool:
@@ -60,8 +64,9 @@ def is_tensor(value: ir.Value) -> bool:
 
 
 class _Propagation:
-    def __init__(self, defaults: dict[int, Blocked]):
+    def __init__(self, defaults: dict[int, Blocked], matrix_unit: MatrixUnit | None):
         self.defaults = defaults
+        self.matrix_unit = matrix_unit
         self.layouts: dict[ir.Value, Layout] = {}
         self.converted: dict[tuple[ir.Value, Layout], ir.Value] = {}
         #: loop-carried values that start from a free value (an accumulator from tl.zeros)
@@ -175,7 +180,10 @@ class _Propagation:
         if name == "tile.map_elementwise" and ir.IntegerAttr(op.attributes["pack"]).value > 1:
             return self.packed(op, tensors, ir.IntegerAttr(op.attributes["pack"]).value)
         if name == "tile.dot":
-            return self.set(op.result, self.layouts[op.operands[2]])
+            mma = mma_layout(op, self.matrix_unit, threads(self.default(2))[1]) if self.matrix_unit else None
+            if mma is not None:
+                self.need(op, 2, mma)
+            return self.set(op.result, mma or self.layouts[op.operands[2]])
         if name == "tile.expand_dims":
             return self.expand_dims(op)
         if name == "tile.broadcast":

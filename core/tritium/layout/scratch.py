@@ -11,8 +11,9 @@ layout stage, which allocates it (``tile.shared_offset``), and the per-thread co
 - an atomic (``tile.atomic_rmw``, ``tile.atomic_cas``) whose old values are used and held by
   several threads (``shares_old_values``): the whole result, row-major; one element for a scalar.
 - ``tile.scan`` uses none: its layout keeps the whole axis inside each thread.
-- ``tile.dot``: its operands, A transposed (``[K, M]``) then B (``[K, N]``), row-major, in their
-  element type (``dot_scratch_bytes``); a 3-D product, that for every batch index.
+- ``tile.dot``: its operands, row-major, in their element type (``dot_scratch_bytes``): on the FMA
+  path A transposed (``[K, M]``) then B (``[K, N]``), a 3-D product that for every batch index; on a
+  matrix instruction (``layout.matrix``) A (``[M, K]``) then B transposed (``[N, K]``).
 
 Every other op, and these where the data stays in the threads, uses none.
 """
@@ -69,21 +70,10 @@ def shares_old_values(op: ir.Operation) -> bool:
     return bool(dist.copies(dist.lane_bases) or dist.copies(dist.warp_bases))
 
 
-def dot_scratch_bytes(m: int, n: int, k: int, element_bytes: int, matrix_unit: bool = False) -> int:
-    """Shared memory a ``tile.dot`` of ``[m, k] x [k, n]`` operands of ``element_bytes`` uses; one
-    that a warp-level matrix instruction may run (``matrix_unit_candidate``) also passes its fp32
-    accumulator through it, in the same space."""
-    return max((m + n) * k * element_bytes, m * n * 4 if matrix_unit else 0)
-
-
-def matrix_unit_candidate(op: ir.Operation) -> bool:
-    """A ``tile.dot`` that a target's warp-level matrix instruction (``DeviceHooks.warp_matrix_op``)
-    may run: 2-D, fp16 or bf16 operands of one type into fp32, every extent a multiple of 16."""
-    a, b = (ir.RankedTensorType(v.type) for v in op.operands[:2])
-    res = ir.RankedTensorType(op.results[0].type)
-    kinds = {str(a.element_type), str(b.element_type)}
-    return (a.rank == 2 and len(kinds) == 1 and kinds <= {"f16", "bf16"} and str(res.element_type) == "f32"
-            and all(x % 16 == 0 for x in (*a.shape, b.shape[1])))
+def dot_scratch_bytes(m: int, n: int, k: int, element_bytes: int) -> int:
+    """Shared memory a ``tile.dot`` of ``[m, k] x [k, n]`` operands of ``element_bytes`` uses: both
+    operands (the accumulator stays in registers, in a matrix instruction's layout or the FMA path's)."""
+    return (m + n) * k * element_bytes
 
 
 def scratch_bytes(op: ir.Operation, pointer_bits: PointerBits = pointers_of_64_bits) -> int:
@@ -103,8 +93,7 @@ def scratch_bytes(op: ir.Operation, pointer_bits: PointerBits = pointers_of_64_b
     size = element_bytes(src, pointer_bits)
     if op.name == "tile.dot":  # a 3-D product holds every batch index's operands
         *batch, m, k = src.shape
-        return math.prod(batch) * dot_scratch_bytes(m, ir.RankedTensorType(op.operands[1].type).shape[-1], k, size,
-                                                     matrix_unit_candidate(op))
+        return math.prod(batch) * dot_scratch_bytes(m, ir.RankedTensorType(op.operands[1].type).shape[-1], k, size)
     dist = distribute(layout_of_type(src), tuple(src.shape))
     if op.name == "tile.reduce":
         sizes = [element_bytes(o.type, pointer_bits) for o in op.operands]

@@ -20,6 +20,7 @@ from ..codegen.types import PointerBits, pointers_of_64_bits
 from ..errors import TritiumError
 from ..ir.mlir import ir
 from ..layout.choose import default_layouts
+from ..layout.matrix import MatrixUnit
 from ..layout.propagate import propagate_layouts
 from .axis_info import analyze
 from .convert_layout import remove_conversions
@@ -27,28 +28,31 @@ from .shared_memory import allocate_shared
 
 
 def assign_gpu_layouts(module: ir.Module, num_warps: int, warp_size: int,
-                       pointer_bits: PointerBits = pointers_of_64_bits) -> tuple[ir.Module, int]:
+                       pointer_bits: PointerBits = pointers_of_64_bits,
+                       matrix_unit: MatrixUnit | None = None) -> tuple[ir.Module, int]:
     """Lay out ``module`` (a ``tile-opt`` module, in place) for ``num_warps`` warps of ``warp_size``
-    threads; return it and the shared-memory bytes it needs."""
+    threads, ``tl.dot`` on ``matrix_unit`` (``DeviceHooks.warp_matrix_op``) where it can; return
+    it and the shared-memory bytes it needs."""
     for what, n in (("num_warps", num_warps), ("warp size", warp_size)):
         if n < 1 or n & (n - 1):
             raise TritiumError(f"{what} must be a power of two, not {n}")
     with module.context, ir.Location.unknown():
         defaults = default_layouts(module, analyze(module), num_warps, warp_size, pointer_bits)
-        propagate_layouts(module, defaults)
+        propagate_layouts(module, defaults, matrix_unit)
         remove_conversions(module)
         shared = allocate_shared(module, pointer_bits)
         module.operation.verify()
     return module, shared
 
 
-def layout_stage(warp_size: int) -> Callable[[ir.Module, Any], ir.Module]:
-    """The ``tile-layout`` stage of a GPU target whose warps have ``warp_size`` threads."""
+def layout_stage(warp_size: int, matrix_unit: MatrixUnit | None = None) -> Callable[[ir.Module, Any], ir.Module]:
+    """The ``tile-layout`` stage of a GPU target whose warps have ``warp_size`` threads and whose
+    warp-level matrix instruction is ``matrix_unit`` (``DeviceHooks.warp_matrix_op``), if any."""
 
     def tile_layout(module: ir.Module, ctx: Any) -> ir.Module:
         """Distributed GPU layouts from axis info, layout conversions, shared memory and barriers."""
         num_warps = ctx.options.num_warps
-        module, shared = assign_gpu_layouts(module, num_warps, warp_size, ctx.target.pointer_bits)
+        module, shared = assign_gpu_layouts(module, num_warps, warp_size, ctx.target.pointer_bits, matrix_unit)
         ctx.metadata["shared"] = shared
         ctx.metadata["num_warps"] = num_warps
         return module

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import importlib.util
+import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Callable
@@ -72,12 +73,17 @@ def vector_add_ir() -> Callable:
 
 
 @functools.cache
-def _core_test_kernels(name: str) -> ModuleType:
-    path = Path(__file__).resolve().parents[3] / "tests" / "kernels" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"tritium_core_test_kernels_{name}", path)
+def _core_test_module(relative: str) -> ModuleType:
+    path = Path(__file__).resolve().parents[3] / "tests" / f"{relative}.py"
+    spec = importlib.util.spec_from_file_location(f"tritium_core_tests_{relative.replace('/', '_')}", path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
+
+
+def _core_test_kernels(name: str) -> ModuleType:
+    return _core_test_module(f"kernels/{name}")
 
 
 @pytest.fixture
@@ -85,6 +91,13 @@ def core_kernels() -> Callable[[str], ModuleType]:
     """``core_kernels(name)``: the module ``tests/kernels/<name>.py`` of the core tests, loaded by
     path, so that the nvptx tests compile the very kernels the core tests run (no second copy)."""
     return _core_test_kernels
+
+
+@pytest.fixture
+def threads_emulator() -> ModuleType:
+    """The core tests' ``threads_emulator``: runs tile-layout modules on the host, one OS thread per
+    GPU thread, with an emulated matrix instruction."""
+    return _core_test_module("threads_emulator")
 
 
 class FakeDriverApi:

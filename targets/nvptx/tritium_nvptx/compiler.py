@@ -40,10 +40,14 @@ def datalayout() -> str:
 
 
 def tile_layout(module, ctx):
-    """Core's GPU layouts for 32-thread warps: encodings, layout conversions, shared memory, barriers."""
+    """Core's GPU layouts for 32-thread warps, ``tl.dot`` on the arch's tensor cores where it can:
+    encodings, layout conversions, shared memory, barriers."""
     from tritium.passes.gpu_layout import layout_stage  # imports the MLIR bindings: only when compiling
 
-    return layout_stage(WARP_SIZE)(module, ctx)
+    from .hooks import NvptxHooks
+
+    hooks = NvptxHooks(arch=ctx.target.arch(ctx.options))
+    return layout_stage(WARP_SIZE, hooks.warp_matrix_op)(module, ctx)
 
 
 def llir(module, ctx) -> str:

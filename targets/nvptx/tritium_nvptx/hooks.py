@@ -24,6 +24,7 @@ from llvmlite import ir as ll
 from llvmlite.ir.values import FunctionAttributes
 from tritium.codegen import intrinsics
 from tritium.codegen.device import DeviceHooks, WarpMatrixOp
+from tritium.layout.distributed import Fragment
 from tritium.codegen.types import const, scalar_of
 
 I1, I8, I32, I64 = ll.IntType(1), ll.IntType(8), ll.IntType(32), ll.IntType(64)
@@ -176,26 +177,12 @@ class NvptxHooks(DeviceHooks):
         """``mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}`` (sm_80 on), with the PTX ISA's
         fragment layout: lane ``4 * g + t`` holds A's rows g and g + 8 at K columns 2t, 2t + 1 and
         2t + 8, 2t + 9; B's column g at K rows 2t, 2t + 1 and 2t + 8, 2t + 9; C's rows g and g + 8 at
-        columns 2t and 2t + 1."""
-        if operand not in ("fp16", "bf16") or accumulator != "fp32":
+        columns 2t and 2t + 1. Fragments load with ``ldmatrix`` (``.trans`` for B)."""
+        if self.arch < 80 or operand not in ("fp16", "bf16") or accumulator != "fp32":
             return None
         kind = {"fp16": "f16", "bf16": "bf16"}[operand]
         f32 = ll.FloatType()
-
-        def parts(b: ll.IRBuilder, lane: ll.Value) -> tuple[ll.Value, ll.Value]:
-            return b.lshr(lane, I32(2)), b.shl(b.and_(lane, I32(3)), I32(1))  # g, 2t
-
-        def a(b, lane, i):
-            g, t2 = parts(b, lane)
-            return b.add(g, I32(8 * (i & 1))), b.add(t2, I32(8 * (i >> 1)))
-
-        def b_(b, lane, i):
-            g, t2 = parts(b, lane)
-            return b.add(t2, I32(8 * i)), g
-
-        def c(b, lane, i):
-            g, t2 = parts(b, lane)
-            return b.add(g, I32(8 * (i >> 1))), b.add(t2, I32(i & 1))
+        t_bits, g_bits = ((0, 2), (0, 4)), ((1, 0), (2, 0), (4, 0))  # lane 4g + t: (row, col) per bit
 
         def emit(b, a_frags, b_frags, c_vals):
             regs = [b.bitcast(v, I32) for v in a_frags + b_frags]
@@ -205,8 +192,18 @@ class NvptxHooks(DeviceHooks):
             d = b.call(ll.InlineAsm(ftype, asm, "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f"), regs + list(c_vals))
             return [b.extract_value(d, i) for i in range(4)]
 
-        return WarpMatrixOp(m=16, n=8, k=16, k_pack=2, a_entries=4, b_entries=2, c_entries=4,
-                            a=a, b=b_, c=c, emit=emit)
+        def load(b, address, count, transposed):
+            # the NVVM intrinsic, not inline assembly: LLVM must see that it reads shared memory, or it
+            # merges two products' loads from the same scratch and moves them across barriers
+            name = f"llvm.nvvm.ldmatrix.sync.aligned.m8n8.x{count}{'.trans' if transposed else ''}.b16"
+            ret = ll.LiteralStructType([I32] * count) if count > 1 else I32
+            got = b.call(intrinsics.declare(b.module, name, ret, [address.type]), [address])
+            return [b.extract_value(got, i) for i in range(count)] if count > 1 else [got]
+
+        return WarpMatrixOp(m=16, n=8, k=16, k_pack=2, emit=emit, load=load,
+                            a=Fragment(((0, 0), (8, 0), (0, 8), (8, 8)), t_bits + g_bits),
+                            b=Fragment(((0, 0), (8, 0)), tuple((c, r) for r, c in t_bits + g_bits)),
+                            c=Fragment(((0, 0), (0, 1), (8, 0), (8, 1)), t_bits + g_bits))
 
     # -- atomics ------------------------------------------------------------------------------
     def atomic_rmw(self, b: ll.IRBuilder, op: str, ptr: ll.Value, val: ll.Value, sem: str, scope: str) -> ll.Value:

@@ -30,9 +30,8 @@ class Dots:
     """``tile.dot``; mixed into the walker."""
 
     def emit_dot(self, op: ir.Operation) -> None:
-        plan = self.warp_matrix_plan(op)  # the target's matrix instruction where it can (``warp_matrix``)
-        if plan is not None:
-            return self.emit_warp_matrix_dot(op, *plan)
+        if self.on_matrix_unit(op):  # the target's matrix instruction (``warp_matrix``)
+            return self.emit_warp_matrix_dot(op)
         a, b_op, c = op.operands
         res = op.results[0]
         dist = self.same_distribution(op, c.type, res.type)

@@ -1,18 +1,20 @@
 """``tile.dot`` on a target's warp-level matrix instruction (``DeviceHooks.warp_matrix_op``: NVIDIA's
-tensor-core ``mma``), for fp16 and bf16 operands into fp32 (``layout.scratch.matrix_unit_candidate``).
+tensor-core ``mma``), where the layout stage gave it the instruction's accumulator layout
+(``layout.matrix``, ``#tile.mma``).
 
-The warps split the ``[M, N]`` result into a ``WM x WN`` grid of blocks, each a grid of the
-instruction's ``m x n`` tiles. Everything passes through the op's scratch in shared memory, as the
-FMA path's operands do (no register layouts of the instruction's own yet):
+The accumulator arrives, and the result stays, in registers: each thread's registers of the
+``Mma`` distribution are its fragments of the warp's tiles, in the order the instruction takes
+them. The operands pass through the op's scratch in shared memory, both row-major as they are
+(A ``[M, K]``, then B ``[K, N]``) with each row's 16-byte chunks permuted by an XOR with the row
+(``swizzled``), so that the eight 16-byte row pieces one fragment block reads lie in different
+banks:
 
-1. every thread writes the accumulator elements it holds (fp32, ``[M, N]`` row-major); after a
-   barrier each lane reads its fragments of C for its warp's tiles; a barrier;
-2. every thread writes the A elements it holds (``[M, K]`` row-major) and B's (transposed,
-   ``[N, K]``), so that the instruction's pairs of consecutive K elements are one 4-byte read; a
-   barrier; a loop over K in steps of the instruction's ``k`` reads the fragments and runs it on
-   each tile, the accumulators in registers (phis);
-3. a barrier, each lane writes its fragments of D, a barrier, and every thread reads the result
-   elements it holds in the result's layout.
+1. every thread writes the operand elements it holds, runs of consecutive elements along a row as
+   one vector store (16 bytes from a blocked layout); a barrier;
+2. a loop over K in steps of the instruction's ``k`` reads each lane's fragments of its warp's
+   tiles (``layout.matrix.operand_distribution``), with the instruction's collective load where the
+   target has one and the fragments are its blocks (``WarpMatrixOp.load``: ``ldmatrix``), else
+   with plain loads; then runs the instruction on each tile, the accumulators in registers (phis).
 """
 
 from __future__ import annotations
@@ -20,98 +22,198 @@ from __future__ import annotations
 from llvmlite import ir as ll
 
 from ...ir.mlir import ir
-from ...layout.scratch import matrix_unit_candidate
+from ...layout.distributed import Distribution, Fragment, Mma, layout_of_type
+from ...layout.matrix import instruction, operand_distribution
 from ..accumulate import phi_loop
 from ..device import WarpMatrixOp
 from ..types import memory_type, vector_of
-from .indexing import I32
+from .indexing import I32, plan
+from .memory import MAX_VECTOR_BYTES, vector_width
 
-F32 = ll.FloatType()
-_OPERAND = {"f16": "fp16", "bf16": "bf16"}
-
-
-def warp_grid(tiles_m: int, tiles_n: int, warps: int, op: WarpMatrixOp) -> tuple[int, int] | None:
-    """``(WM, WN)``: how the warps split the tiles (each warp an equal block), the split that reads
-    the fewest fragments per step; None when no split divides the tiles evenly."""
-    best = None
-    for wm in range(1, warps + 1):
-        wn = warps // wm
-        if wm * wn != warps or tiles_m % wm or tiles_n % wn:
-            continue
-        reads = tiles_m // wm * op.a_entries + tiles_n // wn * op.b_entries
-        if best is None or reads < best[0]:
-            best = (reads, wm, wn)
-    return best[1:] if best else None
+#: a block load's lanes (``WarpMatrixOp.load``): lane 4g + t holds (row g, columns 2t, 2t + 1)
+BLOCK_LANES = ((0, 2), (0, 4), (1, 0), (2, 0), (4, 0))
+#: rows of one block, and the lanes that give their addresses
+BLOCK_ROWS = 8
 
 
 class WarpMatrixDots:
     """``tile.dot`` through ``DeviceHooks.warp_matrix_op``; mixed into the walker."""
 
-    def warp_matrix_plan(self, op: ir.Operation) -> tuple[WarpMatrixOp, int, int] | None:
-        """The instruction and the warp grid for ``op``, or None where the FMA path runs it."""
-        if not matrix_unit_candidate(op):
-            return None
-        a = ir.RankedTensorType(op.operands[0].type)
-        mma = self.hooks.warp_matrix_op(_OPERAND[str(a.element_type)], "fp32")
-        if mma is None:
-            return None
-        (m, k), n = a.shape, ir.RankedTensorType(op.operands[1].type).shape[1]
-        if m % mma.m or n % mma.n or k % mma.k:
-            return None
-        grid = warp_grid(m // mma.m, n // mma.n, self.num_warps, mma)
-        return (mma, *grid) if grid else None
+    def on_matrix_unit(self, op: ir.Operation) -> bool:
+        """Whether the layout stage put ``op`` on the matrix instruction (its result is ``#tile.mma``)."""
+        return isinstance(layout_of_type(ir.RankedTensorType(op.results[0].type)), Mma)
 
-    def emit_warp_matrix_dot(self, op: ir.Operation, mma: WarpMatrixOp, wm: int, wn: int) -> None:
+    def emit_warp_matrix_dot(self, op: ir.Operation) -> None:
         a, b_op, c = op.operands
         res = op.results[0]
+        dist = self.same_distribution(op, c.type, res.type)
+        layout = layout_of_type(ir.RankedTensorType(res.type))
+        mma = instruction(op, self.hooks.warp_matrix_op)
+        if mma is None or (mma.m, mma.n) != layout.instr or mma.c != layout.fragment:
+            raise self.error(op, f"the result's layout {layout} is not this target's matrix instruction's")
         (m, k), n = a.type.shape, b_op.type.shape[1]
         mem = memory_type(self.lltype(a.type))
-        b, base = self.b, self.scratch(op)
-        lane, warp = self.index.ids["lane"], self.index.ids["warp"]
-        tm, tn = m // mma.m // wm, n // mma.n // wn  # tiles per warp along M and N
-        row0 = b.mul(b.udiv(warp, I32(wn)), I32(tm * mma.m))
-        col0 = b.mul(b.urem(warp, I32(wn)), I32(tn * mma.n))
+        base = self.scratch(op)
+        stored = [(base, (m, k)), (self.b.gep(base, [I32(m * k)], source_etype=mem), (k, n))]  # A, B
+        for value, (start, shape) in zip((a, b_op), stored):
+            self.write_swizzled(value, start, shape, mem)
+        self.hooks.barrier(self.b)
+        frags = [operand_distribution(layout, mma, 0, (m, mma.k)), operand_distribution(layout, mma, 1, (mma.k, n))]
+        readers = [self.fragment_reader(mma, which, frag, start, shape, mem)
+                   for which, frag, (start, shape) in zip((0, 1), frags, stored)]
+        a_entries, b_entries, c_entries = len(mma.a.entries), len(mma.b.entries), len(mma.c.entries)
+        tiles_n = frags[1].registers // b_entries
+        if dist.registers != frags[0].registers // a_entries * tiles_n * c_entries:
+            raise self.error(op, f"the result's layout {layout} does not tile {list(dist.shape)} evenly")
 
-        # each lane's fragment entries of its warp's first tile; a tile's are these plus a constant,
-        # which the assembler folds into the shared-memory addresses
-        c_base = [b.add(b.mul(b.add(row0, r), I32(n)), b.add(col0, cc)) for r, cc in
-                  (mma.c(b, lane, e) for e in range(mma.c_entries))]
-        a_base = [b.add(b.mul(b.add(row0, r), I32(k)), kk) for r, kk in (mma.a(b, lane, e) for e in range(mma.a_entries))]
-        b_base = [b.add(b.mul(b.add(col0, cc), I32(k)), b.add(kk, I32(m * k))) for kk, cc in
-                  (mma.b(b, lane, e) for e in range(mma.b_entries))]
-        tiles = [(ti, tj) for ti in range(tm) for tj in range(tn)]
-        c_at = {(ti, tj): [b.add(x, I32(ti * mma.m * n + tj * mma.n)) for x in c_base] for ti, tj in tiles}
-        self.write_operand(base, c, F32, lambda x: b.add(b.mul(x[0], I32(n)), x[1]))
-        self.hooks.barrier(b)
-        accs = [b.load(b.gep(base, [i], source_etype=F32), typ=F32) for t in tiles for i in c_at[t]]
-        self.hooks.barrier(b)
-        self.write_operand(base, a, mem, lambda x: b.add(b.mul(x[0], I32(k)), x[1]))
-        self.write_operand(base, b_op, mem, lambda x: b.add(b.mul(x[1], I32(k)), b.add(x[0], I32(m * k))))
-        self.hooks.barrier(b)
-        pack = vector_of(mem, mma.k_pack)
-        align = mma.k_pack * self.element_bytes(mem)
-
-        def fragment(index: ll.Value, tile_offset: int) -> ll.Value:
-            return b.load(b.gep(base, [b.add(index, I32(tile_offset))], source_etype=mem), typ=pack, align=align)
-
-        entries = mma.c_entries
-
-        def step(kk: ll.Value, values: list[ll.Value]) -> list[ll.Value]:
-            offset = b.mul(kk, I32(mma.k))
-            a_step, b_step = [b.add(x, offset) for x in a_base], [b.add(x, offset) for x in b_base]
-            a_frags = [[fragment(x, ti * mma.m * k) for x in a_step] for ti in range(tm)]
-            b_frags = [[fragment(x, tj * mma.n * k) for x in b_step] for tj in range(tn)]
+        def step(kk: ll.Value, accs: list[ll.Value]) -> list[ll.Value]:
+            k0 = self.b.mul(kk, I32(mma.k))
+            a_vals, b_vals = (read(k0) for read in readers)
             out = []
-            for t, (ti, tj) in enumerate(tiles):
-                out += mma.emit(b, a_frags[ti], b_frags[tj], values[t * entries:(t + 1) * entries])
+            for t in range(len(accs) // c_entries):  # the warp's tiles, row by row, as ``Mma`` orders them
+                ti, tj = divmod(t, tiles_n)
+                out += mma.emit(self.b, a_vals[ti * a_entries:(ti + 1) * a_entries],
+                                b_vals[tj * b_entries:(tj + 1) * b_entries], accs[t * c_entries:(t + 1) * c_entries])
             return out
 
-        accs = phi_loop(b, k // mma.k, accs, step, name="mma.k")
-        self.hooks.barrier(b)
-        for t, tile in enumerate(tiles):
-            for i, value in zip(c_at[tile], accs[t * entries:(t + 1) * entries]):
-                b.store(value, b.gep(base, [i], source_etype=F32))
-        self.hooks.barrier(b)
-        dist = self.distribution(res.type)
-        self.env[res] = [b.load(b.gep(base, [b.add(b.mul(row, I32(n)), col)], source_etype=F32), typ=F32)
-                         for row, col in (self.index.coordinates(b, dist, r) for r in range(dist.registers))]
+        self.env[res] = phi_loop(self.b, k // mma.k, list(self.env[c]), step, name="mma.k")
+
+    def swizzled(self, row: ll.Value, col: ll.Value, shape: tuple[int, int], mem: ll.Type) -> ll.Value:
+        """The element index of ``(row, col)`` in a row-major ``shape`` buffer whose rows' 16-byte chunks
+        are permuted: chunk ``c`` of row ``r`` is stored at ``c ^ phase(r)``, the phase changing
+        every row when a row has 8 chunks or more (128 bytes), else every ``8 / chunks`` rows, so that
+        8 consecutive rows' same chunk fall in 8 different 16-byte bank groups."""
+        b = self.b
+        per_chunk = max(1, MAX_VECTOR_BYTES // self.element_bytes(mem))
+        chunks = shape[1] // per_chunk
+        flat = b.mul(row, I32(shape[1]))
+        if chunks <= 1:
+            return b.add(flat, col)
+        per_phase = max(1, BLOCK_ROWS // chunks)
+        phase = b.and_(b.lshr(row, I32(per_phase.bit_length() - 1)), I32(min(chunks, BLOCK_ROWS) - 1))
+        shift = per_chunk.bit_length() - 1
+        chunk = b.xor(b.lshr(col, I32(shift)), phase)
+        return b.add(flat, b.add(b.shl(chunk, I32(shift)), b.and_(col, I32(per_chunk - 1))))
+
+    def swizzled_addresses(self, dist: Distribution, registers: list[int], start: ll.Value, shape: tuple[int, int],
+                           mem: ll.Type, offset: tuple[ll.Value, ll.Value] | None = None) -> list[ll.Value]:
+        """The ``swizzled`` address of each register in ``registers`` of ``dist`` (``offset`` added
+        to its coordinates first). Rows 8 apart and columns a whole swizzle period apart share the
+        permutation, so registers that differ only so are one computed address plus a constant:
+        the addresses stay few registers and fold into the loads' and stores' offsets."""
+        per_chunk = max(1, MAX_VECTOR_BYTES // self.element_bytes(mem))
+        chunks = shape[1] // per_chunk
+        periods = (BLOCK_ROWS, per_chunk * min(chunks, BLOCK_ROWS)) if chunks > 1 else (1, 1)
+        if any(plan(dist).wraps):  # coordinates taken modulo the shape: no constant steps
+            periods = (1 << 30, 1 << 30)
+        firsts: dict[tuple[int, int], tuple[tuple[int, int], ll.Value]] = {}
+        out = []
+        for r in registers:
+            offsets = dist.register_offsets[r]
+            key = (offsets[0] % periods[0], offsets[1] % periods[1])
+            if key not in firsts:
+                coords = self.index.coordinates(self.b, dist, r)
+                if offset is not None:
+                    coords = [self.b.add(x, o) for x, o in zip(coords, offset)]
+                index = self.swizzled(*coords, shape, mem)
+                firsts[key] = (offsets, self.b.gep(start, [index], source_etype=mem))
+            origin, address = firsts[key]
+            delta = (offsets[0] - origin[0]) * shape[1] + offsets[1] - origin[1]
+            out.append(self.b.gep(address, [I32(delta)], source_etype=mem) if delta else address)
+        return out
+
+    def write_swizzled(self, value: ir.Value, start: ll.Value, shape: tuple[int, int], mem: ll.Type) -> None:
+        """Store each register of ``value`` at its ``swizzled`` place; consecutive registers along a
+        row as one vector (they stay inside one chunk)."""
+        dist = self.distribution(value.type)
+        size = self.element_bytes(mem)
+        w = vector_width(dist, max(1, MAX_VECTOR_BYTES // size)) if dist.contiguous_dim == 1 else 1
+        values = self.env[value]
+        runs = list(range(0, dist.registers, w))
+        for r0, address in zip(runs, self.swizzled_addresses(dist, runs, start, shape, mem)):
+            self.b.store(self.to_memory(self.pack(values[r0:r0 + w])), address, align=w * size)
+
+    def fragment_reader(self, mma: WarpMatrixOp, which: int, frag: Distribution, start: ll.Value,
+                        shape: tuple[int, int], mem: ll.Type):
+        """``read(k0)``: the lane's fragment registers (vectors of ``k_pack`` elements) of operand
+        ``which`` (0: A, stored ``[M, K]``; 1: B, stored ``[K, N]``) for the K step starting at ``k0``."""
+        fragment = (mma.a, mma.b)[which]
+        along = 1 - which  # the dimension K runs along in the stored operand
+        pack = vector_of(mem, mma.k_pack)
+        b = self.b
+        blocks = block_loads(fragment, frag, which, self.hooks.warp_size) if mma.load is not None else None
+        if blocks is not None:
+            lanes, counts = blocks
+
+            def read_blocks(k0: ll.Value) -> list[ll.Value]:
+                addresses = self.k_step_addresses(lanes, list(range(lanes.registers)), start, shape, mem, along, k0,
+                                                   mma.k)
+                out = []
+                for address, count in zip(addresses, counts):
+                    out += [b.bitcast(x, pack) for x in mma.load(b, address, count, bool(which))]
+                return out
+
+            return read_blocks
+        size = self.element_bytes(mem)
+
+        def read_plain(k0: ll.Value) -> list[ll.Value]:
+            if along:  # k_pack consecutive elements of a row: one load
+                addresses = self.k_step_addresses(frag, list(range(frag.registers)), start, shape, mem, along, k0,
+                                                   mma.k)
+                return [b.load(address, typ=pack, align=mma.k_pack * size) for address in addresses]
+            out = []
+            for r in range(frag.registers):  # down a column: one load each
+                vec = ll.Constant(pack, ll.Undefined)
+                for j in range(mma.k_pack):
+                    row, col = self.index.coordinates(b, frag, r)
+                    at = self.swizzled(b.add(row, b.add(k0, I32(j))), col, shape, mem)
+                    vec = b.insert_element(vec, b.load(b.gep(start, [at], source_etype=mem), typ=mem), I32(j))
+                out.append(vec)
+            return out
+
+        return read_plain
+
+
+    def k_step_addresses(self, dist: Distribution, registers: list[int], start: ll.Value, shape: tuple[int, int],
+                         mem: ll.Type, along: int, k0: ll.Value, k: int) -> list[ll.Value]:
+        """``swizzled_addresses`` of the step of ``k`` starting at ``k0``: along the columns (A), the
+        step changes the permutation; down the rows (B), a step of whole periods of it (8 rows)
+        moves every address by one constant offset."""
+        if along or k % BLOCK_ROWS:
+            offset = (I32(0), k0) if along else (k0, I32(0))
+            return self.swizzled_addresses(dist, registers, start, shape, mem, offset)
+        step = self.b.gep(start, [self.b.mul(k0, I32(shape[1]))], source_etype=mem)
+        return self.swizzled_addresses(dist, registers, step, shape, mem)
+
+
+def block_loads(fragment: Fragment, frag: Distribution, which: int, warp_size: int):
+    """How ``WarpMatrixOp.load`` reads the fragments ``frag`` (one K step of operand ``which``), or
+    None where they are not its blocks: ``(lanes, counts)``, where register ``i`` of the
+    distribution ``lanes`` is the row address lane gives for load ``i`` of ``counts[i]`` blocks.
+    The fragment's entries must be blocks (their lanes ``BLOCK_LANES``, transposed for B) whose
+    origins, four by four, step linearly with lane bits 3 and 4."""
+    lanes = BLOCK_LANES if which == 0 else tuple((c, r) for r, c in BLOCK_LANES)
+    if warp_size != 32 or fragment.lanes != lanes:
+        return None
+    origins = list(frag.register_offsets)  # one block per register, the warp's tiles in order
+    if any(r % BLOCK_ROWS or c % BLOCK_ROWS for r, c in origins):
+        return None
+    firsts, counts, steps = [], [], None
+    for i in range(0, len(origins), 4):
+        group = origins[i:i + 4]
+        count = 4 if len(group) == 4 else 2 if len(group) >= 2 else 1
+        group = group[:count]
+        delta = lambda j: (group[j][0] - group[0][0], group[j][1] - group[0][1])  # noqa: E731
+        these = (delta(1) if count > 1 else (0, 0), delta(2) if count > 2 else (0, 0))
+        if count == 4 and delta(3) != (these[0][0] + these[1][0], these[0][1] + these[1][1]):
+            return None
+        if steps is not None and these != steps:
+            return None
+        steps = these
+        firsts.append(group[0])
+        counts.append(count)
+        if count < len(origins[i:i + 4]):
+            return None
+    # lane bits 0-2 pick the row of the block (along the stored rows), bits 3-4 the block
+    lane_bases = ((1, 0), (2, 0), (4, 0)) + steps
+    return Distribution(frag.shape, tuple(firsts), lane_bases, frag.warp_bases, None), counts

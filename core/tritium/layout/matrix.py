@@ -1,0 +1,92 @@
+"""Which ``tile.dot`` runs on a target's warp-level matrix instruction, in which layouts.
+
+A target offers its instruction through ``DeviceHooks.warp_matrix_op`` (``MatrixUnit``): NVIDIA's
+``mma``, AMD's MFMA. A ``tile.dot`` of 2-D fp16 or bf16 operands into fp32 whose extents the
+instruction's tiles divide, with enough tiles for every warp, gets the accumulator layout ``Mma``
+for its accumulator and result: the instruction then reads and writes the accumulator in the
+registers where the previous one left it, and a loop carries it there (``layout.propagate``,
+``passes.convert_layout``). Elementwise ops, broadcasts and row reductions run on it like on any
+distributed layout; only the epilogue converts it.
+
+The operands' fragments are distributions too (``operand_distribution``: Triton's dot-operand
+layouts): which ``(row, k)`` of A and ``(k, col)`` of B each register of a lane holds for its
+warp's tiles, one K step of the instruction at a time.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable, Optional
+
+from ..ir.mlir import ir
+from .distributed import Distribution, Mma
+
+if TYPE_CHECKING:
+    from ..codegen.device import WarpMatrixOp
+
+#: ``DeviceHooks.warp_matrix_op``: the instruction for (operand, accumulator) kinds, or None
+MatrixUnit = Callable[[str, str], Optional["WarpMatrixOp"]]
+#: operand element types the matrix path takes, by their name in ``warp_matrix_op``
+OPERAND_KINDS = {"f16": "fp16", "bf16": "bf16"}
+
+
+def matrix_unit_candidate(op: ir.Operation) -> bool:
+    """A ``tile.dot`` that a target's warp-level matrix instruction may run: 2-D, fp16 or bf16
+    operands of one type into fp32, every extent a multiple of 16."""
+    a, b = (ir.RankedTensorType(v.type) for v in op.operands[:2])
+    res = ir.RankedTensorType(op.results[0].type)
+    kinds = {str(a.element_type), str(b.element_type)}
+    return (a.rank == 2 and len(kinds) == 1 and kinds <= set(OPERAND_KINDS) and str(res.element_type) == "f32"
+            and all(x % 16 == 0 for x in (*a.shape, b.shape[1])))
+
+
+def instruction(op: ir.Operation, matrix_unit: MatrixUnit) -> "WarpMatrixOp | None":
+    """The target's instruction for the candidate ``op``, or None."""
+    return matrix_unit(OPERAND_KINDS[str(ir.RankedTensorType(op.operands[0].type).element_type)], "fp32")
+
+
+def warp_grid(tiles_m: int, tiles_n: int, warps: int, mma: "WarpMatrixOp") -> tuple[int, int] | None:
+    """``(WM, WN)``: how the warps split the tiles (each warp an equal share), the split that reads
+    the fewest operand fragments per K step; None when no split divides the tiles evenly."""
+    best = None
+    for wm in range(1, warps + 1):
+        wn = warps // wm
+        if wm * wn != warps or tiles_m % wm or tiles_n % wn:
+            continue
+        reads = tiles_m // wm * len(mma.a.entries) + tiles_n // wn * len(mma.b.entries)
+        if best is None or reads < best[0]:
+            best = (reads, wm, wn)
+    return best[1:] if best else None
+
+
+def mma_layout(op: ir.Operation, matrix_unit: MatrixUnit | None, num_warps: int) -> Mma | None:
+    """The accumulator layout of ``op`` on the target's matrix instruction; None where the FMA path
+    runs it (no instruction, extents the tiles do not divide, too few tiles for the warps)."""
+    if matrix_unit is None or op.name != "tile.dot" or not matrix_unit_candidate(op):
+        return None
+    mma = instruction(op, matrix_unit)
+    if mma is None:
+        return None
+    (m, k), n = ir.RankedTensorType(op.operands[0].type).shape, ir.RankedTensorType(op.operands[1].type).shape[1]
+    if m % mma.m or n % mma.n or k % mma.k:
+        return None
+    grid = warp_grid(m // mma.m, n // mma.n, num_warps, mma)
+    return Mma((mma.m, mma.n), grid, mma.c) if grid else None
+
+
+def operand_distribution(layout: Mma, mma: "WarpMatrixOp", operand: int, shape: tuple[int, int]) -> Distribution:
+    """Where a lane's fragments of operand ``operand`` (0: A ``[M, K]``, 1: B ``[K, N]``) lie for
+    one K step of the instruction, for a result of ``layout``: one register per fragment entry
+    (the first of ``k_pack`` consecutive K elements) of each of the warp's tiles, tile by tile.
+    Warps in one row of the warp grid hold copies of A, warps in one column copies of B."""
+    (wm, wn), (m, n) = layout.warps_per_cta, layout.instr
+    frag = mma.a if operand == 0 else mma.b
+    log = lambda x: x.bit_length() - 1  # noqa: E731
+    if operand == 0:
+        tiles = shape[0] // (m * wm)
+        registers = [(t * m * wm + r, c) for t in range(tiles) for r, c in frag.entries]
+        warp_bases = [(0, 0)] * log(wn) + [(m << bit, 0) for bit in range(log(wm))]
+    else:
+        tiles = shape[1] // (n * wn)
+        registers = [(r, t * n * wn + c) for t in range(tiles) for r, c in frag.entries]
+        warp_bases = [(0, n << bit) for bit in range(log(wn))] + [(0, 0)] * log(wm)
+    return Distribution(tuple(shape), tuple(registers), frag.lanes, tuple(warp_bases), None)

@@ -1,0 +1,132 @@
+"""``tl.dot`` on a warp-level matrix instruction (``layout.matrix``, ``codegen.threads.warp_matrix``)
+through the real GPU layout stage, run on the host by ``threads_emulator`` with an emulated
+instruction: a small one for 8-lane warps, described the way a target describes its own. The
+accumulator must stay in the instruction's layout (``#tile.mma``) through loops, and what runs on it
+(elementwise ops, row reductions, a second product, the epilogue's conversion) must give numpy's
+float64 answer."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tritium.language as tl
+from tritium.ir import tile
+from tritium.ir.mlir import ir
+from tritium.layout.distributed import Fragment, Mma, distribute, layout_of_type
+from tritium.passes.axis_info import walk
+from tritium.passes.gpu_layout import assign_gpu_layouts
+
+from .kernels.dots import attention_block_kernel, carried_kernel, dot_kernel, matmul_kernel
+from .test_dot import EPS, check, operands
+from .test_threads_codegen import tile_opt
+from .threads_emulator import HostThreadHooks, MatrixShape, run
+
+#: a 4 x 4 x 4 instruction for 8-lane warps: lane bits 0-2 step A's K by 2 and its rows by 1 and 2
+TOY = MatrixShape(m=4, n=4, k=4, k_pack=2,
+                  a=Fragment(((0, 0),), ((0, 2), (1, 0), (2, 0))),
+                  b=Fragment(((0, 0),), ((2, 0), (0, 1), (0, 2))),
+                  c=Fragment(((0, 0), (0, 1)), ((0, 2), (1, 0), (2, 0))))
+WARP = 8
+
+
+def laid_out(text: str, num_warps: int) -> ir.Module:
+    module = ir.Module.parse(text)
+    assign_gpu_layouts(module, num_warps, WARP, matrix_unit=HostThreadHooks(WARP, TOY).warp_matrix_op)
+    return module
+
+
+def layouts_of(module: ir.Module, name: str) -> list:
+    return [layout_of_type(ir.RankedTensorType(op.results[0].type)) for op in walk(module.operation) if op.name == name]
+
+
+def test_the_accumulator_layout_places_each_lane_fragment_of_each_warp_tile():
+    layout = Mma((4, 4), (2, 1), TOY.c)
+    dist = distribute(layout, (16, 8))
+    # warp 1 holds the tiles of rows 4-7 and 12-15; its lane 5 (bits 0 and 2) holds row +2, cols 2, 3
+    assert dist.coordinates(5, 1) == [(6, 2), (6, 3), (6, 6), (6, 7), (14, 2), (14, 3), (14, 6), (14, 7)]
+    every = {c for lane in range(WARP) for warp in range(2) for c in dist.coordinates(lane, warp)}
+    assert every == {(r, c) for r in range(16) for c in range(8)}
+
+
+@pytest.mark.parametrize("m,n,k,num_warps,loops", [(16, 16, 16, 2, 1), (32, 16, 32, 4, 2), (16, 64, 16, 4, 1),
+                                                   (64, 32, 16, 2, 2)])
+def test_products_on_the_instruction_match_float64(m, n, k, num_warps, loops):
+    a, b, a64, b64 = operands(m, n, k, "fp16", seed=50)
+    c = np.random.default_rng(51).standard_normal((m, n)).astype(np.float32)
+    out = np.full((m, n), np.nan, np.float32)
+    types = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", "out_ptr": "*fp32"}
+    text = tile_opt(dot_kernel, types, {"M": m, "N": n, "K": k, "IN": None, "ACC": True, "PREC": "ieee",
+                                        "OUT": tl.float32, "LOOPS": loops})
+    with tile.context():
+        module = laid_out(text, num_warps)
+        assert all(isinstance(x, Mma) for x in layouts_of(module, "tile.dot"))
+        run(module, (1,), [a, b, c, out], num_warps=num_warps, warp_size=WARP, matrix=TOY)
+    check(out, loops * (a64 @ b64) + c, loops * (np.abs(a64) @ np.abs(b64)) + np.abs(c), loops * (k + 1) * EPS["fp32"])
+
+
+def test_bf16_operands_on_the_instruction():
+    m, n, k = 16, 32, 32
+    a, b, a64, b64 = operands(m, n, k, "bf16", seed=52)
+    a, b = ((x.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16) for x in (a64, b64))
+    out = np.full((m, n), np.nan, np.float32)
+    types = {"a_ptr": "*bf16", "b_ptr": "*bf16", "c_ptr": "*fp32", "out_ptr": "*fp32"}
+    text = tile_opt(dot_kernel, types, {"M": m, "N": n, "K": k, "IN": None, "ACC": False, "PREC": "ieee",
+                                        "OUT": tl.float32, "LOOPS": 1})
+    with tile.context():
+        run(laid_out(text, 2), (1,), [a, b, np.zeros((m, n), np.float32), out], num_warps=2, warp_size=WARP,
+            matrix=TOY)
+    check(out, a64 @ b64, np.abs(a64) @ np.abs(b64), (k + 1) * EPS["fp32"])
+
+
+def test_a_loop_carries_the_accumulator_in_the_instruction_layout():
+    """Tutorial 03 on ragged sizes over several programs: no conversion inside the K loop, one in
+    the epilogue."""
+    (M, N, K), (BM, BN, BK) = (40, 72, 48), (16, 32, 16)
+    a, b, a64, b64 = operands(M, N, K, "fp16", seed=53)
+    c = np.full((M, N), np.nan, np.float16)
+    types = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", **{name: "i32" for name in (
+        "M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn", "stride_cm", "stride_cn")}}
+    text = tile_opt(matmul_kernel, types, {"BLOCK_SIZE_M": BM, "BLOCK_SIZE_N": BN, "BLOCK_SIZE_K": BK,
+                                           "GROUP_SIZE_M": 2})
+    with tile.context():
+        module = laid_out(text, 4)
+        loop = next(op for op in walk(module.operation) if op.name == "scf.for")
+        assert "tile.convert_layout" not in [op.name for op in walk(loop)]
+        assert any(isinstance(layout_of_type(ir.RankedTensorType(r.type)), Mma) for r in loop.results)
+        run(module, (-(-M // BM) * -(-N // BN),), [a, b, c, M, N, K, K, 1, N, 1, N, 1], num_warps=4,
+            warp_size=WARP, matrix=TOY)
+    check(c, a64 @ b64, np.abs(a64) @ np.abs(b64), (K + 1) * EPS["fp32"] + EPS["fp16"])
+
+
+def test_attention_block_runs_its_softmax_on_the_instruction_layout():
+    m, n, d = 16, 32, 16
+    rng = np.random.default_rng(54)
+    q, k, v = (rng.standard_normal(s).astype(np.float16) for s in ((m, d), (n, d), (n, d)))
+    out = np.full((m, d), np.nan, np.float32)
+    types = {"q_ptr": "*fp16", "k_ptr": "*fp16", "v_ptr": "*fp16", "out_ptr": "*fp32"}
+    text = tile_opt(attention_block_kernel, types, {"M": m, "N": n, "D": d})
+    with tile.context():
+        module = laid_out(text, 2)
+        assert all(isinstance(x, Mma) for x in layouts_of(module, "tile.dot"))
+        assert all(isinstance(x.parent, Mma) for x in layouts_of(module, "tile.reduce"))
+        run(module, (1,), [q, k, v, out], num_warps=2, warp_size=WARP, matrix=TOY)
+    s = q.astype(np.float64) @ k.astype(np.float64).T
+    p = np.exp(s - s.max(1, keepdims=True))
+    want = p.astype(np.float16).astype(np.float64) @ v.astype(np.float64) / p.sum(1, keepdims=True)
+    np.testing.assert_allclose(out, want, rtol=2e-3, atol=2e-3)
+
+
+def test_a_product_reading_its_old_accumulator():
+    """``carried_kernel``: the old accumulator is also reduced, and a second loop starts from ones."""
+    m, k = 16, 16
+    a, b, a64, b64 = operands(m, k, k, "fp16", seed=55)
+    out, sums = np.full((m, k), np.nan, np.float32), np.full(m, np.nan, np.float32)
+    types = {"a_ptr": "*fp16", "b_ptr": "*fp16", "out_ptr": "*fp32", "sums_ptr": "*fp32", "n": "i32"}
+    text = tile_opt(carried_kernel, types, {"M": m, "K": k})
+    with tile.context():
+        module = laid_out(text, 2)
+        run(module, (1,), [a, b, out, sums, 3], num_warps=2, warp_size=WARP, matrix=TOY)
+    ab = a64 @ b64
+    check(out, 3 * ab + 3 * ab + 1, 6 * (np.abs(a64) @ np.abs(b64)) + 1, 7 * (k + 1) * EPS["fp32"])
+    check(sums, (0 + 1 + 2) * ab.sum(1), 3 * (np.abs(a64) @ np.abs(b64)).sum(1), 7 * (k + 1) * EPS["fp32"])
