@@ -6,8 +6,8 @@ import pytest
 
 from tritium.errors import CompilationError
 
-from .kernels.typing_rules import (bf16_plus_int_kernel, binary_kernel, invert_bool_kernel, literal_kernel, unary_kernel,
-                                   unsigned_offsets_kernel)
+from .kernels.typing_rules import (bf16_plus_int_kernel, binary_kernel, invert_bool_kernel, literal_kernel,
+                                   shift_kernel, unary_kernel, unsigned_offsets_kernel)
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.uint32, np.int8, np.int32, np.bool_])
@@ -127,3 +127,47 @@ def test_unsigned_and_bool_pointer_offsets_are_zero_extended(target, offset_type
     offs = np.arange(n)
     expected = x[(offs >= 4).astype(int)] if offset_type == "bool" else x[offs % 256]
     np.testing.assert_array_equal(dev.to_host(out), expected)
+
+
+_INTS = {"int8": np.int8, "uint8": np.uint8, "int16": np.int16, "uint16": np.uint16, "int32": np.int32,
+         "uint32": np.uint32, "int64": np.int64, "uint64": np.uint64}
+
+
+def _common_int_type(a: np.dtype, b: np.dtype) -> np.dtype:
+    """C's usual arithmetic conversions, written out: the wider type; at equal width the unsigned."""
+    if a.itemsize != b.itemsize:
+        return a if a.itemsize > b.itemsize else b
+    return a if a.kind == "u" else b
+
+
+def _triton_shift_right(a: np.ndarray, b: np.ndarray, arithmetic: bool) -> np.ndarray:
+    """Triton's ``>>`` on Python ints: both operands in their common type, shifted arithmetically
+    when the tensor the operator is called on is signed, whatever the common type's signedness."""
+    t = _common_int_type(a.dtype, b.dtype)
+    bits = 8 * t.itemsize
+    out = []
+    for x, s in zip(a.astype(t).tolist(), b.astype(t).tolist()):
+        raw = x % 2**bits  # the bits of x in the common type
+        if arithmetic and raw >= 2**(bits - 1):
+            raw -= 2**bits
+        out.append((raw >> s) % 2**bits)
+    return np.array(out, dtype=np.uint64).astype(t)
+
+
+@pytest.mark.parametrize("a_type,b_type", [("int8", "uint16"), ("uint8", "int16"), ("int16", "uint16"),
+                                           ("uint16", "int16"), ("int32", "uint32"), ("uint32", "int8"),
+                                           ("int64", "uint8"), ("uint64", "int64"), ("int8", "int8"),
+                                           ("uint32", "uint8")])
+def test_shift_right_is_arithmetic_when_the_left_tensor_is_signed(target, a_type, b_type):
+    """int8 -17 >> uint16 14 is 65535 in Triton (the common type is uint16, the shift arithmetic)."""
+    a_np, b_np = np.dtype(_INTS[a_type]), np.dtype(_INTS[b_type])
+    a = np.array([-17, -128, 100, -1, 5, -2, 64, -100], np.int64).astype(a_np)
+    first = 14 if _common_int_type(a_np, b_np).itemsize >= 2 else 6  # within the common type's width
+    b = np.array([first, 1, 2, 3, 0, 7, 6, 4], np.int64).astype(b_np)
+    dev = target.driver
+    # a >> 3: the number takes a's type
+    for op, expected in (("tensors", _triton_shift_right(a, b, a_np.kind == "i")),
+                         ("number_right", _triton_shift_right(a, np.full(8, 3, a_np), a_np.kind == "i"))):
+        out = dev.to_device(np.zeros(8, expected.dtype))
+        shift_kernel[(1,)](dev.to_device(a), dev.to_device(b), out, OP=op, BLOCK=8)
+        np.testing.assert_array_equal(dev.to_host(out), expected, err_msg=f"{a_type} >> {b_type}: {op}")

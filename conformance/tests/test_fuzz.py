@@ -52,6 +52,13 @@ def test_model_bool_add_wraps_and_literals_are_weak():
     assert M.binary("*", vec("int8", [3]), M.lit(1.5), 1).ty == "fp32"
 
 
+def test_model_shift_right_follows_the_left_operand_signedness():
+    """int8 -17 >> uint16 14: the common type is uint16, and the shift is arithmetic (Triton)."""
+    r = M.binary(">>", vec("int8", [-17, 64]), vec("uint16", [14, 2]), 1)
+    assert r.ty == "uint16" and r.a.tolist() == [[65535, 16]]
+    assert M.binary(">>", vec("uint8", [239]), vec("int16", [2]), 1).a.tolist() == [[59]]
+
+
 def test_model_rejects_undefined_behaviour_and_what_triton_refuses():
     with pytest.raises(M.Reject):
         M.binary("//", vec("int32", [5]), vec("int32", [0]), 1)

@@ -309,6 +309,8 @@ def binary(op: str, x: Val, y: Val, programs: int) -> Val:
         fn = {"+": np.add, "-": np.subtract, "*": np.multiply}[op]
         out, err = _float_op(fn, [a, b], [ea, eb], t)
         return Val(t, shape, out, err)
+    if op == ">>" and not x.is_lit and not unsigned(x.ty) and unsigned(t):
+        a = a.view(np.dtype(f"i{a.dtype.itemsize}"))  # Triton shifts as the left tensor is signed
     return Val(t, shape, _int_op(op, a, b, t), None)
 
 
@@ -344,7 +346,7 @@ def _int_op(op: str, a: np.ndarray, b: np.ndarray, t: str) -> np.ndarray:
             r = p ^ q
         elif op == "<<":
             r = p << q
-        else:  # >>: arithmetic for signed, logical for unsigned (values are non-negative then)
+        else:  # >>: arithmetic for negative values (of a signed left operand), else logical
             r = p >> q
         out.append(r)
     return wrap_ints(out, t).reshape(a.shape)

@@ -75,3 +75,16 @@ def invert_bool_kernel(x_ptr, once_ptr, twice_ptr, BLOCK: tl.constexpr):
     tl.static_assert((~c).dtype == tl.int1)
     tl.store(once_ptr + offs, (~c).to(tl.int32))
     tl.store(twice_ptr + offs, (~~c).to(tl.int32))
+
+
+@tritium.jit
+def shift_kernel(a_ptr, b_ptr, out_ptr, OP: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + offs)
+    b = tl.load(b_ptr + offs)
+    if OP == "tensors":
+        r = a >> b
+    else:
+        r = a >> 3
+    tl.store(out_ptr + offs, r)
+

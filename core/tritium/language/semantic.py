@@ -433,11 +433,18 @@ def bitwise(kind: str, a, b):
     return _emit(kind + "i", (a, b), t, shape)
 
 
-def shift(kind: str, a, b):
+def shift(kind: str, a, b, arithmetic: bool | None = None):
+    """``a << b`` or ``a >> b`` in the operands' common type. As in Triton, ``>>`` shifts
+    arithmetically when the tensor it is called on is signed (``arithmetic``; by default the left
+    operand's type decides), even if the common type is unsigned: int8 -17 >> uint16 14 is 65535."""
+    core = _core()
+    if arithmetic is None:
+        left = a.value if isinstance(a, core.constexpr) else a
+        arithmetic = (left.dtype if isinstance(left, core.tensor) else literal_dtype(left)).is_int_signed()
     a, b, t, shape = _typed_operands(a, b)
     if not t.is_int():
         raise SemanticError(f"shifts need integer operands, got {t}")
-    op = "shli" if kind == "shl" else ("shrui" if t.is_int_unsigned() else "shrsi")
+    op = "shli" if kind == "shl" else ("shrsi" if arithmetic else "shrui")
     return _emit(op, (a, b), t, shape)
 
 
