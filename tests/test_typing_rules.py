@@ -7,7 +7,7 @@ import pytest
 from tritium.errors import CompilationError
 
 from .kernels.typing_rules import (bf16_plus_int_kernel, binary_kernel, invert_bool_kernel, literal_kernel,
-                                   shift_kernel, unary_kernel, unsigned_offsets_kernel)
+                                   minmax_number_kernel, shift_kernel, unary_kernel, unsigned_offsets_kernel)
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.uint32, np.int8, np.int32, np.bool_])
@@ -171,3 +171,37 @@ def test_shift_right_is_arithmetic_when_the_left_tensor_is_signed(target, a_type
         out = dev.to_device(np.zeros(8, expected.dtype))
         shift_kernel[(1,)](dev.to_device(a), dev.to_device(b), out, OP=op, BLOCK=8)
         np.testing.assert_array_equal(dev.to_host(out), expected, err_msg=f"{a_type} >> {b_type}: {op}")
+
+
+@pytest.mark.parametrize("dtype,op,expected", [
+    (np.uint8, "max_0_minus_1", [-1, 4, 125, 126]),      # int32, not uint8 (which gives 255 for 0)
+    (np.int8, "max_5_plus_250", [255, 255, 376, 377]),   # int32: accepted, no wrap (weakly typed: refused)
+    (np.uint16, "min_number_left", [0, 5, 126, 300]),    # int32(300) with uint16: int32
+    (np.int64, "max_0_minus_1", [-1, 4, 125, 126]),      # int32 with int64: int64
+])
+def test_minimum_and_maximum_make_numbers_int32_tensors_first(target, dtype, op, expected):
+    """Triton's tl.maximum/minimum call to_tensor on a number (an int is int32) before promoting."""
+    x = np.array([0, 5, 126, 1000 if op == "min_number_left" else 127], dtype)
+    dev = target.driver
+    out = dev.to_device(np.zeros(4, np.int64))
+    minmax_number_kernel[(1,)](dev.to_device(x), out, OP=op, BLOCK=4)
+    np.testing.assert_array_equal(dev.to_host(out), expected)
+
+
+def test_maximum_with_a_float_number_computes_in_fp32(target):
+    """fp16 with 2.5: the number is an fp32 tensor, so the result is fp32 and keeps + 0.0001."""
+    x = np.array([1, 3, 2049, 0.5], np.float16)
+    dev = target.driver
+    out = dev.to_device(np.zeros(4, np.float64))
+    minmax_number_kernel[(1,)](dev.to_device(x), out, OP="max_float_plus_tiny", BLOCK=4)
+    expected = np.maximum(x.astype(np.float32), np.float32(2.5)) + np.float32(0.0001)
+    np.testing.assert_array_equal(dev.to_host(out), expected.astype(np.float64))
+
+
+def test_maximum_of_bf16_computes_in_fp32(compiling_target):
+    """On compiling targets: the interpreter computes with numpy, which has no bf16."""
+    x = np.array([1, 3, 256, 0.5], np.float32)  # exact in bf16
+    dev = compiling_target.driver
+    out = dev.to_device(np.zeros(4, np.float64))
+    minmax_number_kernel[(1,)](dev.to_device(x), out, OP="bf16_self", BLOCK=4)
+    np.testing.assert_array_equal(dev.to_host(out), (x + np.float32(0.0001)).astype(np.float64))

@@ -88,3 +88,21 @@ def shift_kernel(a_ptr, b_ptr, out_ptr, OP: tl.constexpr, BLOCK: tl.constexpr):
         r = a >> 3
     tl.store(out_ptr + offs, r)
 
+
+
+@tritium.jit
+def minmax_number_kernel(x_ptr, out_ptr, OP: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    if OP == "max_0_minus_1":
+        r = tl.maximum(x, 0) - 1
+    elif OP == "max_5_plus_250":
+        r = tl.maximum(x, 5) + 250
+    elif OP == "min_number_left":
+        r = tl.minimum(300, x)
+    elif OP == "max_float_plus_tiny":
+        r = tl.maximum(x, 2.5) + 0.0001
+    else:  # of bf16 values, in fp32
+        y = x.to(tl.bfloat16)
+        r = tl.maximum(y, y) + 0.0001
+    tl.store(out_ptr + offs, r)

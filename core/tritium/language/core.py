@@ -299,11 +299,16 @@ class PropagateNan(enum.IntEnum):
 
 
 def maximum(x, y, propagate_nan=PropagateNan.NONE) -> tensor:
-    return semantic.minmax("max", _unwrap(x), _unwrap(y), _propagate(propagate_nan))
+    """The element-wise maximum. As in Triton, a Python number becomes a tensor of its own type
+    first (an int int32, a float fp32: no weak typing), and bf16 computes in fp32."""
+    x, y = (_promote_bf16(semantic.to_tensor(_unwrap(v))) for v in (x, y))
+    return semantic.minmax("max", x, y, _propagate(propagate_nan))
 
 
 def minimum(x, y, propagate_nan=PropagateNan.NONE) -> tensor:
-    return semantic.minmax("min", _unwrap(x), _unwrap(y), _propagate(propagate_nan))
+    """The element-wise minimum, typed as ``maximum``."""
+    x, y = (_promote_bf16(semantic.to_tensor(_unwrap(v))) for v in (x, y))
+    return semantic.minmax("min", x, y, _propagate(propagate_nan))
 
 
 def clamp(x, min, max, propagate_nan=PropagateNan.NONE) -> tensor:  # noqa: A002 - Triton's names
