@@ -7,7 +7,7 @@ import pytest
 from tritium.errors import CompilationError
 
 from .kernels.typing_rules import (bf16_plus_int_kernel, binary_kernel, invert_bool_kernel, literal_kernel,
-                                   minmax_number_kernel, shift_kernel, unary_kernel, unsigned_offsets_kernel)
+                                   minmax_number_kernel, shift_kernel, sum_dtype_kernel, unary_kernel, unsigned_offsets_kernel)
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.uint32, np.int8, np.int32, np.bool_])
@@ -205,3 +205,34 @@ def test_maximum_of_bf16_computes_in_fp32(compiling_target):
     out = dev.to_device(np.zeros(4, np.float64))
     minmax_number_kernel[(1,)](dev.to_device(x), out, OP="bf16_self", BLOCK=4)
     np.testing.assert_array_equal(dev.to_host(out), (x + np.float32(0.0001)).astype(np.float64))
+
+
+@pytest.mark.parametrize("x_type,dtype,op", [("int8", "int8", "sum"), ("int32", "int8", "sum"),
+                                             ("uint8", "uint8", "sum_rows"), ("int16", "int16", "sum"),
+                                             ("int8", "int8", "cumsum"), ("int8", "int64", "sum")])
+def test_sum_with_dtype_converts_first_and_adds_in_dtype(target, x_type, dtype, op):
+    """Triton's tl.sum(x, dtype=d) is x.to(d) summed in d, with no widening: int8 ones over 32x32
+    wrap to 0 (not 1024); the reference wraps Python integer sums to d's width."""
+    import tritium.language as tl
+
+    n = 32
+    x = np.full((n, n), 1, np.dtype(x_type)) if op != "sum_rows" else np.full((n, n), 9, np.dtype(x_type))
+    x[0, :3] = 100  # 100 + 100 + 100 overflows an int8 once more
+    d = np.dtype(dtype)
+    dev = target.driver
+
+    def wrap(v: int) -> int:
+        return int(np.array(v % 2**(8 * d.itemsize), np.uint64).astype(d))
+
+    vals = x.astype(np.int64).astype(d).astype(np.int64)  # x.to(d) first
+    if op == "sum":
+        expected = np.array([wrap(int(vals.sum()))])
+    elif op == "sum_rows":
+        expected = np.array([wrap(int(r)) for r in vals.sum(axis=1)])
+    else:
+        cols = [wrap(int(c)) for c in vals.sum(axis=0)]
+        expected = np.array([wrap(sum(cols[:k + 1])) for k in range(n)])
+    out = dev.to_device(np.zeros(expected.size, np.int64))  # wide: the sum's own type shows
+    sum_dtype_kernel[(1,)](dev.to_device(x), out, DTYPE=getattr(tl, dtype), OP=op, N=n)
+    np.testing.assert_array_equal(dev.to_host(out), expected)
+

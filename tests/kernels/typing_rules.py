@@ -106,3 +106,16 @@ def minmax_number_kernel(x_ptr, out_ptr, OP: tl.constexpr, BLOCK: tl.constexpr):
         y = x.to(tl.bfloat16)
         r = tl.maximum(y, y) + 0.0001
     tl.store(out_ptr + offs, r)
+
+
+@tritium.jit
+def sum_dtype_kernel(x_ptr, out_ptr, DTYPE: tl.constexpr, OP: tl.constexpr, N: tl.constexpr):
+    rows = tl.arange(0, N)[:, None]
+    cols = tl.arange(0, N)[None, :]
+    x = tl.load(x_ptr + rows * N + cols)
+    if OP == "sum":
+        tl.store(out_ptr, tl.sum(x, dtype=DTYPE))
+    elif OP == "sum_rows":
+        tl.store(out_ptr + tl.arange(0, N), tl.sum(x, axis=1, dtype=DTYPE))
+    else:  # cumsum of the flattened block's first row
+        tl.store(out_ptr + tl.arange(0, N), tl.cumsum(tl.sum(x, axis=0, dtype=DTYPE), axis=0, dtype=DTYPE))

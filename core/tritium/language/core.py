@@ -337,11 +337,9 @@ def _propagate(value) -> bool:
 
 
 def sum(input, axis=None, keep_dims=False, dtype=None) -> tensor:  # noqa: A001
-    """The sum along ``axis`` (every axis when None), in ``dtype`` when given (Triton's ``dtype``)."""
-    dtype = _unwrap(dtype)
-    if dtype is not None:
-        input = semantic.cast(semantic.to_tensor(_unwrap(input)), dtype)
-    return semantic.reduce_builtin("sum", input, _unwrap(axis), _unwrap(keep_dims))
+    """The sum along ``axis`` (every axis when None), converted to and added in ``dtype`` when
+    given (int8 ones over 32x32 wrap to 0), else narrow integers widen to 32 bits."""
+    return semantic.reduce_builtin("sum", input, _unwrap(axis), _unwrap(keep_dims), _unwrap(dtype))
 
 
 def max(input, axis=None, return_indices=False, return_indices_tie_break_left=True,  # noqa: A001

@@ -708,7 +708,22 @@ def reduce(x, axis: int, combine: Callable[[Any, Any], Any], keep_dims: bool = F
     return reduce_tensors([x], axis, lambda a, b: [combine(a[0], b[0])], keep_dims, what)[0]
 
 
-def reduce_builtin(kind: str, x, axis, keep_dims: bool):
+def sum_dtype(t: dtype, to: Any) -> dtype:
+    """Triton's ``_pick_sum_dtype``: what ``tl.sum``/``tl.cumsum`` convert to and add in: ``to``
+    when given, else integers narrower than 32 bits widen to int32 (uint32 when unsigned, bool
+    included), everything else stays."""
+    if to is not None:
+        if not isinstance(to, dtype):
+            raise SemanticError(f"dtype must be a tritium dtype such as tl.float32, got {to!r}")
+        return to
+    if t.is_int() and t.primitive_bitwidth < 32:
+        return T.uint32 if t.is_int_unsigned() else T.int32
+    return t
+
+
+def reduce_builtin(kind: str, x, axis, keep_dims: bool, to: dtype | None = None):
+    """``tl.sum``, ``tl.max``, ``tl.min`` or ``tl.xor_sum`` along ``axis``; ``tl.sum`` converts to
+    ``to`` (its ``dtype``) first and adds in it, with no further widening (as Triton)."""
     x = to_tensor(x)
     if x.dtype.is_ptr():
         raise SemanticError(f"tl.{kind} cannot reduce pointers")
@@ -717,8 +732,7 @@ def reduce_builtin(kind: str, x, axis, keep_dims: bool):
             raise SemanticError(f"tl.xor_sum reduces integers only, got {x.dtype}")
         combine = lambda a, b: bitwise("xor", a, b)  # noqa: E731
     elif kind == "sum":
-        if x.dtype.is_int() and x.dtype.primitive_bitwidth < 32:  # Triton widens narrow integers,
-            x = cast(x, T.uint32 if x.dtype.is_int_unsigned() else T.int32)  # same signedness (bool: unsigned)
+        x = cast(x, sum_dtype(x.dtype, to))
         combine = add
     else:
         if x.dtype.primitive_bitwidth < 32:  # Triton's standard library widens narrow inputs
