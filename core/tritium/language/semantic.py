@@ -545,13 +545,26 @@ def where(cond, x, y):
     return core.tensor(builder().select(cond.handle, x.handle, y.handle, t, shape), t, shape)
 
 
+def check_dtype(name: str, names: tuple[str, ...], *args: Any) -> None:
+    """Triton's ``_check_dtype`` (its ``language/math.py``): every tensor argument of ``tl.{name}``
+    has one of the scalar types ``names``, else the error says so in Triton's words, so that tests
+    ported from Triton match it."""
+    core = _core()
+    for a in args:
+        if isinstance(a, core.tensor) and a.dtype.name not in names:
+            to = "float32" if names[0].startswith("fp") else "int32"
+            raise SemanticError(f"tl.{name}: Expected dtype {list(names)} but got {a.dtype.name} (Triton declares "
+                                f"tl.{name} for these types only); convert with .to(tl.{to}) first")
+
+
+#: the types Triton declares its elementwise math functions for (exp, log, sin, sqrt, floor, ...)
+MATH_FLOATS = ("fp32", "fp64")
+
+
 def math_unary(op: str, x):
+    """``tl.{op}(x)`` of fp32 or fp64 values; Triton refuses the others (fp16, bf16, integers)."""
     x = to_tensor(x)
-    if not x.dtype.is_floating():
-        if x.dtype.is_int():
-            x = cast(x, T.float32)
-        else:
-            raise SemanticError(f"tl.{op} needs a floating-point operand, got {x.dtype}")
+    check_dtype(op, MATH_FLOATS, x)
     return _emit(op, (x,), x.dtype, x.shape)
 
 
