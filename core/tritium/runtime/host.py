@@ -58,6 +58,8 @@ def _as_numpy(value: Any) -> Any:
 
     if isinstance(value, np.ndarray):
         return value
+    if getattr(value, "requires_grad", False) and hasattr(value, "detach"):
+        value = value.detach()  # torch refuses to export a tensor that requires grad; its detached view shares memory
     try:
         if hasattr(value, "__dlpack__"):
             return np.from_dlpack(value)
