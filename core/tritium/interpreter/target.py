@@ -24,6 +24,7 @@ from ..language import core as tlc
 from ..language import dtypes as T
 from ..language import semantic
 from ..language.tensor_descriptor import host_tensor_descriptor
+from ..runtime.args import bind_scalar
 from ..runtime.host import HostMemory, host_address
 from ..runtime.jit import JIT_CODE
 from ..runtime.compiler import COMPILE_LOCK, CompiledKernel
@@ -74,6 +75,7 @@ class InterpreterTarget(Target):
         if t.is_ptr():
             address = host_address(value, arg_name, self.name)
             return tlc.tensor(Pointers.of(np.uint64(address), region_of(value, arg_name, address)), t, ())
+        value = bind_scalar(value, arg_type, arg_name, self.name)  # a number of the type's kind and range
         return tlc.tensor(np.array(value).astype(np_dtype(t)), t, ())
 
     def execute(self, kernel, grid, args: tuple, kwargs: dict) -> None:

@@ -11,6 +11,7 @@ import types
 from typing import Any, Callable
 
 from ..errors import TritiumError, user_facing
+from .args import annotation_type
 from .launch import run_kernel
 
 
@@ -126,6 +127,9 @@ class JITFunction(KernelInterface):
                            if _is_constexpr_annotation(p.annotation)}
         #: parameters annotated ``tl.const``: pointers to constant data, which refuse writes
         self.const_params = {n for n, p in self.signature.parameters.items() if _is_const_annotation(p.annotation)}
+        #: parameter -> the signature type its annotation fixes (``val: tl.float16``, ``n: "i64"``)
+        self.annotated = {n: t for n, p in self.signature.parameters.items()
+                          if n not in self.constexprs and (t := annotation_type(p.annotation)) is not None}
         self.do_not_specialize = set(do_not_specialize)
         #: ``@jit(debug=True)``: the default of the ``debug`` launch option for this kernel
         self.debug = debug

@@ -91,7 +91,7 @@ def bind_arguments(target, jitfn, bound: dict[str, Any], binder=bind,
         elif warmup and isinstance(v, MockTensor):
             yield name, mock_type(v, name, jitfn.__name__), v.data_ptr()
         else:
-            t = arg_type(v, name, jitfn.__name__)
+            t = jitfn.annotated.get(name) or arg_type(v, name, jitfn.__name__)
             yield name, t, binder(target, v, t, name, jitfn.__name__)
 
 
@@ -108,7 +108,7 @@ def prepare(target, jitfn, args: tuple, kwargs: dict, binder=bind, warmup: bool 
             constants.append((name, v))
             continue
         types.append(t)
-        specs.append("" if name in jitfn.do_not_specialize else specialization(t, v))
+        specs.append("" if name in jitfn.do_not_specialize else specialization(t, v, name in jitfn.annotated))
         values.append(v)
     key = (target.name, tuple(types), tuple(specs), tuple(constants), tuple(sorted(options.items())),
            *environment_key())
