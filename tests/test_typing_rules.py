@@ -7,7 +7,8 @@ import pytest
 from tritium.errors import CompilationError
 
 from .kernels.typing_rules import (bf16_plus_int_kernel, binary_kernel, invert_bool_kernel, literal_kernel,
-                                   minmax_number_kernel, shift_kernel, sum_dtype_kernel, unary_kernel, unsigned_offsets_kernel)
+                                   minmax_number_kernel, shift_kernel, sum_dtype_kernel, unary_kernel,
+                                   unsigned_offsets_kernel)
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.uint32, np.int8, np.int32, np.bool_])

@@ -81,8 +81,6 @@ _ARITH: dict[str, Callable] = {
     "log10": np.log10, "tan": np.tan, "tanh": np.tanh, "trunc": np.trunc, "roundeven": np.rint,
     "round": lambda x: (np.sign(x) * np.floor(np.abs(x) + 0.5)).astype(x.dtype), "copysign": np.copysign,
 }
-
-
 _ERF = np.vectorize(math.erf, otypes=[np.float64])
 
 

@@ -167,7 +167,7 @@ class JITFunction(KernelInterface):
 
             h = hashlib.sha256()
             seen: list[JITFunction] = []
-            used: list[tuple[dict, str, Any]] = []
+            used: list[tuple[Any, str, Any]] = []
             todo = [self]
             while todo:
                 fn = todo.pop()
@@ -238,7 +238,8 @@ class JITFunction(KernelInterface):
 
         same_constant = isinstance(now, constexpr) and isinstance(old, constexpr) \
             and type(now.value) is type(old.value) and now.value == old.value
-        same_dtype = isinstance(now, dtype) and isinstance(old, dtype) and now == old and now.is_const() == old.is_const()
+        same_dtype = isinstance(now, dtype) and isinstance(old, dtype) and now == old \
+            and now.is_const() == old.is_const()
         if same_constant or same_dtype:  # rebound to an equal value (e.g. a module reloaded)
             self.used_globals = tuple((s, n, now if (s is scope and n == name) else v)
                                       for s, n, v in self.used_globals)
