@@ -130,6 +130,36 @@ def test_rebound_closure_cell_is_detected_at_launch(target):
         convert[(1,)](x, out, BLOCK=8)
 
 
+CONVERTED = """
+import tritium
+import tritium.language as tl
+
+DT = {dt}
+
+
+@tritium.jit
+def converted(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs).to(DT).to(tl.float32))
+"""
+
+
+def test_a_global_dtype_is_keyed_and_checked(tmp_path, target):
+    """A dtype read from a global follows the rule of captured ones: another module with another
+    DT compiles its own kernel, and rebinding DT after compiling is refused."""
+    dev = target.driver
+    x = dev.to_device(np.full(8, 1.75, np.float32))
+    for dt, want in (("tl.int32", 1.0), ("tl.float32", 1.75)):
+        mod = load_module(tmp_path, CONVERTED.format(dt=dt))
+        out = dev.to_device(np.zeros(8, np.float32))
+        mod.converted[(1,)](x, out, BLOCK=8)
+        np.testing.assert_array_equal(dev.to_host(out), np.full(8, want, np.float32))
+    mod.DT = tritium.language.float16
+    with pytest.raises(TritiumError, match="global variable 'DT' has changed since the kernel was compiled, "
+                                           "from tl.float32 to tl.float16"):
+        mod.converted[(1,)](x, out, BLOCK=8)
+
+
 def test_captured_number_is_refused_naming_the_capture():
     n = 3
 

@@ -220,7 +220,10 @@ class JITFunction(KernelInterface):
                 if not isinstance(value, types.ModuleType):
                     break
                 scope, value, name = vars(value), getattr(value, attr, _MISSING), f"{name}.{attr}"
-            if isinstance(value, (JITFunction, constexpr, dtype)) or is_constexpr_function(value):
+            # a dtype counts where a variable names it (``DT``, a captured ``dt``): a module's own
+            # (``tl.float32``) is the language's, and checking it on every launch would only cost
+            bound_dtype = isinstance(value, dtype) and "." not in name
+            if isinstance(value, (JITFunction, constexpr)) or bound_dtype or is_constexpr_function(value):
                 out[name] = (name, scope, value)
         return [out[k] for k in sorted(out)]
 
