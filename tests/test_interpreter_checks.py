@@ -291,6 +291,22 @@ def test_torch_tensors_that_require_grad(interpreter):
     assert torch.equal(y, x.detach())
 
 
+def _stores_seven(out_ptr):
+    tl.store(out_ptr, 7)
+
+
+def test_a_renamed_function_is_interpreted(target):
+    """A kernel whose ``__name__`` is not its def's name (renamed, as wrappers do) runs alike."""
+    _stores_seven.__name__ = "renamed"
+    try:
+        kernel = tritium.jit(_stores_seven)
+    finally:
+        _stores_seven.__name__ = "_stores_seven"
+    out = target.driver.to_device(np.zeros(1, np.int32))
+    kernel[(1,)](out)
+    assert target.driver.to_host(out)[0] == 7
+
+
 def test_pointer_provenance_through_where(interpreter):
     """Each lane is checked against the argument its pointer came from, not any argument."""
     x, y = np.arange(4, dtype=np.float32), np.arange(10, 12, dtype=np.float32)
