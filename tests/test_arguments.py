@@ -104,3 +104,79 @@ def test_unknown_signature_type_lists_the_valid_ones():
                                                            r".*'tensordesc<fp16\[64, 64\]>' for a tensor descriptor"):
         tritium.compile(add_kernel, signature="*fp32, float, *fp32, i32", constants={"BLOCK": 16},
                         target=FrontendOnly())
+
+
+def _store_scalar(out_ptr, val, EXPECT: tritium.language.constexpr):
+    """Stores ``val`` as fp64 after checking its type: the annotation under test decides it."""
+    tritium.language.static_assert(val.dtype == EXPECT)
+    tritium.language.store(out_ptr, val.to(tritium.language.float64))
+
+
+def _annotated(annotation) -> tritium.JITFunction:
+    """``_store_scalar`` with ``val`` annotated (Triton's tests set ``__annotations__`` so)."""
+    import types
+
+    fn = types.FunctionType(_store_scalar.__code__, _store_scalar.__globals__, "_store_scalar")
+    fn.__annotations__ = {"val": annotation, "EXPECT": tritium.language.constexpr}
+    return tritium.jit(fn)
+
+
+def _bf16(x: float) -> float:
+    """x rounded to bfloat16 (nearest, ties to even, through float32), independently of tritium."""
+    bits = int(np.array(x, np.float32).view(np.uint32))
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return float(np.array(bits, np.uint32).view(np.float32))
+
+
+@pytest.mark.parametrize("annotation,expect,value,want", [
+    ("tl.float16", "float16", 0.1, float(np.float16(0.1))),
+    ("fp16", "float16", 0.1, float(np.float16(0.1))),
+    ("half", "float16", 65504.0, 65504.0),
+    ("tl.float64", "float64", 0.1, 0.1),  # fp32 would give 0.10000000149...
+    ("fp64", "float64", 1 / 3, 1 / 3),
+    ("i64", "int64", 5, 5.0),  # an unannotated 5 is int32
+    ("tl.int64", "int64", 2**40 + 1, float(2**40 + 1)),
+    ("u8", "uint8", 200, 200.0),
+    ("int", "int32", 7, 7.0),
+    ("float", "float32", 0.1, float(np.float32(0.1))),
+])
+def test_annotations_fix_the_type_of_scalar_parameters(target, annotation, expect, value, want):
+    import tritium.language as tl
+
+    ann = getattr(tl, annotation[3:]) if annotation.startswith("tl.") else annotation
+    kernel = _annotated(ann)
+    dev = target.driver
+    for _ in range(2):  # the first launch compiles, the second takes the generated fast path
+        out = dev.to_device(np.zeros(1, np.float64))
+        kernel[(1,)](out, value, EXPECT=getattr(tl, expect))
+        assert dev.to_host(out)[0] == want
+
+
+def test_bf16_annotation_rounds_the_argument(compiling_target):
+    """On compiling targets: the interpreter computes with numpy, which has no bf16."""
+    import tritium.language as tl
+
+    dev = compiling_target.driver
+    out = dev.to_device(np.zeros(1, np.float64))
+    _annotated(tl.bfloat16)[(1,)](out, 0.1, EXPECT=tl.bfloat16)
+    assert dev.to_host(out)[0] == _bf16(0.1) != float(np.float32(0.1))
+
+
+def test_annotated_integers_specialise_on_divisibility_only(target):
+    """As Triton: an annotated int equal to 1 is not a constant of the kernel, 1, 16 and 17 all
+    give their own value."""
+    import tritium.language as tl
+
+    kernel = _annotated("i32")
+    dev = target.driver
+    for value in (1, 16, 17, 1):
+        out = dev.to_device(np.zeros(1, np.float64))
+        kernel[(1,)](out, value, EXPECT=tl.int32)
+        assert dev.to_host(out)[0] == value
+
+
+def test_annotated_scalar_refuses_an_array(host_target):
+    import tritium.language as tl
+
+    with pytest.raises(tritium.ArgumentError, match="kernel '_store_scalar'.*'val'.*fp16"):
+        _annotated(tl.float16)[(1,)](np.zeros(1, np.float64), np.zeros(4, np.float16), EXPECT=tl.float16)

@@ -251,6 +251,62 @@ def test_negative_offsets_and_views(interpreter):
     np.testing.assert_array_equal(base, [0, 0, 0, 0, 1, 2, 3, 4, 0, 0, 0, 0])
 
 
+class _GradTensor:
+    """Stands in for a CPU torch tensor that requires grad: numpy memory behind ``data_ptr``, and a
+    DLPack export refused until detached, as torch refuses it."""
+
+    requires_grad = True
+
+    def __init__(self, array: np.ndarray):
+        self.array, self.dtype, self.shape = array, array.dtype, array.shape
+
+    def data_ptr(self) -> int:
+        return self.array.ctypes.data
+
+    def __dlpack__(self, **kwargs):
+        raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+    def detach(self) -> np.ndarray:
+        return self.array
+
+
+def test_arrays_that_require_grad_are_read_whole(interpreter):
+    """The memory of a tensor that requires grad is its detached view's (it was taken as 0 bytes,
+    so every access was a false out-of-bounds error)."""
+    x, y = np.arange(16, dtype=np.float32), np.zeros(16, np.float32)
+    copy_kernel[(2,)](_GradTensor(x), y, 16, BLOCK=8, MASKED=False)
+    np.testing.assert_array_equal(y, x)
+    with pytest.raises(OutOfBoundsError, match=r"load from 'x_ptr' .* \[16, 17"):  # its real bounds
+        copy_kernel[(3,)](_GradTensor(x), np.zeros(24, np.float32), 24, BLOCK=8, MASKED=False)
+
+
+def test_torch_tensors_that_require_grad(interpreter):
+    torch = pytest.importorskip("torch")
+    x = torch.arange(16, dtype=torch.float32, requires_grad=True)
+    y = torch.zeros(16, dtype=torch.float32)
+    copy_kernel[(2,)](x, y, 16, BLOCK=8, MASKED=False)
+    assert torch.equal(y, x.detach())
+
+
+def _stores_seven(out_ptr):
+    tl.store(out_ptr, 7)
+
+
+def test_a_renamed_function_is_interpreted(target):
+    """A kernel whose ``__name__`` is not its def's name (renamed, as wrappers do) runs alike."""
+    _stores_seven.__name__ = "renamed"
+    try:
+        kernel = tritium.jit(_stores_seven)
+    finally:
+        _stores_seven.__name__ = "_stores_seven"
+    out = target.driver.to_device(np.zeros(1, np.int32))
+    kernel[(1,)](out)
+    assert target.driver.to_host(out)[0] == 7
+
+
 def test_pointer_provenance_through_where(interpreter):
     """Each lane is checked against the argument its pointer came from, not any argument."""
     x, y = np.arange(4, dtype=np.float32), np.arange(10, 12, dtype=np.float32)

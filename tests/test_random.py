@@ -71,17 +71,34 @@ def test_randint_rand_and_randn_follow_from_the_first_blocks(target, seed):
     np.testing.assert_allclose(outs["randn"], normal, rtol=1e-4, atol=1e-5)
 
 
-def test_64_bit_offsets_draw_from_philox_4x64(target):
-    """As Triton: the seed is the first key word, the offset the first counter word, uint64 bits."""
-    from tritium_conformance.cases_random64 import philox64_reference
-
-    from .kernels.randomness import random_kernel as k
+def _randint4x(target, seed: int, base: int, wide: bool, n: int = 8) -> np.ndarray:
+    from .kernels.randomness import randint4x_kernel
 
     dev = target.driver
-    out = dev.to_device(np.zeros(8, np.uint64))
-    k[(1,)](out, 5, 8, KIND="randint64", BLOCK=8)
-    want = [philox64_reference((i, 0, 0, 0), (5, 0))[0] for i in range(8)]
-    assert [int(x) for x in dev.to_host(out)] == want
+    out = dev.to_device(np.zeros(4 * n, np.uint32))
+    randint4x_kernel[(1,)](out, seed, base, WIDE=wide, BLOCK=n)
+    return dev.to_host(out).reshape(4, n)
+
+
+@pytest.mark.parametrize("seed,base", [(5, 0), (-7, 2**31 - 4), (2**40 + 3, 1000)])
+def test_int32_and_int64_offsets_of_one_value_give_one_stream(target, seed, base):
+    """Triton 3.4+: randint4x always runs Philox 4x32, the offset's high word the second counter."""
+    narrow, wide = _randint4x(target, seed, base, False), _randint4x(target, seed, base, True)
+    np.testing.assert_array_equal(wide, narrow)
+    key = (seed % 2**64 & MASK, seed % 2**64 >> 32)
+    want = np.array([philox_reference(((base + i) % 2**32, 0, 0, 0), key) for i in range(8)], np.uint32).T
+    np.testing.assert_array_equal(wide, want)
+
+
+@pytest.mark.parametrize("seed,base", [(12345, 2**32 - 5), (-(2**40) - 3, 2**62 + 11), (9, -4)])
+def test_int64_offsets_split_into_low_and_high_counter_words(target, seed, base):
+    """Offsets past 2**32 (and negative ones, whose high word is all ones) against Philox 4x32 on
+    the counter (low 32 bits, high 32 bits, 0, 0), written with Python integers."""
+    got = _randint4x(target, seed, base, True)
+    key = (seed % 2**64 & MASK, seed % 2**64 >> 32)
+    words = [((base + i) % 2**64 & MASK, (base + i) % 2**64 >> 32) for i in range(8)]
+    want = np.array([philox_reference((lo, hi, 0, 0), key) for lo, hi in words], np.uint32).T
+    np.testing.assert_array_equal(got, want)
 
 
 def test_philox_impl_refuses_counters_of_mixed_widths(target):

@@ -96,6 +96,48 @@ def test_driver_active_follows_the_selected_target(target):
     assert driver.active.target is target
 
 
+def test_every_target_tells_its_current_target(target):
+    """Triton's ``driver.active.get_current_target()``: a GPUTarget(backend, arch, warp_size)."""
+    t = driver.active.get_current_target()
+    assert isinstance(t, GPUTarget) and t.backend and t.arch and t.warp_size >= 1
+
+
+def test_the_interpreter_describes_the_host(monkeypatch):
+    import platform
+
+    monkeypatch.setenv("TRITIUM_TARGET", "interpreter")
+    assert driver.active.get_current_target() == GPUTarget("cpu", platform.machine(), 1)
+
+
+@tritium.jit
+def _fill_pid(out_ptr):
+    tl.store(out_ptr + tl.program_id(0), 1)
+
+
+def test_grids_past_the_target_s_limits_are_refused(target, host_target):
+    """Every target refuses a grid of 2**40 programs before running any (the interpreter ran them,
+    for ever) with one check: ``Target.max_grid`` and ``Target.max_programs``."""
+    out = np.zeros(4, np.int32)
+    with pytest.raises(tritium.ArgumentError, match=r"kernel '_fill_pid': grid \(1, 1048576, 1048576\) has "
+                                                    r"1099511627776 programs; the \w+ target runs at most 2147483647"):
+        _fill_pid[(1, 2**20, 2**20)](out)
+    assert not out.any()
+    _fill_pid[(4, 1, 1)](out)
+    np.testing.assert_array_equal(out, 1)
+
+
+def test_a_target_narrows_the_grid_axes_it_supports():
+    from tritium.runtime.launch import check_grid
+
+    class NarrowAxes(Target):
+        name, max_grid, max_programs = "narrow", (2**31 - 1, 65535, 65535), None
+
+    check_grid(NarrowAxes(), (2**20, 2**11, 1), "k")  # 2**31 programs: fine without a total limit
+    with pytest.raises(tritium.ArgumentError, match=r"kernel 'k': grid \(1, 70000, 1\) exceeds the narrow "
+                                                    r"target's limit of \(2147483647, 65535, 65535\)"):
+        check_grid(NarrowAxes(), (1, 70000, 1), "k")
+
+
 def test_error_classes_are_where_triton_has_them():
     import tritium.runtime.errors as runtime_errors
 

@@ -87,6 +87,91 @@ def test_reassigned_global_is_detected_at_launch(tmp_path, target):
         mod.scaled[(1,)](x, out, BLOCK=16)
 
 
+def _make_converting(dt):
+    """A kernel that converts its input through ``dt``, read from the closure."""
+    @tritium.jit
+    def convert(x_ptr, out_ptr, BLOCK: tritium.language.constexpr):
+        offs = tritium.language.arange(0, BLOCK)
+        tl = tritium.language
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs).to(dt).to(tl.float32))
+
+    return convert
+
+
+def test_closures_capturing_other_dtypes_compile_apart(target):
+    """Two kernels of one source that capture other dtypes, with one cache directory: each runs
+    its own conversion (the captured dtype is in the key), the int32 one truncating 1.75."""
+    tl = tritium.language
+    dev = target.driver
+    x = dev.to_device(np.full(8, 1.75, np.float32))
+    for dt, want in ((tl.int32, 1.0), (tl.float32, 1.75), (tl.float16, 1.75), (tl.int32, 1.0)):
+        out = dev.to_device(np.zeros(8, np.float32))
+        _make_converting(dt)[(1,)](x, out, BLOCK=8)
+        np.testing.assert_array_equal(dev.to_host(out), np.full(8, want, np.float32), err_msg=str(dt))
+
+
+def test_rebound_closure_cell_is_detected_at_launch(target):
+    """A captured variable rebound after compiling (``nonlocal``) is refused as a global is."""
+    tl = tritium.language
+    dt = tl.int32
+
+    @tritium.jit
+    def convert(x_ptr, out_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs).to(dt).to(tl.float32))
+
+    dev = target.driver
+    x = dev.to_device(np.full(8, 1.75, np.float32))
+    out = dev.to_device(np.zeros(8, np.float32))
+    convert[(1,)](x, out, BLOCK=8)
+    dt = tl.float32  # noqa: F841 (read by the kernel through its closure cell)
+    with pytest.raises(TritiumError, match=r"kernel 'convert': captured variable 'dt' has changed since the "
+                                           r"kernel was compiled, from tl.int32 to tl.float32"):
+        convert[(1,)](x, out, BLOCK=8)
+
+
+CONVERTED = """
+import tritium
+import tritium.language as tl
+
+DT = {dt}
+
+
+@tritium.jit
+def converted(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs).to(DT).to(tl.float32))
+"""
+
+
+def test_a_global_dtype_is_keyed_and_checked(tmp_path, target):
+    """A dtype read from a global follows the rule of captured ones: another module with another
+    DT compiles its own kernel, and rebinding DT after compiling is refused."""
+    dev = target.driver
+    x = dev.to_device(np.full(8, 1.75, np.float32))
+    for dt, want in (("tl.int32", 1.0), ("tl.float32", 1.75)):
+        mod = load_module(tmp_path, CONVERTED.format(dt=dt))
+        out = dev.to_device(np.zeros(8, np.float32))
+        mod.converted[(1,)](x, out, BLOCK=8)
+        np.testing.assert_array_equal(dev.to_host(out), np.full(8, want, np.float32))
+    mod.DT = tritium.language.float16
+    with pytest.raises(TritiumError, match="global variable 'DT' has changed since the kernel was compiled, "
+                                           "from tl.float32 to tl.float16"):
+        mod.converted[(1,)](x, out, BLOCK=8)
+
+
+def test_captured_number_is_refused_naming_the_capture():
+    n = 3
+
+    @tritium.jit
+    def scaled(out_ptr):
+        tritium.language.store(out_ptr, n)
+
+    with pytest.raises(CompilationError, match=r"in kernel 'scaled'.*cannot read variable captured from an "
+                                               r"enclosing function 'n' \(= 3\).*n = tl.constexpr\(3\)"):
+        tritium.compile(scaled, signature="*i32", target=FrontendOnly())
+
+
 SHADOWED = """
 import tritium
 import tritium.language as tl

@@ -6,7 +6,8 @@ import pytest
 
 from tritium.errors import CompilationError
 
-from .kernels.typing_rules import (bf16_plus_int_kernel, binary_kernel, invert_bool_kernel, literal_kernel, unary_kernel,
+from .kernels.typing_rules import (bf16_plus_int_kernel, binary_kernel, invert_bool_kernel, literal_kernel,
+                                   minmax_number_kernel, shift_kernel, sum_dtype_kernel, unary_kernel,
                                    unsigned_offsets_kernel)
 
 
@@ -127,3 +128,112 @@ def test_unsigned_and_bool_pointer_offsets_are_zero_extended(target, offset_type
     offs = np.arange(n)
     expected = x[(offs >= 4).astype(int)] if offset_type == "bool" else x[offs % 256]
     np.testing.assert_array_equal(dev.to_host(out), expected)
+
+
+_INTS = {"int8": np.int8, "uint8": np.uint8, "int16": np.int16, "uint16": np.uint16, "int32": np.int32,
+         "uint32": np.uint32, "int64": np.int64, "uint64": np.uint64}
+
+
+def _common_int_type(a: np.dtype, b: np.dtype) -> np.dtype:
+    """C's usual arithmetic conversions, written out: the wider type; at equal width the unsigned."""
+    if a.itemsize != b.itemsize:
+        return a if a.itemsize > b.itemsize else b
+    return a if a.kind == "u" else b
+
+
+def _triton_shift_right(a: np.ndarray, b: np.ndarray, arithmetic: bool) -> np.ndarray:
+    """Triton's ``>>`` on Python ints: both operands in their common type, shifted arithmetically
+    when the tensor the operator is called on is signed, whatever the common type's signedness."""
+    t = _common_int_type(a.dtype, b.dtype)
+    bits = 8 * t.itemsize
+    out = []
+    for x, s in zip(a.astype(t).tolist(), b.astype(t).tolist()):
+        raw = x % 2**bits  # the bits of x in the common type
+        if arithmetic and raw >= 2**(bits - 1):
+            raw -= 2**bits
+        out.append((raw >> s) % 2**bits)
+    return np.array(out, dtype=np.uint64).astype(t)
+
+
+@pytest.mark.parametrize("a_type,b_type", [("int8", "uint16"), ("uint8", "int16"), ("int16", "uint16"),
+                                           ("uint16", "int16"), ("int32", "uint32"), ("uint32", "int8"),
+                                           ("int64", "uint8"), ("uint64", "int64"), ("int8", "int8"),
+                                           ("uint32", "uint8")])
+def test_shift_right_is_arithmetic_when_the_left_tensor_is_signed(target, a_type, b_type):
+    """int8 -17 >> uint16 14 is 65535 in Triton (the common type is uint16, the shift arithmetic)."""
+    a_np, b_np = np.dtype(_INTS[a_type]), np.dtype(_INTS[b_type])
+    a = np.array([-17, -128, 100, -1, 5, -2, 64, -100], np.int64).astype(a_np)
+    first = 14 if _common_int_type(a_np, b_np).itemsize >= 2 else 6  # within the common type's width
+    b = np.array([first, 1, 2, 3, 0, 7, 6, 4], np.int64).astype(b_np)
+    dev = target.driver
+    # a >> 3: the number takes a's type
+    for op, expected in (("tensors", _triton_shift_right(a, b, a_np.kind == "i")),
+                         ("number_right", _triton_shift_right(a, np.full(8, 3, a_np), a_np.kind == "i"))):
+        out = dev.to_device(np.zeros(8, expected.dtype))
+        shift_kernel[(1,)](dev.to_device(a), dev.to_device(b), out, OP=op, BLOCK=8)
+        np.testing.assert_array_equal(dev.to_host(out), expected, err_msg=f"{a_type} >> {b_type}: {op}")
+
+
+@pytest.mark.parametrize("dtype,op,expected", [
+    (np.uint8, "max_0_minus_1", [-1, 4, 125, 126]),      # int32, not uint8 (which gives 255 for 0)
+    (np.int8, "max_5_plus_250", [255, 255, 376, 377]),   # int32: accepted, no wrap (weakly typed: refused)
+    (np.uint16, "min_number_left", [0, 5, 126, 300]),    # int32(300) with uint16: int32
+    (np.int64, "max_0_minus_1", [-1, 4, 125, 126]),      # int32 with int64: int64
+])
+def test_minimum_and_maximum_make_numbers_int32_tensors_first(target, dtype, op, expected):
+    """Triton's tl.maximum/minimum call to_tensor on a number (an int is int32) before promoting."""
+    x = np.array([0, 5, 126, 1000 if op == "min_number_left" else 127], dtype)
+    dev = target.driver
+    out = dev.to_device(np.zeros(4, np.int64))
+    minmax_number_kernel[(1,)](dev.to_device(x), out, OP=op, BLOCK=4)
+    np.testing.assert_array_equal(dev.to_host(out), expected)
+
+
+def test_maximum_with_a_float_number_computes_in_fp32(target):
+    """fp16 with 2.5: the number is an fp32 tensor, so the result is fp32 and keeps + 0.0001."""
+    x = np.array([1, 3, 2049, 0.5], np.float16)
+    dev = target.driver
+    out = dev.to_device(np.zeros(4, np.float64))
+    minmax_number_kernel[(1,)](dev.to_device(x), out, OP="max_float_plus_tiny", BLOCK=4)
+    expected = np.maximum(x.astype(np.float32), np.float32(2.5)) + np.float32(0.0001)
+    np.testing.assert_array_equal(dev.to_host(out), expected.astype(np.float64))
+
+
+def test_maximum_of_bf16_computes_in_fp32(compiling_target):
+    """On compiling targets: the interpreter computes with numpy, which has no bf16."""
+    x = np.array([1, 3, 256, 0.5], np.float32)  # exact in bf16
+    dev = compiling_target.driver
+    out = dev.to_device(np.zeros(4, np.float64))
+    minmax_number_kernel[(1,)](dev.to_device(x), out, OP="bf16_self", BLOCK=4)
+    np.testing.assert_array_equal(dev.to_host(out), (x + np.float32(0.0001)).astype(np.float64))
+
+
+@pytest.mark.parametrize("x_type,dtype,op", [("int8", "int8", "sum"), ("int32", "int8", "sum"),
+                                             ("uint8", "uint8", "sum_rows"), ("int16", "int16", "sum"),
+                                             ("int8", "int8", "cumsum"), ("int8", "int64", "sum")])
+def test_sum_with_dtype_converts_first_and_adds_in_dtype(target, x_type, dtype, op):
+    """Triton's tl.sum(x, dtype=d) is x.to(d) summed in d, with no widening: int8 ones over 32x32
+    wrap to 0 (not 1024); the reference wraps Python integer sums to d's width."""
+    import tritium.language as tl
+
+    n = 32
+    x = np.full((n, n), 1, np.dtype(x_type)) if op != "sum_rows" else np.full((n, n), 9, np.dtype(x_type))
+    x[0, :3] = 100  # 100 + 100 + 100 overflows an int8 once more
+    d = np.dtype(dtype)
+    dev = target.driver
+
+    def wrap(v: int) -> int:
+        return int(np.array(v % 2**(8 * d.itemsize), np.uint64).astype(d))
+
+    vals = x.astype(np.int64).astype(d).astype(np.int64)  # x.to(d) first
+    if op == "sum":
+        expected = np.array([wrap(int(vals.sum()))])
+    elif op == "sum_rows":
+        expected = np.array([wrap(int(r)) for r in vals.sum(axis=1)])
+    else:
+        cols = [wrap(int(c)) for c in vals.sum(axis=0)]
+        expected = np.array([wrap(sum(cols[:k + 1])) for k in range(n)])
+    out = dev.to_device(np.zeros(expected.size, np.int64))  # wide: the sum's own type shows
+    sum_dtype_kernel[(1,)](dev.to_device(x), out, DTYPE=getattr(tl, dtype), OP=op, N=n)
+    np.testing.assert_array_equal(dev.to_host(out), expected)
+

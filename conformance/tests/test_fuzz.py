@@ -52,6 +52,20 @@ def test_model_bool_add_wraps_and_literals_are_weak():
     assert M.binary("*", vec("int8", [3]), M.lit(1.5), 1).ty == "fp32"
 
 
+def test_model_shift_right_follows_the_left_operand_signedness():
+    """int8 -17 >> uint16 14: the common type is uint16, and the shift is arithmetic (Triton)."""
+    r = M.binary(">>", vec("int8", [-17, 64]), vec("uint16", [14, 2]), 1)
+    assert r.ty == "uint16" and r.a.tolist() == [[65535, 16]]
+    assert M.binary(">>", vec("uint8", [239]), vec("int16", [2]), 1).a.tolist() == [[59]]
+
+
+def test_model_maximum_makes_a_number_a_tensor_of_its_own_type():
+    """tl.maximum(x_uint8, 0) - 1 is -1 in Triton: 0 is an int32 tensor, not a weak literal."""
+    m = M.minmax("max", vec("uint8", [0, 7]), M.lit(0), 1)
+    assert m.ty == "int32" and M.binary("-", m, M.lit(1), 1).a.tolist() == [[-1, 6]]
+    assert M.minmax("min", vec("bf16", [1.0]), vec("bf16", [2.0]), 1).ty == "fp32"
+
+
 def test_model_rejects_undefined_behaviour_and_what_triton_refuses():
     with pytest.raises(M.Reject):
         M.binary("//", vec("int32", [5]), vec("int32", [0]), 1)

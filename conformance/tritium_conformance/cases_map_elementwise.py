@@ -20,8 +20,8 @@ NP = {"fp16": np.float16, "fp32": np.float32, "fp64": np.float64}
 def _selu(x, alpha):
     if x > 0:
         return x
-    else:
-        return alpha * (tl.exp(x) - 1)
+    else:  # tl.exp takes fp32 and fp64 (as Triton's): fp16 goes through fp32
+        return alpha * (tl.exp(x.to(tl.float32) if x.dtype == tl.float16 else x).to(x.dtype) - 1)
 
 
 @triton.jit

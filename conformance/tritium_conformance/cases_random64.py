@@ -1,7 +1,8 @@
 """Conformance cases of Philox's rounds themselves (``tl.philox_impl``, 4x32 and 4x64) and of random
-numbers from 64-bit offsets, which Triton draws from Philox 4x64 (the seed the first key word, the
-second 0; uint64 bits). Checked against Random123's published answers and Philox 4x64 written here
-with Python integers from the algorithm (Salmon et al., SC 2011)."""
+numbers from 64-bit offsets, which Triton (since 3.4) draws from Philox 4x32 with the offset's low
+and high 32 bits as the first two counter words, so an int64 offset below 2**32 gives the int32
+stream. Checked against Random123's published answers and Philox written here from the algorithm
+(Salmon et al., SC 2011)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import numpy as np
 import tritium as triton
 import tritium.language as tl
 
-from .cases_random import KNOWN, NORMAL_TOL, normal_reference
+from .cases_random import KNOWN, NORMAL_TOL, POISON, normal_reference, philox_reference, uniform_reference
 from .suite import Device, Output, cases
 
 MASK64 = (1 << 64) - 1
@@ -117,21 +118,18 @@ OFFSETS64 = {"small": (7, 0), "past32": (12345, (1 << 32) - 5), "high": (-(2**40
 
 def _random64(dev: Device, kind: str, seed: int, base: int, n: int = 300, block: int = 128) -> np.ndarray:
     integer = kind == "randint"
-    out = dev.full(n, POISON64 if integer else np.nan, np.uint64 if integer else np.float32)
+    out = dev.full(n, POISON if integer else np.nan, np.uint32 if integer else np.float32)
     dev.launch(random64_kernel, (triton.cdiv(n, block),), out, seed, base, n, KIND=kind, BLOCK=block)
     return dev.to_host(out)
 
 
-def _words64(seed: int, base: int, n: int) -> np.ndarray:
-    """The four Philox 4x64 words of offsets ``base .. base + n - 1`` (the seed as the first key word)."""
-    return np.array([philox64_reference((base + i, 0, 0, 0), (seed, 0)) for i in range(n)], np.uint64).T
-
-
-def _uniform64(words: np.ndarray) -> np.ndarray:
-    """Triton's uint64 -> fp32 in [0, 1): read as int64, negatives folded (-x - 1), times 2**-63."""
-    x = words.view(np.int64)
-    x = np.where(x < 0, -x - 1, x)
-    return x.astype(np.float32) * np.float32(1.0842020432385337e-19)
+def _words64(seed: int, base: int, n: int) -> list[np.ndarray]:
+    """The four Philox 4x32 words of the int64 offsets ``base .. base + n - 1``: each offset's low
+    and high 32 bits are the first two counter words."""
+    offsets = [(base + i) % (1 << 64) for i in range(n)]
+    lo = np.array([o & 0xFFFFFFFF for o in offsets], np.int64)
+    hi = np.array([o >> 32 for o in offsets], np.int64)
+    return philox_reference(seed, lo, hi)
 
 
 @cases("random-randint-offsets64-{case}", case=list(OFFSETS64))
@@ -143,13 +141,12 @@ def randint64(dev: Device, case: str) -> list[Output]:
 @cases("random-rand-offsets64-{case}", case=list(OFFSETS64))
 def rand64(dev: Device, case: str) -> list[Output]:
     seed, base = OFFSETS64[case]
-    return [Output("uniform", _random64(dev, "rand", seed, base), _uniform64(_words64(seed, base, 300)[0]))]
+    return [Output("uniform", _random64(dev, "rand", seed, base), uniform_reference(_words64(seed, base, 300)[0]))]
 
 
 @cases("random-randn-offsets64-{case}", case=list(OFFSETS64))
 def randn64(dev: Device, case: str) -> list[Output]:
     seed, base = OFFSETS64[case]
     words = _words64(seed, base, 300)
-    want = normal_reference(_uniform64(words[0]), _uniform64(words[1]))[0]
+    want = normal_reference(uniform_reference(words[0]), uniform_reference(words[1]))[0]
     return [Output("normal", _random64(dev, "randn", seed, base), want, **NORMAL_TOL)]
-

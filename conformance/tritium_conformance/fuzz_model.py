@@ -309,6 +309,8 @@ def binary(op: str, x: Val, y: Val, programs: int) -> Val:
         fn = {"+": np.add, "-": np.subtract, "*": np.multiply}[op]
         out, err = _float_op(fn, [a, b], [ea, eb], t)
         return Val(t, shape, out, err)
+    if op == ">>" and not x.is_lit and not unsigned(x.ty) and unsigned(t):
+        a = a.view(np.dtype(f"i{a.dtype.itemsize}"))  # Triton shifts as the left tensor is signed
     return Val(t, shape, _int_op(op, a, b, t), None)
 
 
@@ -344,7 +346,7 @@ def _int_op(op: str, a: np.ndarray, b: np.ndarray, t: str) -> np.ndarray:
             r = p ^ q
         elif op == "<<":
             r = p << q
-        else:  # >>: arithmetic for signed, logical for unsigned (values are non-negative then)
+        else:  # >>: arithmetic for negative values (of a signed left operand), else logical
             r = p >> q
         out.append(r)
     return wrap_ints(out, t).reshape(a.shape)
@@ -412,11 +414,21 @@ def unary(op: str, x: Val, programs: int) -> Val:
     return Val(x.ty, x.shape, out, err)
 
 
+def _minmax_operand(v: Val, programs: int) -> Val:
+    """An operand of tl.maximum/minimum as Triton makes it: a literal becomes a tensor of its own
+    type (``to_tensor``: no weak typing), and bf16 becomes fp32."""
+    if v.is_lit:
+        a, e = as_type(v, v.ty, (), programs)
+        v = Val(v.ty, (), a, e)
+    if v.ty == "bf16":
+        a, e = cast_array(v.a, v.err, "bf16", "fp32")
+        v = Val("fp32", v.shape, a, e)
+    return v
+
+
 def minmax(op: str, x: Val, y: Val, programs: int) -> Val:
+    x, y = _minmax_operand(x, programs), _minmax_operand(y, programs)
     t = computation_type(x, y, False)
-    for v in (x, y):
-        if v.is_lit and v.lit < 0 and unsigned(t):
-            raise Reject("unsigned tensor with a negative literal")
     shape = broadcast_shape(x, y)
     a, ea = as_type(x, t, shape, programs)
     b, eb = as_type(y, t, shape, programs)

@@ -140,6 +140,8 @@ def unary_kernel(x_ptr, out_ptr, n, OP: tl.constexpr, BLOCK: tl.constexpr):
     x = tl.load(x_ptr + offs, mask=mask, other=1)
     if OP == "exp":
         z = tl.exp(x)
+    elif OP == "exp_of_fp32":
+        z = tl.exp(x.to(tl.float32))
     elif OP == "log":
         z = tl.log(x)
     elif OP == "sqrt":

@@ -164,6 +164,11 @@ class Target:
     #: the target cannot run foreign assembly (kernels that use it fail to compile, saying so); the
     #: code generator's ``DeviceHooks.inline_asm`` emits it
     inline_asm: str | None = None
+    #: the most programs a grid may have along axes 0, 1 and 2 (program ids are int32 everywhere)
+    max_grid: tuple[int, int, int] = (2**31 - 1,) * 3
+    #: the most programs one launch may run in all, or None for no limit beyond ``max_grid``: a host
+    #: target counts its programs in an int32; a GPU launches each axis on its own
+    max_programs: int | None = 2**31 - 1
 
     def availability(self) -> tuple[bool, str]:
         """``(True, "")`` when kernels can run here, else ``(False, why not)`` for humans."""

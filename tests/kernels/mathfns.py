@@ -37,6 +37,26 @@ def math_fn(x, y, z, FN: tl.constexpr):
         r = tl.clamp(x, y, z, propagate_nan=3)
     elif FN == "softmax":
         r = tl.softmax(x)
+    elif FN == "exp":
+        r = tl.exp(x)
+    elif FN == "exp2":
+        r = tl.exp2(x)
+    elif FN == "log":
+        r = tl.log(x)
+    elif FN == "log2":
+        r = tl.log2(x)
+    elif FN == "sin":
+        r = tl.sin(x)
+    elif FN == "cos":
+        r = tl.cos(x)
+    elif FN == "sqrt":
+        r = tl.sqrt(x)
+    elif FN == "rsqrt":
+        r = tl.math.rsqrt(x)
+    elif FN == "floor":
+        r = x.floor()
+    elif FN == "ceil":
+        r = tl.ceil(x)
     else:
         tl.static_assert(False, "unknown FN")
     return r

@@ -21,8 +21,6 @@ def random_kernel(out_ptr, seed, n, KIND: tl.constexpr, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     if KIND == "randint":
         r = tl.randint(seed, offs)
-    elif KIND == "randint64":
-        r = tl.randint(seed, offs.to(tl.int64))
     elif KIND == "rand":
         r = tl.rand(seed, offs)
     else:
@@ -36,3 +34,20 @@ def mixed_philox_kernel(out_ptr, x):
     w = x.to(tl.uint32, bitcast=True)
     r0, r1, r2, r3 = tl.philox_impl(w, w.to(tl.uint64), w, w, w, w)
     tl.store(out_ptr, r0)
+
+
+@tritium.jit
+def randint4x_kernel(out_ptr, seed, base, WIDE: tl.constexpr, BLOCK: tl.constexpr):
+    """The four ``randint4x`` blocks of the offsets ``base + i`` for i < BLOCK: int64 offsets when
+    WIDE, else int32 ones."""
+    i = tl.arange(0, BLOCK)
+    if WIDE:
+        offs = base.to(tl.int64) + i
+    else:
+        offs = base + i
+    r0, r1, r2, r3 = tl.randint4x(seed, offs)
+    tl.static_assert(r0.dtype == tl.uint32, "randint4x gives uint32 bits whatever the offsets' width")
+    tl.store(out_ptr + i, r0)
+    tl.store(out_ptr + BLOCK + i, r1)
+    tl.store(out_ptr + 2 * BLOCK + i, r2)
+    tl.store(out_ptr + 3 * BLOCK + i, r3)

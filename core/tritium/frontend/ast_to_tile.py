@@ -456,7 +456,8 @@ class FunctionGenerator(ast.NodeVisitor):
         if name in self.globals:
             value = self.globals[name]
             if not allowed_global(value):
-                raise self.error(node, global_rule_message(name, value))
+                captured = name in self.jitfn.closure_vars()
+                raise self.error(node, global_rule_message(name, value, captured))
             return value
         if name in _BUILTINS:
             return _BUILTINS[name]

@@ -56,12 +56,22 @@ def _c_div(a, b):
     return q + ((np.remainder(a, b) != 0) & ((a < 0) != (b < 0)))
 
 
+def _shift_right(a, b, kind: str):
+    """``a >> b`` on the bits of ``a`` read as signed (``kind`` "i": arithmetic) or unsigned ("u":
+    logical) integers of its width, whatever ``a``'s own signedness."""
+    a = np.asarray(a)
+    as_kind = np.dtype(f"{kind}{a.dtype.itemsize}")
+    shifted = np.right_shift(a.view(as_kind), np.asarray(b).astype(as_kind))
+    return np.asarray(shifted).view(a.dtype)
+
+
 _ARITH: dict[str, Callable] = {
     "addi": np.add, "addf": np.add, "subi": np.subtract, "subf": np.subtract, "muli": np.multiply,
     "mulf": np.multiply, "divf": np.divide, "divsi": _c_div, "divui": np.floor_divide,
     "remsi": np.fmod, "remui": np.remainder, "remf": np.fmod, "andi": np.bitwise_and,
-    "ori": np.bitwise_or, "xori": np.bitwise_xor, "shli": np.left_shift, "shrsi": np.right_shift,
-    "shrui": np.right_shift, "negf": np.negative, "maxnumf": np.fmax, "minnumf": np.fmin,
+    "ori": np.bitwise_or, "xori": np.bitwise_xor, "shli": np.left_shift,
+    "shrsi": lambda a, b: _shift_right(a, b, "i"), "shrui": lambda a, b: _shift_right(a, b, "u"),
+    "negf": np.negative, "maxnumf": np.fmax, "minnumf": np.fmin,
     "maximumf": np.maximum, "minimumf": np.minimum,
     "maxsi": np.maximum, "maxui": np.maximum, "minsi": np.minimum, "minui": np.minimum,
     "exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sqrt": np.sqrt,

@@ -177,7 +177,8 @@ def _code(jitfn: JITFunction) -> types.CodeType:
         ast.increment_lineno(tree, jitfn.first_line - 1)
         ast.fix_missing_locations(tree)
         module = compile(tree, jitfn.filename, "exec", dont_inherit=True)
-        code = next(c for c in module.co_consts if isinstance(c, types.CodeType) and c.co_name == jitfn.__name__)
+        name = jitfn.ast.body[0].name  # the def's own name: a function may be renamed (its __name__)
+        code = next(c for c in module.co_consts if isinstance(c, types.CodeType) and c.co_name == name)
         JIT_CODE.add(code)
         _CODE[jitfn] = code
     return code

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import linecache
+import platform
 import weakref
 from typing import Any
 
@@ -23,14 +24,15 @@ from ..language import core as tlc
 from ..language import dtypes as T
 from ..language import semantic
 from ..language.tensor_descriptor import host_tensor_descriptor
+from ..runtime.args import bind_scalar
 from ..runtime.host import HostMemory, host_address
 from ..runtime.jit import JIT_CODE
 from ..runtime.compiler import COMPILE_LOCK, CompiledKernel
 from ..runtime.descriptors import flat_signature, is_descriptor_type
 from ..runtime.descriptors import parameter as descriptor_parameter
 from ..runtime.descriptors import parse as parse_descriptor
-from ..runtime.launch import bind_arguments, normalize_grid, split_arguments
-from ..target import Driver, KernelSignature, LaunchOptions, Target
+from ..runtime.launch import bind_arguments, check_grid, normalize_grid, split_arguments
+from ..target import Driver, GPUTarget, KernelSignature, LaunchOptions, Target
 from .memory import AccessError, Pointers, region_of
 
 # The interpreter's machinery (``numpy_builder``, ``rewrite``) loads when it first
@@ -50,6 +52,11 @@ class InterpreterTarget(Target):
     def version(self) -> str:
         return "numpy-" + np.__version__
 
+    def current_target(self) -> GPUTarget:
+        """The host, as the cpu target describes it (programs run one at a time, each a warp of one
+        thread), with the machine's architecture as the arch: kernels are not compiled for a CPU."""
+        return GPUTarget("cpu", platform.machine(), 1)
+
     def parse_options(self, options: dict[str, Any]) -> LaunchOptions:
         return LaunchOptions.parse(options, self.name)  # checked so typos show; no meaning here
 
@@ -68,6 +75,7 @@ class InterpreterTarget(Target):
         if t.is_ptr():
             address = host_address(value, arg_name, self.name)
             return tlc.tensor(Pointers.of(np.uint64(address), region_of(value, arg_name, address)), t, ())
+        value = bind_scalar(value, arg_type, arg_name, self.name)  # a number of the type's kind and range
         return tlc.tensor(np.array(value).astype(np_dtype(t)), t, ())
 
     def execute(self, kernel, grid, args: tuple, kwargs: dict) -> None:
@@ -101,6 +109,7 @@ class InterpreterTarget(Target):
             checked = known[key] = _frontend_check(kernel, types, constants, self, opts)
         CompiledKernel.check_writable(checked, bound)
         dims = normalize_grid(grid, bound, kernel.__name__)
+        check_grid(self, dims, kernel.__name__)
         program = Program()
         fn = program.function(kernel)
         static_printed: set = set()

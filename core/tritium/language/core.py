@@ -299,11 +299,16 @@ class PropagateNan(enum.IntEnum):
 
 
 def maximum(x, y, propagate_nan=PropagateNan.NONE) -> tensor:
-    return semantic.minmax("max", _unwrap(x), _unwrap(y), _propagate(propagate_nan))
+    """The element-wise maximum. As in Triton, a Python number becomes a tensor of its own type
+    first (an int int32, a float fp32: no weak typing), and bf16 computes in fp32."""
+    x, y = (_promote_bf16(semantic.to_tensor(_unwrap(v))) for v in (x, y))
+    return semantic.minmax("max", x, y, _propagate(propagate_nan))
 
 
 def minimum(x, y, propagate_nan=PropagateNan.NONE) -> tensor:
-    return semantic.minmax("min", _unwrap(x), _unwrap(y), _propagate(propagate_nan))
+    """The element-wise minimum, typed as ``maximum``."""
+    x, y = (_promote_bf16(semantic.to_tensor(_unwrap(v))) for v in (x, y))
+    return semantic.minmax("min", x, y, _propagate(propagate_nan))
 
 
 def clamp(x, min, max, propagate_nan=PropagateNan.NONE) -> tensor:  # noqa: A002 - Triton's names
@@ -332,11 +337,9 @@ def _propagate(value) -> bool:
 
 
 def sum(input, axis=None, keep_dims=False, dtype=None) -> tensor:  # noqa: A001
-    """The sum along ``axis`` (every axis when None), in ``dtype`` when given (Triton's ``dtype``)."""
-    dtype = _unwrap(dtype)
-    if dtype is not None:
-        input = semantic.cast(semantic.to_tensor(_unwrap(input)), dtype)
-    return semantic.reduce_builtin("sum", input, _unwrap(axis), _unwrap(keep_dims))
+    """The sum along ``axis`` (every axis when None), converted to and added in ``dtype`` when
+    given (int8 ones over 32x32 wrap to 0), else narrow integers widen to 32 bits."""
+    return semantic.reduce_builtin("sum", input, _unwrap(axis), _unwrap(keep_dims), _unwrap(dtype))
 
 
 def max(input, axis=None, return_indices=False, return_indices_tie_break_left=True,  # noqa: A001

@@ -1,14 +1,13 @@
 """``tl.math``: Triton's ``triton.language.math`` namespace, with Triton's names and dtype rules.
 
-The functions Triton declares for given dtypes only (``sqrt_rn`` and ``div_rn`` for fp32, ``erf``
-for fp32/fp64, ``umulhi`` for 32/64-bit integers) refuse the others with a clear error, as Triton
-does, rather than computing in a type the user did not ask for. ``umulhi`` is composed from
+The functions Triton declares for given dtypes only (``sqrt_rn`` and ``div_rn`` for fp32, ``erf``,
+``exp``, ``log``, ``sin``, ``sqrt``, ``floor`` and the like for fp32/fp64, ``umulhi`` for 32/64-bit
+integers) refuse the others with Triton's error, rather than computing in a type the user did not
+ask for (a kernel that runs on tritium must run on Triton too). ``umulhi`` is composed from
 integer arithmetic, so every target has it without an op of its own.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 from . import dtypes as T
 from . import semantic
@@ -18,15 +17,6 @@ __all__ = ["abs", "ceil", "cos", "div_rn", "erf", "exp", "exp2", "fdiv", "floor"
            "rsqrt", "sin", "sqrt", "sqrt_rn", "umulhi"]
 
 
-def _check_dtype(name: str, names: tuple[str, ...], *args: Any) -> None:
-    """Triton's ``_check_dtype``: every tensor argument has one of the scalar types ``names``."""
-    for a in args:
-        if isinstance(a, tensor) and a.dtype.name not in names:
-            raise semantic.SemanticError(
-                f"tl.{name} expects {' or '.join(names)} operands (as in Triton), got {a.dtype}; "
-                f"convert with .to(tl.{'float32' if names[0].startswith('fp') else 'int32'}) first")
-
-
 def _emit(op: str, operands: tuple, t: T.dtype, shape) -> tensor:
     return tensor(semantic.builder().arith(op, [o.handle for o in operands], t, shape), t, shape)
 
@@ -34,7 +24,7 @@ def _emit(op: str, operands: tuple, t: T.dtype, shape) -> tensor:
 def sqrt_rn(x) -> tensor:
     """Square root rounded to nearest even (IEEE), where ``tl.sqrt`` may approximate."""
     x = _unwrap(x)
-    _check_dtype("sqrt_rn", ("fp32",), x)
+    semantic.check_dtype("sqrt_rn", ("fp32",), x)
     x = semantic.to_tensor(x)
     return _emit("sqrt_rn", (x,), x.dtype, x.shape)
 
@@ -42,7 +32,7 @@ def sqrt_rn(x) -> tensor:
 def div_rn(x, y) -> tensor:
     """``x / y`` rounded to nearest even (IEEE), where ``/`` may approximate."""
     x, y = _unwrap(x), _unwrap(y)
-    _check_dtype("div_rn", ("fp32",), x, y)
+    semantic.check_dtype("div_rn", ("fp32",), x, y)
     x, y = semantic._binary_operands(x, y)
     if not x.dtype.is_floating():
         raise semantic.SemanticError(f"tl.div_rn needs floating-point operands, got {x.dtype}")
@@ -62,7 +52,7 @@ def fdiv(x, y, ieee_rounding=False) -> tensor:
 def erf(x) -> tensor:
     """The error function."""
     x = _unwrap(x)
-    _check_dtype("erf", ("fp32", "fp64"), x)
+    semantic.check_dtype("erf", ("fp32", "fp64"), x)
     x = semantic.to_tensor(x)
     return _emit("erf", (x,), x.dtype, x.shape)
 
@@ -84,11 +74,10 @@ _UMULHI = ("int32", "int64", "uint32", "uint64")
 def umulhi(x, y) -> tensor:
     """The high half of the unsigned product of ``x`` and ``y`` (32- or 64-bit integers), in their type."""
     x, y = _unwrap(x), _unwrap(y)
-    _check_dtype("umulhi", _UMULHI, x, y)
+    semantic.check_dtype("umulhi", _UMULHI, x, y)
     x, y = semantic._binary_operands(x, y)
     t = x.dtype
-    if t.name not in _UMULHI:
-        raise semantic.SemanticError(f"tl.umulhi expects {' or '.join(_UMULHI)} operands, got {t}")
+    semantic.check_dtype("umulhi", _UMULHI, x)  # a number promoted with a narrower tensor
     bits = t.primitive_bitwidth
     u = T.uint32 if bits == 32 else T.uint64
     a, b = semantic.cast(x, u), semantic.cast(y, u)

@@ -1,8 +1,10 @@
-"""Random numbers from the Philox counter-based generator, with Triton's counter layout: the offset
-is the first counter word, the seed the key, ten rounds. 32-bit offsets run Philox 4x32 (the seed's
-low and high halves are the two key words); 64-bit offsets run Philox 4x64 (the seed is the first
-key word, the second is 0), and give uint64 bits. The same seed and offsets give the same bits on
-every target (and as Triton). Written in the language, so every target has them.
+"""Random numbers from the Philox counter-based generator, with Triton's (3.4 and later) counter
+layout: ``randint4x`` and everything built on it run Philox 4x32 with ten rounds, the seed's low and
+high halves as the two key words, and the offset's low and high 32 bits as the first two counter
+words (the others 0), so int32 and int64 offsets of one value give one stream of uint32 bits.
+``philox`` itself also runs Philox 4x64 on 64-bit counter words (the seed the first key word, the
+second 0). The same seed and offsets give the same bits on every target (and as Triton). Written in
+the language, so every target has them.
 
 Philox (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", SC 2011) updates four 32-bit
 counter words per round with two 32x32->64 multiplications and bumps the two key words by the
@@ -61,15 +63,19 @@ def philox(seed, c0, c1, c2, c3, n_rounds=N_ROUNDS_DEFAULT):
 
 
 def randint4x(seed, offset, n_rounds=N_ROUNDS_DEFAULT):
-    """Four blocks of random bits for each ``offset`` (the first counter; the others are 0): uint32
-    for 32-bit offsets, uint64 for 64-bit ones."""
+    """Four blocks of uint32 random bits for each integer ``offset``: Philox 4x32 on the counter
+    (the offset's low 32 bits, its high 32 bits or 0, 0, 0), as Triton since 3.4."""
     offset = core.semantic.to_tensor(_unwrap(offset))
-    zero = offset * 0
-    return philox(seed, offset, zero, zero, zero, n_rounds)
+    if not offset.dtype.is_int():
+        raise core.semantic.SemanticError(f"the offset of a random number must be an integer, got {offset.dtype}")
+    lo = offset.to(T.uint32)
+    zero = lo * 0
+    hi = (offset >> 32).to(T.uint32) if offset.dtype.primitive_bitwidth > 32 else zero
+    return philox(seed, lo, hi, zero, zero, n_rounds)
 
 
 def randint(seed, offset, n_rounds=N_ROUNDS_DEFAULT):
-    """A block of random bits for each ``offset``: the first block of ``randint4x``."""
+    """A block of uint32 random bits for each ``offset``: the first block of ``randint4x``."""
     return randint4x(seed, offset, n_rounds)[0]
 
 

@@ -49,23 +49,11 @@ def _prepare(input, what: str):
     return semantic.cast(x, T.float32) if x.dtype == T.bfloat16 else x
 
 
-def sum_dtype(t: T.dtype, dtype: Any) -> T.dtype:
-    """Triton's ``_pick_sum_dtype``: ``dtype`` when given, else integers narrower than 32 bits widen
-    to int32 (uint32 when unsigned), everything else stays."""
-    if dtype is not None:
-        if not isinstance(dtype, T.dtype):
-            raise SemanticError(f"dtype must be a tritium dtype such as tl.float32, got {dtype!r}")
-        return dtype
-    if t.is_int() and t.primitive_bitwidth < 32:  # int1 counts as unsigned, as in Triton
-        return T.uint32 if t.is_int_unsigned() else T.int32
-    return t
-
-
 def cumsum(input, axis=0, reverse=False, dtype=None):
     """The running sum along ``axis`` (in ``dtype`` when given; narrow integers widen to 32 bits)."""
     core = _core()
     x = _prepare(input, "tl.cumsum")
-    x = semantic.cast(x, sum_dtype(x.dtype, core._unwrap(dtype)))
+    x = semantic.cast(x, semantic.sum_dtype(x.dtype, core._unwrap(dtype)))
     return scan_tensors([x], core._unwrap(axis), lambda a, b: [semantic.add(a[0], b[0])],
                         bool(core._unwrap(reverse)), "tl.cumsum")[0]
 

@@ -433,11 +433,18 @@ def bitwise(kind: str, a, b):
     return _emit(kind + "i", (a, b), t, shape)
 
 
-def shift(kind: str, a, b):
+def shift(kind: str, a, b, arithmetic: bool | None = None):
+    """``a << b`` or ``a >> b`` in the operands' common type. As in Triton, ``>>`` shifts
+    arithmetically when the tensor it is called on is signed (``arithmetic``; by default the left
+    operand's type decides), even if the common type is unsigned: int8 -17 >> uint16 14 is 65535."""
+    core = _core()
+    if arithmetic is None:
+        left = a.value if isinstance(a, core.constexpr) else a
+        arithmetic = (left.dtype if isinstance(left, core.tensor) else literal_dtype(left)).is_int_signed()
     a, b, t, shape = _typed_operands(a, b)
     if not t.is_int():
         raise SemanticError(f"shifts need integer operands, got {t}")
-    op = "shli" if kind == "shl" else ("shrui" if t.is_int_unsigned() else "shrsi")
+    op = "shli" if kind == "shl" else ("shrsi" if arithmetic else "shrui")
     return _emit(op, (a, b), t, shape)
 
 
@@ -538,13 +545,26 @@ def where(cond, x, y):
     return core.tensor(builder().select(cond.handle, x.handle, y.handle, t, shape), t, shape)
 
 
+def check_dtype(name: str, names: tuple[str, ...], *args: Any) -> None:
+    """Triton's ``_check_dtype`` (its ``language/math.py``): every tensor argument of ``tl.{name}``
+    has one of the scalar types ``names``, else the error says so in Triton's words, so that tests
+    ported from Triton match it."""
+    core = _core()
+    for a in args:
+        if isinstance(a, core.tensor) and a.dtype.name not in names:
+            to = "float32" if names[0].startswith("fp") else "int32"
+            raise SemanticError(f"tl.{name}: Expected dtype {list(names)} but got {a.dtype.name} (Triton declares "
+                                f"tl.{name} for these types only); convert with .to(tl.{to}) first")
+
+
+#: the types Triton declares its elementwise math functions for (exp, log, sin, sqrt, floor, ...)
+MATH_FLOATS = ("fp32", "fp64")
+
+
 def math_unary(op: str, x):
+    """``tl.{op}(x)`` of fp32 or fp64 values; Triton refuses the others (fp16, bf16, integers)."""
     x = to_tensor(x)
-    if not x.dtype.is_floating():
-        if x.dtype.is_int():
-            x = cast(x, T.float32)
-        else:
-            raise SemanticError(f"tl.{op} needs a floating-point operand, got {x.dtype}")
+    check_dtype(op, MATH_FLOATS, x)
     return _emit(op, (x,), x.dtype, x.shape)
 
 
@@ -701,7 +721,22 @@ def reduce(x, axis: int, combine: Callable[[Any, Any], Any], keep_dims: bool = F
     return reduce_tensors([x], axis, lambda a, b: [combine(a[0], b[0])], keep_dims, what)[0]
 
 
-def reduce_builtin(kind: str, x, axis, keep_dims: bool):
+def sum_dtype(t: dtype, to: Any) -> dtype:
+    """Triton's ``_pick_sum_dtype``: what ``tl.sum``/``tl.cumsum`` convert to and add in: ``to``
+    when given, else integers narrower than 32 bits widen to int32 (uint32 when unsigned, bool
+    included), everything else stays."""
+    if to is not None:
+        if not isinstance(to, dtype):
+            raise SemanticError(f"dtype must be a tritium dtype such as tl.float32, got {to!r}")
+        return to
+    if t.is_int() and t.primitive_bitwidth < 32:
+        return T.uint32 if t.is_int_unsigned() else T.int32
+    return t
+
+
+def reduce_builtin(kind: str, x, axis, keep_dims: bool, to: dtype | None = None):
+    """``tl.sum``, ``tl.max``, ``tl.min`` or ``tl.xor_sum`` along ``axis``; ``tl.sum`` converts to
+    ``to`` (its ``dtype``) first and adds in it, with no further widening (as Triton)."""
     x = to_tensor(x)
     if x.dtype.is_ptr():
         raise SemanticError(f"tl.{kind} cannot reduce pointers")
@@ -710,8 +745,7 @@ def reduce_builtin(kind: str, x, axis, keep_dims: bool):
             raise SemanticError(f"tl.xor_sum reduces integers only, got {x.dtype}")
         combine = lambda a, b: bitwise("xor", a, b)  # noqa: E731
     elif kind == "sum":
-        if x.dtype.is_int() and x.dtype.primitive_bitwidth < 32:  # Triton widens narrow integers,
-            x = cast(x, T.uint32 if x.dtype.is_int_unsigned() else T.int32)  # same signedness (bool: unsigned)
+        x = cast(x, sum_dtype(x.dtype, to))
         combine = add
     else:
         if x.dtype.primitive_bitwidth < 32:  # Triton's standard library widens narrow inputs

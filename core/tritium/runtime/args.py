@@ -26,6 +26,32 @@ ARRAY_TYPES: dict[type, dict[Any, str]] = {}
 SPECIALIZED_INTS = frozenset(f"{s}{bits}" for s in "iu" for bits in (8, 16, 32, 64))
 
 
+#: Triton's spellings of a scalar type in a parameter annotation beyond numpy's and the
+#: signature's own (its ``type_canonicalisation_dict``): Python's int, and the bool aliases
+_ANNOTATION_ALIASES = {"int": T.int32, "int1": T.int1, "uint1": T.int1, "u1": T.int1}
+
+
+def annotation_type(annotation: Any) -> str | None:
+    """The signature type a scalar parameter's annotation fixes, read as Triton reads it: a tritium
+    dtype (``val: tl.float16``), a type name ("fp16", "i64", "float16", "tl.bfloat16", "half") or
+    Python's int, float and bool (int32, fp32, bool). None for anything else: pointer types and
+    annotations Triton does not know leave the argument typed by its value."""
+    if isinstance(annotation, T.dtype):
+        t = annotation
+    else:
+        name = annotation.__name__ if isinstance(annotation, type) else annotation
+        if not isinstance(name, str):
+            return None
+        name = name.strip().removeprefix("tl.")
+        t = _ANNOTATION_ALIASES.get(name) or (T.from_foreign(name) if "." not in name else None)
+        if t is None:
+            try:
+                t = T.from_signature(name)
+            except ValueError:
+                return None
+    return None if t.is_ptr() or t.is_void() else t.short
+
+
 def arg_type(value: Any, name: str, kernel: str) -> str:
     """The signature type of one runtime argument: ``*fp32`` for arrays, ``i32``/``i64``/``fp32``/``i1``."""
     cls = type(value)
@@ -149,14 +175,15 @@ def bind(target: Any, value: Any, arg_type: str, name: str, kernel: str) -> Any:
         raise ArgumentError(f"kernel '{kernel}': {e}") from None
 
 
-def specialization(arg_type: str, bound: Any) -> str:
-    """Triton's integer specialisation: ``'1'`` for ints equal to 1, ``'D'`` for ints and pointers
-    divisible by 16 (pointers by address in bytes), ``''`` otherwise."""
+def specialization(arg_type: str, bound: Any, annotated: bool = False) -> str:
+    """Triton's integer specialisation: ``'1'`` for ints equal to 1 (not for parameters whose
+    annotation fixes their type, as in Triton), ``'D'`` for ints and pointers divisible by 16
+    (pointers by address in bytes), ``''`` otherwise."""
     if arg_type.startswith("*"):
         return "D" if isinstance(bound, int) and bound % 16 == 0 else ""
     if arg_type in SPECIALIZED_INTS and isinstance(bound, int):
         if bound == 1:
-            return "1"
+            return "" if annotated else "1"
         if bound % 16 == 0:
             return "D"
     return ""

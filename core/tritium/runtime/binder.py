@@ -81,7 +81,10 @@ class Binder:
                 lines.append(f"hash(_tritium_c{i})")
                 key.append(f"_tritium_c{i}")
                 continue
-            lines += _argument_lines(i, n, inline, specialize=n not in jitfn.do_not_specialize)
+            if n in jitfn.annotated:
+                lines += _annotated_lines(i, n, jitfn.annotated[n], specialize=n not in jitfn.do_not_specialize)
+            else:
+                lines += _argument_lines(i, n, inline, specialize=n not in jitfn.do_not_specialize)
             key += [f"_tritium_t{i}", f"_tritium_s{i}"]
             values.append(f"_tritium_b{i}")
         if jitfn.debug is not None:
@@ -139,6 +142,14 @@ class Binder:
         self.bind: Callable[..., tuple] = scope["binder"]
         self.launch: Callable[..., Any] = scope["launch"]
         self.on_grid: Callable[[Any], Callable[..., Any]] = scope["on_grid"]
+
+
+def _annotated_lines(i: int, n: str, arg_type: str, specialize: bool) -> list[str]:
+    """The generated lines for a scalar parameter whose annotation fixes its type ``arg_type``:
+    bound as that type; an integer one specialises on divisibility by 16 only (as in Triton)."""
+    t, b, s = f"_tritium_t{i}", f"_tritium_b{i}", f"_tritium_s{i}"
+    spec = f"{b} % 16 == 0" if specialize and arg_type in SPECIALIZED_INTS else "None"
+    return [f"{t} = {arg_type!r}", f"{b} = _tritium_bind({n}, {t}, {n!r})", f"{s} = {spec}"]
 
 
 def _argument_lines(i: int, n: str, inline: Any, specialize: bool) -> list[str]:

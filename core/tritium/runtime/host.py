@@ -58,6 +58,8 @@ def _as_numpy(value: Any) -> Any:
 
     if isinstance(value, np.ndarray):
         return value
+    if getattr(value, "requires_grad", False) and hasattr(value, "detach"):
+        value = value.detach()  # torch exports no tensor that requires grad; the detached view shares its memory
     try:
         if hasattr(value, "__dlpack__"):
             return np.from_dlpack(value)

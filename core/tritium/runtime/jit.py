@@ -11,6 +11,7 @@ import types
 from typing import Any, Callable
 
 from ..errors import TritiumError, user_facing
+from .args import annotation_type
 from .launch import run_kernel
 
 
@@ -39,15 +40,34 @@ def is_constexpr_function(value: Any) -> bool:
     return getattr(value, "__tritium_constexpr_function__", False) is True
 
 
-def global_rule_message(name: str, value: Any) -> str:
+def global_rule_message(name: str, value: Any, captured: bool = False) -> str:
+    """Why a kernel may not read ``name``: a global, or (``captured``) a variable of an enclosing
+    function, which follows the same rule."""
     shown = repr(value)
     shown = shown if len(shown) <= 40 else shown[:37] + "..."
-    return (f"cannot read global variable '{name}' (= {shown}) in a kernel: kernels read only globals that "
-            f"are tl.constexpr, @jit functions or modules, so that a compiled kernel never goes stale; "
-            f"declare it as '{name} = tl.constexpr({shown})' or pass it as a tl.constexpr parameter")
+    what = "variable captured from an enclosing function" if captured else "global variable"
+    return (f"cannot read {what} '{name}' (= {shown}) in a kernel: kernels read only globals and captured "
+            f"variables that are tl.constexpr, dtypes, @jit functions or modules, so that a compiled kernel "
+            f"never goes stale; declare it as '{name} = tl.constexpr({shown})' or pass it as a tl.constexpr "
+            f"parameter")
 
 
 _MISSING = object()
+
+
+class _ClosureCells:
+    """The cells of a function's closure read like a globals dict (``get``), so a captured value is
+    checked on every launch exactly as a global is: a cell rebound by ``nonlocal`` is seen."""
+
+    def __init__(self, fn: Callable):
+        self.cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+
+    def get(self, name: str, default: Any = None) -> Any:
+        cell = self.cells.get(name)
+        try:
+            return default if cell is None else cell.cell_contents
+        except ValueError:  # an empty cell: the variable is not bound (yet, or any more)
+            return default
 
 
 def _source(fn: Callable) -> str:
@@ -107,6 +127,9 @@ class JITFunction(KernelInterface):
                            if _is_constexpr_annotation(p.annotation)}
         #: parameters annotated ``tl.const``: pointers to constant data, which refuse writes
         self.const_params = {n for n, p in self.signature.parameters.items() if _is_const_annotation(p.annotation)}
+        #: parameter -> the signature type its annotation fixes (``val: tl.float16``, ``n: "i64"``)
+        self.annotated = {n: t for n, p in self.signature.parameters.items()
+                          if n not in self.constexprs and (t := annotation_type(p.annotation)) is not None}
         self.do_not_specialize = set(do_not_specialize)
         #: ``@jit(debug=True)``: the default of the ``debug`` launch option for this kernel
         self.debug = debug
@@ -125,9 +148,11 @@ class JITFunction(KernelInterface):
         self.binders: dict[Any, Any] = {}  # target -> its launch fast path (runtime.binder.Binder)
         self._last_launch: tuple | None = None  # (grid, target, ``self[grid]``) of the last grid
         self._cache_key: str | None = None
-        #: (globals dict, name, value) of every constexpr global and @jit function this function
-        #: and its callees read, recorded with the cache key and checked on every launch
-        self.used_globals: tuple[tuple[dict, str, Any], ...] = ()
+        #: (globals dict or closure cells, name, value) of every constexpr, dtype and @jit function
+        #: this function and its callees read from a global or a closure, recorded with the cache
+        #: key and checked on every launch
+        self.used_globals: tuple[tuple[Any, str, Any], ...] = ()
+        self._cells = _ClosureCells(fn)
 
     def closure_vars(self) -> dict[str, Any]:
         return dict(inspect.getclosurevars(self.fn).nonlocals)
@@ -135,11 +160,14 @@ class JITFunction(KernelInterface):
     @property
     def cache_key(self) -> str:
         """A hash of the sources of this function and of every @jit function it reaches, and of
-        the constexpr globals they use (cycles included: recursion is reported by the frontend)."""
+        the constexprs and dtypes they read from globals or closures (cycles included: recursion
+        is reported by the frontend)."""
         if self._cache_key is None:
+            from ..language.core import constexpr
+
             h = hashlib.sha256()
             seen: list[JITFunction] = []
-            used: list[tuple[dict, str, Any]] = []
+            used: list[tuple[Any, str, Any]] = []
             todo = [self]
             while todo:
                 fn = todo.pop()
@@ -148,24 +176,26 @@ class JITFunction(KernelInterface):
                 seen.append(fn)
                 h.update(fn.src.encode())
                 for name, scope, value in fn._globals_used():
-                    if scope is not None:
-                        used.append((scope, name.rsplit(".", 1)[-1], value))
+                    used.append((scope, name.rsplit(".", 1)[-1], value))
                     if isinstance(value, JITFunction):
                         todo.append(value)
                         h.update(f"{name}=@jit {value.__module__}.{value.__name__}".encode())
                     elif is_constexpr_function(value):  # its source: editing it recompiles
                         h.update(f"{name}=constexpr_function {_source(value.__wrapped__)}".encode())
-                    else:
+                    elif isinstance(value, constexpr):
                         h.update(f"{name}={value.value!r}".encode())
+                    else:  # a dtype
+                        h.update(f"{name}=dtype {value!r} const={value.is_const()}".encode())
             self.used_globals = tuple(used)
             self._cache_key = h.hexdigest()
         return self._cache_key
 
-    def _globals_used(self) -> list[tuple[str, dict | None, Any]]:
-        """The @jit functions and constexpr values this function's names (``SCALE``) and module
-        attributes (``helpers.twice``) refer to, sorted, each with the dict to look it up again
-        (None for closure variables)."""
+    def _globals_used(self) -> list[tuple[str, Any, Any]]:
+        """The @jit functions, constexprs and dtypes this function's names (``SCALE``, a captured
+        ``dt``) and module attributes (``helpers.twice``) refer to, sorted, each with where to look
+        it up again (the globals dict, or the closure's cells)."""
         from ..language.core import constexpr
+        from ..language.dtypes import dtype
 
         nonlocals = self.closure_vars()
         # Python's rule: a name bound anywhere in the function (a parameter, an assignment, a loop
@@ -181,7 +211,7 @@ class JITFunction(KernelInterface):
             if not isinstance(node, ast.Name) or node.id in local:
                 continue
             if node.id in nonlocals:
-                scope, value = None, nonlocals[node.id]
+                scope, value = self._cells, nonlocals[node.id]
             else:
                 scope = self.fn.__globals__
                 value = scope.get(node.id, _MISSING)
@@ -190,7 +220,10 @@ class JITFunction(KernelInterface):
                 if not isinstance(value, types.ModuleType):
                     break
                 scope, value, name = vars(value), getattr(value, attr, _MISSING), f"{name}.{attr}"
-            if isinstance(value, (JITFunction, constexpr)) or is_constexpr_function(value):
+            # a dtype counts where a variable names it (``DT``, a captured ``dt``): a module's own
+            # (``tl.float32``) is the language's, and checking it on every launch would only cost
+            bound_dtype = isinstance(value, dtype) and "." not in name
+            if isinstance(value, (JITFunction, constexpr)) or bound_dtype or is_constexpr_function(value):
                 out[name] = (name, scope, value)
         return [out[k] for k in sorted(out)]
 
@@ -202,21 +235,26 @@ class JITFunction(KernelInterface):
             if now is not value:
                 self._global_changed(scope, name, value, now)
 
-    def _global_changed(self, scope: dict, name: str, old: Any, now: Any) -> None:
+    def _global_changed(self, scope: Any, name: str, old: Any, now: Any) -> None:
         from ..language.core import constexpr
+        from ..language.dtypes import dtype
 
-        if isinstance(now, constexpr) and isinstance(old, constexpr) and type(now.value) is type(old.value) \
-                and now.value == old.value:  # rebound to an equal constant (e.g. a module reloaded)
+        same_constant = isinstance(now, constexpr) and isinstance(old, constexpr) \
+            and type(now.value) is type(old.value) and now.value == old.value
+        same_dtype = isinstance(now, dtype) and isinstance(old, dtype) and now == old \
+            and now.is_const() == old.is_const()
+        if same_constant or same_dtype:  # rebound to an equal value (e.g. a module reloaded)
             self.used_globals = tuple((s, n, now if (s is scope and n == name) else v)
                                       for s, n, v in self.used_globals)
             return
         def shown(v: Any) -> str:
             return "(deleted)" if v is _MISSING else repr(v.value if isinstance(v, constexpr) else v)
 
+        what = "captured variable" if isinstance(scope, _ClosureCells) else "global variable"
         raise TritiumError(
-            f"kernel '{self.__name__}': global variable '{name}' has changed since the kernel was compiled, "
+            f"kernel '{self.__name__}': {what} '{name}' has changed since the kernel was compiled, "
             f"from {shown(old)} to {shown(now)}; a compiled kernel keeps the value it was compiled with, so "
-            f"do not reassign globals that kernels read: pass the value as a tl.constexpr parameter instead")
+            f"do not reassign {what}s that kernels read: pass the value as a tl.constexpr parameter instead")
 
     def __getitem__(self, grid) -> Callable[..., Any]:
         """``kernel[grid]``: the launch function for ``grid`` on the selected target, its generated

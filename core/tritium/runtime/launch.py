@@ -91,7 +91,7 @@ def bind_arguments(target, jitfn, bound: dict[str, Any], binder=bind,
         elif warmup and isinstance(v, MockTensor):
             yield name, mock_type(v, name, jitfn.__name__), v.data_ptr()
         else:
-            t = arg_type(v, name, jitfn.__name__)
+            t = jitfn.annotated.get(name) or arg_type(v, name, jitfn.__name__)
             yield name, t, binder(target, v, t, name, jitfn.__name__)
 
 
@@ -108,7 +108,7 @@ def prepare(target, jitfn, args: tuple, kwargs: dict, binder=bind, warmup: bool 
             constants.append((name, v))
             continue
         types.append(t)
-        specs.append("" if name in jitfn.do_not_specialize else specialization(t, v))
+        specs.append("" if name in jitfn.do_not_specialize else specialization(t, v, name in jitfn.annotated))
         values.append(v)
     key = (target.name, tuple(types), tuple(specs), tuple(constants), tuple(sorted(options.items())),
            *environment_key())
@@ -187,10 +187,24 @@ def normalize_grid(grid: Any, meta: dict | None, kernel_name: str) -> tuple[int,
     return dims + (1,) * (3 - len(dims))
 
 
+def check_grid(target, dims: tuple[int, int, int], kernel_name: str) -> None:
+    """Refuse a grid past ``target``'s limits (``Target.max_grid`` and ``max_programs``): one check
+    for every target, so that the interpreter refuses what a compiled target refuses."""
+    if any(d > most for d, most in zip(dims, target.max_grid)):
+        raise ArgumentError(f"kernel '{kernel_name}': grid {dims} exceeds the {target.name} target's limit of "
+                            f"{target.max_grid} programs along axes 0, 1 and 2")
+    total = dims[0] * dims[1] * dims[2]
+    if target.max_programs is not None and total > target.max_programs:
+        raise ArgumentError(f"kernel '{kernel_name}': grid {dims} has {total} programs; the {target.name} target "
+                            f"runs at most {target.max_programs} programs in one launch: give each program more "
+                            f"work (a larger BLOCK) or launch several times")
+
+
 def launch_dims(kernel, grid: Any, params: tuple) -> tuple[int, int, int] | None:
     """The generated launch path's grid other than ``(n,)``: the 3-D extents, or None for an empty
     grid; ``params`` are the kernel's arguments in parameter order (a grid callable gets them by name)."""
     dims = normalize_grid(grid, dict(zip(kernel.params, params)) if callable(grid) else None, kernel.name)
+    check_grid(kernel.target, dims, kernel.name)
     return dims if dims[0] * dims[1] * dims[2] else None
 
 
@@ -198,6 +212,7 @@ def run_on_grid(kernel, grid: Any, values: Sequence[Any], meta: dict[str, Any] |
     """Launch a compiled kernel with bound ``values`` (an empty grid launches nothing); ``meta``
     (every argument by name) is what a grid callable gets."""
     dims = normalize_grid(grid, meta, kernel.name)
+    check_grid(kernel.target, dims, kernel.name)
     if dims[0] * dims[1] * dims[2]:
         kernel.launcher(dims, values)
 

@@ -55,6 +55,8 @@ class NvptxTarget(Target):
     binary_stage = "cubin"
     stage_suffixes = {"ptx": "ptx", "cubin": "cubin"}
     inline_asm = "ptx"
+    max_grid = (2**31 - 1, 65535, 65535)  # CUDA's grid limits
+    max_programs = None
 
     def __init__(self) -> None:
         self._driver: Driver | None = None
