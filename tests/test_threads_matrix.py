@@ -30,9 +30,10 @@ TOY = MatrixShape(m=4, n=4, k=4, k_pack=2,
 WARP = 8
 
 
-def laid_out(text: str, num_warps: int) -> ir.Module:
+def laid_out(text: str, num_warps: int, num_stages: int = 1) -> ir.Module:
     module = ir.Module.parse(text)
-    assign_gpu_layouts(module, num_warps, WARP, matrix_unit=HostThreadHooks(WARP, TOY).warp_matrix_op)
+    assign_gpu_layouts(module, num_warps, WARP, matrix_unit=HostThreadHooks(WARP, TOY).warp_matrix_op,
+                       num_stages=num_stages)
     return module
 
 
@@ -79,9 +80,10 @@ def test_bf16_operands_on_the_instruction():
     check(out, a64 @ b64, np.abs(a64) @ np.abs(b64), (k + 1) * EPS["fp32"])
 
 
-def test_a_loop_carries_the_accumulator_in_the_instruction_layout():
+@pytest.mark.parametrize("stages", [1, 2, 3, 5])
+def test_a_loop_carries_the_accumulator_in_the_instruction_layout(stages):
     """Tutorial 03 on ragged sizes over several programs: no conversion inside the K loop, one in
-    the epilogue."""
+    the epilogue; its loads pipelined ``stages`` deep (more stages than iterations too)."""
     (M, N, K), (BM, BN, BK) = (40, 72, 48), (16, 32, 16)
     a, b, a64, b64 = operands(M, N, K, "fp16", seed=53)
     c = np.full((M, N), np.nan, np.float16)
@@ -90,9 +92,11 @@ def test_a_loop_carries_the_accumulator_in_the_instruction_layout():
     text = tile_opt(matmul_kernel, types, {"BLOCK_SIZE_M": BM, "BLOCK_SIZE_N": BN, "BLOCK_SIZE_K": BK,
                                            "GROUP_SIZE_M": 2})
     with tile.context():
-        module = laid_out(text, 4)
+        module = laid_out(text, 4, stages)
         loop = next(op for op in walk(module.operation) if op.name == "scf.for")
         assert "tile.convert_layout" not in [op.name for op in walk(loop)]
+        inside = [op.name for op in walk(loop)]
+        assert inside.count("tile.local_load") == (2 if stages > 1 else 0)
         assert any(isinstance(layout_of_type(ir.RankedTensorType(r.type)), Mma) for r in loop.results)
         run(module, (-(-M // BM) * -(-N // BN),), [a, b, c, M, N, K, K, 1, N, 1, N, 1], num_warps=4,
             warp_size=WARP, matrix=TOY)

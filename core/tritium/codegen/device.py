@@ -20,6 +20,7 @@ from ..errors import NotImplementedYet
 from ..layout.distributed import Fragment
 from . import atomics
 from .math import MathHooks
+from .types import size_in_bytes
 
 I32 = ll.IntType(32)
 
@@ -165,6 +166,23 @@ class DeviceHooks(MathHooks):
         phi.add_incoming(loaded, inside)
         phi.add_incoming(fallback, before)
         return phi
+
+    def async_copy(self, b: ll.IRBuilder, dst: ll.Value, src: ll.Value, ty: ll.Type, mask: ll.Value) -> None:
+        """Start copying a ``ty`` (a vector of 4, 8 or 16 bytes, or a scalar) from global ``src`` to
+        shared ``dst``, both aligned to its size; where the i1 ``mask`` is false, write zeros. The
+        copy needs to be complete only after ``async_wait`` leaves fewer groups pending than were
+        committed after it (``passes.software_pipeline``). The default copies now: a load, a store."""
+        zero = ll.Constant(ty, None)
+        count, elem = (ty.count, ty.element) if isinstance(ty, ll.VectorType) else (1, ty)
+        align = count * size_in_bytes(elem, self.pointer_bits)
+        b.store(self.load(b, src, ty, mask, zero, align), dst, align=align)
+
+    def async_commit(self, b: ll.IRBuilder) -> None:
+        """Close this thread's group of copies started since the last commit (default: nothing)."""
+
+    def async_wait(self, b: ll.IRBuilder, pending: int) -> None:
+        """Wait until at most ``pending`` of this thread's committed groups of copies are unfinished
+        (default: nothing, copies being done at once); a barrier follows."""
 
     def store(self, b: ll.IRBuilder, ptr: ll.Value, value: ll.Value, mask: ll.Value | None, align: int,
               hints: Mapping[str, Any] | None = None) -> None:

@@ -314,6 +314,43 @@ class BarrierOp(Tile.Operation, name="barrier"):
     before it are visible after it (inserted by the shared-memory pass, where one is needed)."""
 
 
+# Software pipelining (``passes.software_pipeline``): loads feeding a product copied ahead into a ring
+# of shared-memory slots. A ring's ops share the attribute ``tile.ring`` (its number in the module)
+# and, after shared-memory allocation, ``tile.shared_offset``; each slot holds one tensor of the
+# loaded type, row-major with its rows' 16-byte chunks swizzled as ``codegen.threads.warp_matrix``
+# stores a product's operands.
+
+
+class AsyncCopyOp(Tile.Operation, name="async_copy"):
+    """Start copying the elements ``ptr`` points at into slot ``slot`` (i32) of the ring ``tile.ring``
+    of ``slot_bytes`` bytes a slot; where ``mask`` is false, zeros. Complete only after an
+    ``async_wait`` that leaves fewer groups pending than were committed since."""
+
+    ptr: Operand[Any] = operand()
+    mask: Operand[Any] = operand()
+    slot: Operand[Any] = operand()
+    slot_bytes: ir.IntegerAttr
+
+
+class AsyncCommitOp(Tile.Operation, name="async_commit"):
+    """Close the group of this thread's copies started since the last commit."""
+
+
+class AsyncWaitOp(Tile.Operation, name="async_wait"):
+    """Wait until at most ``pending`` of this thread's committed groups are unfinished, then wait for
+    every thread of the program (a barrier), so that the finished copies are visible to all."""
+
+    pending: ir.IntegerAttr
+
+
+class LocalLoadOp(Tile.Operation, name="local_load"):
+    """The tensor in slot ``slot`` (i32) of the ring ``tile.ring`` (``slot_bytes`` bytes a slot)."""
+
+    slot: Operand[Any] = operand()
+    slot_bytes: ir.IntegerAttr
+    res: Result[Any] = result(kw_only=True)
+
+
 class PrintOp(Tile.Operation, name="print"):
     """Print every element of ``value`` (operand ``operand`` of ``count`` in one
     ``tl.device_print``), or only ``prefix`` when there is none. ``hex`` and ``is_signed`` are 0 or

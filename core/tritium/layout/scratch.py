@@ -13,7 +13,10 @@ layout stage, which allocates it (``tile.shared_offset``), and the per-thread co
 - ``tile.scan`` uses none: its layout keeps the whole axis inside each thread.
 - ``tile.dot``: its operands, row-major, in their element type (``dot_scratch_bytes``): on the FMA
   path A transposed (``[K, M]``) then B (``[K, N]``), a 3-D product that for every batch index; on a
-  matrix instruction (``layout.matrix``) A (``[M, K]``) then B transposed (``[N, K]``).
+  matrix instruction (``layout.matrix``) A (``[M, K]``) then B (``[K, N]``), each swizzled, but for
+  an operand a software pipeline's ring holds (``tile.local_load``).
+- the ring ops of a software pipeline (``tile.ring``) use their ring, allocated by
+  ``passes.shared_memory`` for the whole loop, not per op.
 
 Every other op, and these where the data stays in the threads, uses none.
 """
@@ -93,6 +96,9 @@ def scratch_bytes(op: ir.Operation, pointer_bits: PointerBits = pointers_of_64_b
     size = element_bytes(src, pointer_bits)
     if op.name == "tile.dot":  # a 3-D product holds every batch index's operands
         *batch, m, k = src.shape
+        ringed = [not isinstance(v.owner, ir.Block) and v.owner.name == "tile.local_load" for v in op.operands[:2]]
+        if any(ringed):  # an operand a software pipeline left in its ring is read there
+            return sum(math.prod(v.type.shape) * size for v, r in zip(op.operands[:2], ringed) if not r)
         return math.prod(batch) * dot_scratch_bytes(m, ir.RankedTensorType(op.operands[1].type).shape[-1], k, size)
     dist = distribute(layout_of_type(src), tuple(src.shape))
     if op.name == "tile.reduce":

@@ -8,7 +8,9 @@ In order:
 2. every tensor gets a layout, ``tile.convert_layout`` where producer and consumer disagree
    (``layout.propagate``);
 3. needless conversions go, cheap values are rebuilt in the layout wanted (``passes.convert_layout``);
-4. conversions and cross-warp reductions get shared-memory offsets, and barriers go where a
+4. loads feeding products on the matrix instruction are pipelined ``num_stages`` deep
+   (``passes.software_pipeline``);
+5. conversions and cross-warp reductions get shared-memory offsets, and barriers go where a
    scratch reuse needs one (``passes.shared_memory``).
 """
 
@@ -25,14 +27,16 @@ from ..layout.propagate import propagate_layouts
 from .axis_info import analyze
 from .convert_layout import remove_conversions
 from .shared_memory import allocate_shared
+from .software_pipeline import pipeline_loops
 
 
 def assign_gpu_layouts(module: ir.Module, num_warps: int, warp_size: int,
                        pointer_bits: PointerBits = pointers_of_64_bits,
-                       matrix_unit: MatrixUnit | None = None) -> tuple[ir.Module, int]:
+                       matrix_unit: MatrixUnit | None = None, num_stages: int = 1) -> tuple[ir.Module, int]:
     """Lay out ``module`` (a ``tile-opt`` module, in place) for ``num_warps`` warps of ``warp_size``
-    threads, ``tl.dot`` on ``matrix_unit`` (``DeviceHooks.warp_matrix_op``) where it can; return
-    it and the shared-memory bytes it needs."""
+    threads, ``tl.dot`` on ``matrix_unit`` (``DeviceHooks.warp_matrix_op``) where it can, its
+    operands' loads ``num_stages`` deep (``passes.software_pipeline``); return it and the
+    shared-memory bytes it needs."""
     for what, n in (("num_warps", num_warps), ("warp size", warp_size)):
         if n < 1 or n & (n - 1):
             raise TritiumError(f"{what} must be a power of two, not {n}")
@@ -40,6 +44,7 @@ def assign_gpu_layouts(module: ir.Module, num_warps: int, warp_size: int,
         defaults = default_layouts(module, analyze(module), num_warps, warp_size, pointer_bits)
         propagate_layouts(module, defaults, matrix_unit)
         remove_conversions(module)
+        pipeline_loops(module, num_stages)
         shared = allocate_shared(module, pointer_bits)
         module.operation.verify()
     return module, shared
@@ -52,7 +57,8 @@ def layout_stage(warp_size: int, matrix_unit: MatrixUnit | None = None) -> Calla
     def tile_layout(module: ir.Module, ctx: Any) -> ir.Module:
         """Distributed GPU layouts from axis info, layout conversions, shared memory and barriers."""
         num_warps = ctx.options.num_warps
-        module, shared = assign_gpu_layouts(module, num_warps, warp_size, ctx.target.pointer_bits, matrix_unit)
+        module, shared = assign_gpu_layouts(module, num_warps, warp_size, ctx.target.pointer_bits, matrix_unit,
+                                            ctx.options.num_stages)
         ctx.metadata["shared"] = shared
         ctx.metadata["num_warps"] = num_warps
         return module

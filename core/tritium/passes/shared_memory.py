@@ -12,6 +12,10 @@ their intervals do not overlap. A scratch buffer lives during its op alone, so t
 may sit at offset 0; the allocator is written for buffers that live longer. Offsets are 16-byte
 aligned (the widest vector access).
 
+A software pipeline's ring (``passes.software_pipeline``: the ops that share one ``tile.ring``) lives
+from its first op to its last; its ops order their own uses (its waits end with a barrier), so
+they take no part in the barriers below, and a ``tile.async_wait`` counts as a barrier.
+
 Barriers: the code generator orders an op's own writes and reads; what it cannot see is an earlier
 op whose threads may still read bytes that this op writes. So a ``tile.barrier`` goes before a
 scratch user when an overlapping scratch use may have happened since the last barrier, along any
@@ -28,6 +32,7 @@ from ..ir import tile
 from ..ir.mlir import ir
 from ..layout.scratch import scratch_bytes
 from .axis_info import walk
+from .software_pipeline import RING, RING_BYTES
 
 OFFSET = "tile.shared_offset"
 ALIGN = 16
@@ -63,14 +68,24 @@ def allocate_shared(module: ir.Module, pointer_bits: PointerBits = pointers_of_6
     """Set ``tile.shared_offset`` on every scratch user of ``module``, then insert the barriers it
     needs; return the total shared-memory bytes."""
     with module.context, ir.Location.unknown():
-        users: list[tuple[ir.Operation, Buffer]] = []
+        users: list[tuple[list[ir.Operation], Buffer]] = []
+        rings: dict[int, tuple[list[ir.Operation], Buffer]] = {}
         for index, op in enumerate(walk(module.operation)):
+            if RING in op.attributes:  # a software pipeline's ring lives from its first op to its last
+                ring = ir.IntegerAttr(op.attributes[RING]).value
+                if ring not in rings:
+                    rings[ring] = ([], Buffer(index, index, ir.IntegerAttr(op.attributes[RING_BYTES]).value))
+                rings[ring][0].append(op)
+                rings[ring][1].end = index
+                continue
             size = scratch_bytes(op, pointer_bits)
             if size:
-                users.append((op, Buffer(index, index, size)))
+                users.append(([op], Buffer(index, index, size)))
+        users += rings.values()
         total = allocate([buf for _, buf in users])
-        for op, buf in users:
-            op.attributes[OFFSET] = tile.i32_attr(buf.offset)
+        for ops, buf in users:
+            for op in ops:
+                op.attributes[OFFSET] = tile.i32_attr(buf.offset)
         place_barriers(module, pointer_bits)
         return total
 
@@ -81,7 +96,7 @@ def place_barriers(module: ir.Module, pointer_bits: PointerBits = pointers_of_64
     with module.context, ir.Location.unknown():
         ranges = {}
         for op in walk(module.operation):
-            if OFFSET in op.attributes:
+            if OFFSET in op.attributes and RING not in op.attributes:  # rings order themselves
                 offset = ir.IntegerAttr(op.attributes[OFFSET]).value
                 ranges[op] = (offset, offset + scratch_bytes(op, pointer_bits))
         _Barriers(ranges).region_tree(module.operation)
@@ -111,7 +126,7 @@ class _Barriers:
         return dirty
 
     def op(self, op: ir.Operation, dirty: Dirty, insert: bool) -> Dirty:
-        if op.name == "tile.barrier":
+        if op.name in ("tile.barrier", "tile.async_wait"):  # a wait ends with a barrier
             return Dirty()
         blocks = [block for region in op.regions for block in region.blocks]
         if op.name in ("scf.for", "scf.while"):

@@ -25,7 +25,7 @@ from llvmlite.ir.values import FunctionAttributes
 from tritium.codegen import intrinsics
 from tritium.codegen.device import DeviceHooks, WarpMatrixOp
 from tritium.layout.distributed import Fragment
-from tritium.codegen.types import const, scalar_of
+from tritium.codegen.types import const, scalar_of, size_in_bytes
 
 I1, I8, I32, I64 = ll.IntType(1), ll.IntType(8), ll.IntType(32), ll.IntType(64)
 GENERIC = ll.PointerType()  # a pointer in the generic address space, what CUDA's C functions take
@@ -204,6 +204,29 @@ class NvptxHooks(DeviceHooks):
                             a=Fragment(((0, 0), (8, 0), (0, 8), (8, 8)), t_bits + g_bits),
                             b=Fragment(((0, 0), (8, 0)), tuple((c, r) for r, c in t_bits + g_bits)),
                             c=Fragment(((0, 0), (0, 1), (8, 0), (8, 1)), t_bits + g_bits))
+
+    # -- asynchronous copies (software pipelining) ---------------------------------------------
+    def async_copy(self, b: ll.IRBuilder, dst: ll.Value, src: ll.Value, ty: ll.Type, mask: ll.Value) -> None:
+        """``cp.async`` (sm_80 on) of 4, 8 or 16 bytes (``.cg``, past L1, for 16), zero-filled where
+        ``mask`` is false (a source size of 0 reads nothing); other sizes copy at once."""
+        count, elem = (ty.count, ty.element) if isinstance(ty, ll.VectorType) else (1, ty)
+        size = count * size_in_bytes(elem, self.pointer_bits)
+        if self.arch < 80 or size not in (4, 8, 16):
+            return super().async_copy(b, dst, src, ty, mask)
+        asm = f"cp.async.{'cg' if size == 16 else 'ca'}.shared.global [$0], [$1], {size}, $2;"
+        ftype = ll.FunctionType(ll.VoidType(), [dst.type, src.type, I32])
+        b.call(ll.InlineAsm(ftype, asm, "l,l,r,~{memory}", side_effect=True),
+               [dst, src, b.select(mask, I32(size), I32(0))])
+
+    def async_commit(self, b: ll.IRBuilder) -> None:
+        if self.arch >= 80:
+            b.call(ll.InlineAsm(ll.FunctionType(ll.VoidType(), []), "cp.async.commit_group;", "~{memory}",
+                                side_effect=True), [])
+
+    def async_wait(self, b: ll.IRBuilder, pending: int) -> None:
+        if self.arch >= 80:
+            b.call(ll.InlineAsm(ll.FunctionType(ll.VoidType(), []), f"cp.async.wait_group {pending};", "~{memory}",
+                                side_effect=True), [])
 
     # -- atomics ------------------------------------------------------------------------------
     def atomic_rmw(self, b: ll.IRBuilder, op: str, ptr: ll.Value, val: ll.Value, sem: str, scope: str) -> ll.Value:

@@ -35,6 +35,7 @@ from .inline_asm import InlineAsm
 from .map_elementwise import MapElementwise
 from .memory import Memory
 from .reduce import Reductions
+from .rings import Rings
 from .shape import ShapeOps
 from .warp_matrix import WarpMatrixDots
 from .scan import Scans
@@ -49,7 +50,7 @@ def is_tensor(t: ir.Type) -> bool:
     return isinstance(t, ir.RankedTensorType)
 
 
-class Walker(ControlFlow, Memory, Atomics, Reductions, Scans, Conversions, ShapeOps, Dots, WarpMatrixDots,
+class Walker(ControlFlow, Memory, Atomics, Reductions, Scans, Conversions, ShapeOps, Dots, WarpMatrixDots, Rings,
              DebugOps, InlineAsm, MapElementwise):
     """Builds the LLVM kernel of one ``func.func`` (see the module docstring)."""
 
@@ -60,6 +61,8 @@ class Walker(ControlFlow, Memory, Atomics, Reductions, Scans, Conversions, Shape
         self.name = ir.StringAttr(func_op.attributes["sym_name"]).value
         self.env: dict[ir.Value, Value] = {}
         self._distributions: dict[str, Distribution] = {}
+        #: where a ``tile.local_load``'s slot starts in shared memory (``rings``)
+        self.ring_views: dict[ir.Value, ll.Value] = {}
 
     # -- function --------------------------------------------------------------------------------
     def build(self) -> ll.Function:
@@ -280,6 +283,10 @@ _LOWERINGS = {
     "tile.convert_layout": Walker.emit_convert_layout,
     **{name: Walker.emit_reindex for name in tile.REINDEXING},
     "tile.barrier": Walker.emit_barrier,
+    "tile.async_copy": Walker.emit_async_copy,
+    "tile.async_commit": Walker.emit_async_commit,
+    "tile.async_wait": Walker.emit_async_wait,
+    "tile.local_load": Walker.emit_local_load,
     "tile.print": Walker.emit_print,
     "tile.assert": Walker.emit_assert,
     "scf.for": Walker.emit_for,

@@ -9,8 +9,8 @@ them. The operands pass through the op's scratch in shared memory, both row-majo
 (``swizzled``), so that the eight 16-byte row pieces one fragment block reads lie in different
 banks:
 
-1. every thread writes the operand elements it holds, runs of consecutive elements along a row as
-   one vector store (16 bytes from a blocked layout); a barrier;
+1. every thread writes the operand elements it holds that are not in a ring yet, runs of consecutive
+   elements along a row as one vector store (16 bytes from a blocked layout); a barrier;
 2. a loop over K in steps of the instruction's ``k`` reads each lane's fragments of its warp's
    tiles (``layout.matrix.operand_distribution``), with the instruction's collective load where the
    target has one and the fragments are its blocks (``WarpMatrixOp.load``: ``ldmatrix``), else
@@ -53,11 +53,16 @@ class WarpMatrixDots:
             raise self.error(op, f"the result's layout {layout} is not this target's matrix instruction's")
         (m, k), n = a.type.shape, b_op.type.shape[1]
         mem = memory_type(self.lltype(a.type))
-        base = self.scratch(op)
-        stored = [(base, (m, k)), (self.b.gep(base, [I32(m * k)], source_etype=mem), (k, n))]  # A, B
-        for value, (start, shape) in zip((a, b_op), stored):
-            self.write_swizzled(value, start, shape, mem)
-        self.hooks.barrier(self.b)
+        stored, written = [], 0  # where A and B are: a ring's slot (``rings``), else the op's scratch
+        for value, shape in ((a, (m, k)), (b_op, (k, n))):
+            start = self.ring_views.get(value)
+            if start is None:
+                start = self.b.gep(self.scratch(op), [I32(written)], source_etype=mem)
+                self.write_swizzled(value, start, shape, mem)
+                written += shape[0] * shape[1]
+            stored.append((start, shape))
+        if written:
+            self.hooks.barrier(self.b)
         frags = [operand_distribution(layout, mma, 0, (m, mma.k)), operand_distribution(layout, mma, 1, (mma.k, n))]
         readers = [self.fragment_reader(mma, which, frag, start, shape, mem)
                    for which, frag, (start, shape) in zip((0, 1), frags, stored)]

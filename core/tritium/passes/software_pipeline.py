@@ -1,0 +1,238 @@
+"""Software pipelining of the loads that feed a product on the matrix instruction (Triton's
+``num_stages``), part of the GPU ``tile-layout`` stage.
+
+In a ``scf.for`` whose ``tile.dot`` runs on the target's matrix instruction (``#tile.mma``), each
+``tile.load`` that only that product reads (its operand A or B, with no ``other`` but zero) is
+issued ``num_stages - 1`` iterations ahead, into a ring of ``num_stages`` shared-memory slots:
+
+- *stage 0* is the load and everything in the body it depends on: address and mask arithmetic,
+  and the loop-carried values that arithmetic advances (a pointer tensor ``a_ptrs += BK``);
+- before the loop, stage 0 runs for iterations ``0 .. num_stages - 2`` (``tile.async_copy`` into
+  their slots, masked off past the trip count, one ``tile.async_commit`` each);
+- in the loop, the body first waits until the slot of this iteration is filled
+  (``tile.async_wait`` keeps ``num_stages - 2`` groups in flight, then a barrier), reads the
+  product's operand from it (``tile.local_load``), runs unchanged, and ends by running stage 0 for
+  iteration ``i + num_stages - 1`` into the slot the previous iteration read. Stage 0's loop-carried
+  values are carried again, that many iterations ahead, beside the originals;
+- after the loop, a ``tile.async_wait`` of 0 drains the copies left.
+
+The copy writes each slot as the product reads its operands (``codegen.threads.warp_matrix``), so
+the product reads them straight from the ring. A target with asynchronous copies (``cp.async``)
+overlaps them with the products; elsewhere a copy is a load and a store (``DeviceHooks``).
+``tl.range(..., num_stages=n)`` sets a loop's depth; the launch option ``num_stages`` the rest's.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..ir import tile
+from ..ir.mlir import arith, ir, scf
+from ..layout.choose import element_bytes
+from ..layout.distributed import Mma, layout_of_type
+from .axis_info import walk
+
+#: the attribute of a loop that sets its depth (``tl.range(..., num_stages=)``)
+STAGES = "tile.num_stages"
+#: the attributes naming the ring an op uses, and its size in bytes (all its slots)
+RING, RING_BYTES = "tile.ring", "tile.ring_bytes"
+#: ops stage 0 may hold besides the pipelined loads: they compute without side effects
+_PURE_PREFIXES = ("arith.", "math.")
+_PURE_TILE = frozenset({"tile.splat", "tile.make_range", "tile.broadcast", "tile.expand_dims", "tile.addptr",
+                        "tile.convert_layout", "tile.program_id", "tile.num_programs"})
+
+
+def pipeline_loops(module: ir.Module, num_stages: int) -> None:
+    """Pipeline every loop of ``module`` that qualifies (see the module docstring), in place."""
+    rings = 0
+    with module.context, ir.Location.unknown():
+        for loop in [op for op in walk(module.operation) if op.name == "scf.for"]:
+            stages = ir.IntegerAttr(loop.attributes[STAGES]).value if STAGES in loop.attributes else num_stages
+            if stages >= 2:
+                rings += _Loop(loop, stages, rings).pipeline()
+
+
+def _pure(op: ir.Operation) -> bool:
+    return not op.regions and (op.name.startswith(_PURE_PREFIXES) or op.name in _PURE_TILE)
+
+
+def _zero(value: ir.Value) -> bool:
+    """A constant all of whose elements are 0."""
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return False
+    if owner.name == "tile.splat":
+        return _zero(owner.operands[0])
+    if owner.name != "arith.constant":
+        return False
+    attr = owner.attributes["value"]
+    if isinstance(attr, (ir.IntegerAttr, ir.FloatAttr)):
+        return attr.value == 0
+    dense = ir.DenseElementsAttr(attr)
+    return dense.is_splat and float(ir.FloatAttr(dense.get_splat_value()).value
+                                    if isinstance(dense.get_splat_value(), ir.FloatAttr)
+                                    else ir.IntegerAttr(dense.get_splat_value()).value) == 0
+
+
+class _Loop:
+    def __init__(self, loop: ir.Operation, stages: int, first_ring: int):
+        self.loop, self.stages, self.first_ring = loop, stages, first_ring
+        self.body = loop.regions[0].blocks[0]
+        self.ops = [op.operation for op in self.body.operations]
+        self.yield_op = self.ops[-1]
+        self.iv, self.carried = self.body.arguments[0], list(self.body.arguments)[1:]
+
+    # -- which loads, and what stage 0 is ------------------------------------------------------
+    def candidates(self) -> list[ir.Operation]:
+        """The loads only a matrix-instruction product of this body reads, as its A or B."""
+        found = []
+        for op in self.ops:
+            if op.name != "tile.dot" or not isinstance(layout_of_type(ir.RankedTensorType(op.results[0].type)), Mma):
+                continue
+            for operand in list(op.operands)[:2]:
+                if isinstance(operand.owner, ir.Block):
+                    continue
+                load = operand.owner.operation
+                if load.name != "tile.load" or load in found:
+                    continue
+                if load.parent != self.loop or len(list(operand.uses)) != 1:
+                    continue
+                if len(load.operands) == 3 and not _zero(load.operands[2]):
+                    continue
+                found.append(load)
+        return found
+
+    def stage0(self, loads: list[ir.Operation]) -> tuple[list[ir.Operation], list[int]] | None:
+        """Stage 0's ops in body order and the loop-carried values it advances; None where the loads
+        depend on anything else the body computes (a product, a store, a nested region). Stage 0 is
+        cloned, never moved: the body keeps computing the current iteration's values for its other
+        users, and the loop's results stay what they were."""
+        ops, carried = set(), set()
+        work = [v for load in loads for v in load.operands]
+        in_body = {op: i for i, op in enumerate(self.ops)}
+        while work:
+            value = work.pop()
+            owner = value.owner if isinstance(value.owner, ir.Block) else value.owner.operation
+            if isinstance(owner, ir.Block):
+                if owner == self.body and value != self.iv:
+                    index = self.carried.index(value)
+                    if index not in carried:
+                        carried.add(index)
+                        work.append(self.yield_op.operands[index])
+                continue
+            if owner not in in_body or owner in ops or owner in loads:
+                continue
+            if not _pure(owner):
+                return None
+            ops.add(owner)
+            work.extend(owner.operands)
+        return sorted(ops, key=in_body.get), sorted(carried)
+
+    # -- the rewrite ---------------------------------------------------------------------------
+    def pipeline(self) -> int:
+        """Rewrite the loop; return how many rings it uses (0 where it does not qualify)."""
+        loads = self.candidates()
+        if not loads:
+            return 0
+        plan = self.stage0(loads)
+        if plan is None:
+            return 0
+        ops, carried = plan
+        loop, s = self.loop, self.stages
+        lb, ub, step = list(loop.operands)[:3]
+        inits = list(loop.operands)[3:]
+        rings = [self.first_ring + i for i in range(len(loads))]
+        slot_bytes = [_bytes(load.results[0].type) for load in loads]
+        i32 = ir.IntegerType.get_signless(32)
+
+        def const(value: int, t: ir.Type) -> ir.Value:
+            return arith.ConstantOp(t, value).result
+
+        with ir.InsertionPoint(loop):
+            tile.BarrierOp()  # the ring may reuse bytes an earlier op's threads still read
+            values = {c: inits[c] for c in carried}
+            for j in range(s - 1):
+                iv = arith.AddIOp(lb, arith.MulIOp(step, const(j, lb.type)).result).result
+                values = self.issue(ops, loads, carried, iv, ub, values, const(j, i32), rings, slot_bytes)
+            ahead_inits = [values[c] for c in carried]
+            new = scf.ForOp(lb, ub, step, inits + ahead_inits + [const(0, i32)])
+        for attr in loop.attributes:
+            new.operation.attributes[attr.name] = attr.attr
+        body = new.body
+        n = len(inits)
+        args = list(body.arguments)
+        ahead = args[1 + n:1 + n + len(carried)]
+        slot = args[-1]
+        with ir.InsertionPoint(body):
+            tile.AsyncWaitOp(tile.i32_attr(s - 2))
+            for i, load in enumerate(loads):
+                local = tile.LocalLoadOp(slot, tile.i32_attr(slot_bytes[i]), res=load.results[0].type)
+                local.operation.attributes[RING] = tile.i32_attr(rings[i])
+                local.operation.attributes[RING_BYTES] = tile.i32_attr(s * slot_bytes[i])
+                load.results[0].replace_all_uses_with(local.result)
+        anchor = ir.InsertionPoint(body)
+        for op in self.ops[:-1]:
+            if op not in loads:
+                op.detach_from_parent()
+                anchor.insert(op)
+        self.iv.replace_all_uses_with(args[0])
+        for old, arg in zip(self.carried, args[1:1 + n]):
+            old.replace_all_uses_with(arg)
+        with ir.InsertionPoint(body):
+            later = arith.AddIOp(args[0], arith.MulIOp(step, const(s - 1, lb.type)).result).result
+            last = const(s - 1, i32)
+            write = arith.SelectOp(arith.CmpIOp(arith.CmpIPredicate.eq, slot, const(0, i32)).result, last,
+                                   arith.SubIOp(slot, const(1, i32)).result).result
+            # stage 0 reads the loop's own (current) values: remap them to the ones carried ahead
+            ahead_values = self.issue(ops, loads, carried, later, ub, dict(zip(carried, ahead)), write, rings,
+                                      slot_bytes, current=dict(zip(self.carried, args[1:1 + n])), iv_now=args[0])
+            following = arith.AddIOp(slot, const(1, i32)).result
+            wrapped = arith.SelectOp(arith.CmpIOp(arith.CmpIPredicate.eq, following, const(s, i32)).result,
+                                     const(0, i32), following).result
+            scf.YieldOp(list(self.yield_op.operands) + [ahead_values[c] for c in carried] + [wrapped])
+        self.yield_op.erase()
+        for old, result in zip(loop.results, list(new.results)[:n]):
+            old.replace_all_uses_with(result)
+        with ir.InsertionPoint.after(new.operation):
+            tile.AsyncWaitOp(tile.i32_attr(0))
+        for load in loads:
+            load.erase()
+        loop.erase()
+        return len(loads)
+
+    def issue(self, ops, loads, carried, iv, ub, values, slot, rings, slot_bytes, current=None, iv_now=None):
+        """Clone stage 0 for the iteration whose induction value is ``iv`` (carried values
+        ``values``), its loads as copies into ``slot`` masked by ``iv < ub``; commit them; return the
+        carried values of the iteration after it. ``current``/``iv_now``: the values the moved body
+        uses now for the original block arguments, which stage 0 must not read."""
+        mapping = {self.iv: iv, **{self.carried[c]: values[c] for c in carried}}
+        if current is not None:
+            mapping.update({current[self.carried[c]]: values[c] for c in carried})
+            mapping[iv_now] = iv
+
+        def get(value):
+            return mapping.get(value, value)
+
+        for op in ops:
+            clone = op.clone()
+            for i, operand in enumerate(op.operands):
+                clone.operands[i] = get(operand)
+            for old, res in zip(op.results, clone.results):
+                mapping[old] = res
+        inside = arith.CmpIOp(arith.CmpIPredicate.slt, iv, ub).result
+        for i, load in enumerate(loads):
+            ptr = get(load.operands[0])
+            t = ir.RankedTensorType(ptr.type)
+            mask_t = ir.RankedTensorType.get(list(t.shape), ir.IntegerType.get_signless(1), t.encoding)
+            mask = tile.SplatOp(inside, res=mask_t).result
+            if len(load.operands) >= 2:
+                mask = arith.AndIOp(mask, get(load.operands[1])).result
+            copy = tile.AsyncCopyOp(ptr, mask, slot, tile.i32_attr(slot_bytes[i]))
+            copy.operation.attributes[RING] = tile.i32_attr(rings[i])
+            copy.operation.attributes[RING_BYTES] = tile.i32_attr(self.stages * slot_bytes[i])
+        tile.AsyncCommitOp()
+        return {c: get(self.yield_op.operands[c]) for c in carried}
+
+
+def _bytes(t: ir.Type) -> int:
+    return math.prod(ir.RankedTensorType(t).shape) * element_bytes(t)
