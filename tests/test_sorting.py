@@ -39,6 +39,11 @@ def topk_kernel(x_ptr, o_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
 
 
 @tritium.jit
+def topk1d_kernel(x_ptr, o_ptr, N: tl.constexpr, K: tl.constexpr):
+    tl.store(o_ptr + tl.arange(0, K), tl.topk(tl.load(x_ptr + tl.arange(0, N)), K))
+
+
+@tritium.jit
 def merge_kernel(x_ptr, o_ptr, M: tl.constexpr, N: tl.constexpr, DESC: tl.constexpr):
     offs = tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :]
     tl.store(o_ptr + offs, tl.bitonic_merge(tl.load(x_ptr + offs), descending=DESC))
@@ -143,6 +148,15 @@ def test_topk(target, k, dim, dtype):
     topk_kernel[(1,)](_put(target, x), out, M=32, N=32, K=k, DIM=dim)
     want = np.take(_sorted(x, dim, True), np.arange(k), axis=dim)
     np.testing.assert_array_equal(target.driver.to_host(out), want)
+
+
+@pytest.mark.parametrize("k", [1, 4])
+def test_topk_of_a_1d_block(target, k):
+    """k = 1 reduces the block to one element (once an internal error on the cpu)."""
+    x = _values(np.float32, (16,), k)
+    out = _put(target, np.full(k, 7, np.float32))
+    topk1d_kernel[(1,)](_put(target, x), out, N=16, K=k)
+    np.testing.assert_array_equal(target.driver.to_host(out), _sorted(x, 0, True)[:k])
 
 
 @pytest.mark.parametrize("descending", [0, 1])

@@ -72,6 +72,16 @@ def test_fp16_operands(out):
     check(got, a64 @ b64, np.abs(a64) @ np.abs(b64), (k + 1) * EPS[out])
 
 
+def test_fp16_accumulator_rounds_once_per_k_step():
+    """As on the cpu (``test_dot``): fp32 sums within each K-step of 16, one fp16 rounding per step."""
+    m, n, k = 32, 32, 64
+    a, b, a64, b64 = operands(m, n, k, "fp16", seed=23)
+    got = emulate_dot(a, b, np.zeros((m, n), np.float16), np.float16, num_warps=2, warp_size=8, out=tl.float16)
+    want = a64 @ b64
+    np.testing.assert_allclose(got.astype(np.float64), want, rtol=0.01, atol=0.01)
+    check(got, want, np.abs(a64) @ np.abs(b64), (k // 16 + 1) * EPS["fp16"] + k * EPS["fp32"])
+
+
 def test_int8_is_exact():
     m, n, k = 16, 16, 32
     a, b, a64, b64 = operands(m, n, k, "int8", seed=23)

@@ -139,6 +139,8 @@ def _from_cube(x: tensor, lead: int, order: tuple[int, ...], dtype: T.dtype, wha
     size = 1
     for d in x.shape[lead:]:
         size *= d
+    if not x.shape:  # topk(x, 1) of a 1-D x halves down to a scalar: splat it, reshape takes a block
+        x = semantic.broadcast_to(x, (1,))
     x = semantic.cast(_reshape(x, x.shape[:lead] + (size,), what), dtype)
     return _permute(x, tuple(order.index(d) for d in range(len(order))), what)
 

@@ -1,4 +1,5 @@
-"""Ctrl-C during a long cpu launch raises KeyboardInterrupt promptly, and the pool stays usable."""
+"""Ctrl-C during a long cpu launch raises KeyboardInterrupt promptly, and the pool stays usable: a
+launch of many programs stops between programs, one long program at its next loop iteration."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import subprocess
 import sys
 import textwrap
 import time
+
+import pytest
 
 CHILD = textwrap.dedent("""
     import sys, time
@@ -22,12 +25,13 @@ CHILD = textwrap.dedent("""
             acc = acc * 0.5 + 1.0
         tl.store(out_ptr + tl.program_id(0), acc)
 
+    programs, n = int(sys.argv[1]), int(sys.argv[2])
     out = np.zeros(4096, np.float32)
     spin[(4,)](out, 10)  # compiled and warm
     print("launching", flush=True)
     start = time.perf_counter()
     try:
-        spin[(4096,)](out, 1 << 24)  # minutes of work
+        spin[(programs,)](out, n)  # minutes of work
     except KeyboardInterrupt:
         print(f"interrupted after {time.perf_counter() - start:.2f}s", flush=True)
         spin[(8,)](out, 3)  # the pool still runs kernels
@@ -39,12 +43,13 @@ CHILD = textwrap.dedent("""
 """)
 
 
-def test_ctrl_c_stops_a_long_launch(tmp_path):
+@pytest.mark.parametrize("programs,n", [(4096, 1 << 24), (1, 1 << 34)], ids=["many-programs", "one-program"])
+def test_ctrl_c_stops_a_long_launch(tmp_path, programs, n):
     env = {**os.environ, "TRITIUM_CACHE_DIR": str(tmp_path), "TRITIUM_TARGET": "cpu"}
     script = tmp_path / "long_launch.py"
     script.write_text(CHILD)
-    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env)
+    proc = subprocess.Popen([sys.executable, str(script), str(programs), str(n)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
     try:
         assert proc.stdout.readline().strip() == "launching", proc.stderr.read()
         time.sleep(0.5)

@@ -15,7 +15,7 @@ Program ids run x fastest, then y, then z. A thread returns 0 once the grid is e
 after running ``quota`` programs, its place in its batch saved in ``state`` (next pid, end of the
 batch; zeros at launch) for the next call: the launching thread comes back to Python that way to
 run signal handlers. Setting ``*counter`` to ``STOP`` makes every thread return after its current
-program.
+program; so does the interrupt flag (``signals``), which programs also test in their loops.
 """
 
 from __future__ import annotations
@@ -26,9 +26,12 @@ from llvmlite import ir as ll
 
 from tritium.errors import TritiumError
 
+from .signals import INTERRUPT_SYMBOL, KERNEL_SYMBOL
+
 SLOT_BYTES = 8
 I32 = ll.IntType(32)
 STOP = 1 << 31  # a counter value past any grid (grids have fewer than 2**31 programs)
+INTERRUPTED = 2  # what ``tritium_cpu_run_and_wait`` returns when the interrupt flag stopped the launch
 
 #: struct format of one scalar argument, by Triton type name
 SCALAR_FORMATS = {
@@ -105,7 +108,8 @@ def emit_grid_entry(module: ll.Module, body: ll.Function, n_args: int, debug: bo
     b.call(body, args[:n_args] + [x, y, z, nx, ny, nz] + args[n_args:])
     following = b.add(run_pid, ll.Constant(I32, 1))
     remaining = b.sub(left, ll.Constant(I32, 1))
-    stopped = b.icmp_unsigned(">=", b.load_atomic(counter, "monotonic", 4, typ=I32), ll.Constant(I32, STOP))
+    stopped = b.or_(b.icmp_unsigned(">=", b.load_atomic(counter, "monotonic", 4, typ=I32), ll.Constant(I32, STOP)),
+                    interrupted(b, module))
     b.cbranch(stopped, blocks["done"], blocks["ran"])
     b.position_at_end(blocks["ran"])
     pid.add_incoming(following, blocks["ran"])
@@ -121,6 +125,14 @@ def emit_grid_entry(module: ll.Module, body: ll.Function, n_args: int, debug: bo
     return fn
 
 
+def interrupted(b: ll.IRBuilder, module: ll.Module) -> ll.Value:
+    """Whether Ctrl-C asked the launch to stop (the flag of ``signals``), as an i1."""
+    flag = module.globals.get(INTERRUPT_SYMBOL)
+    if flag is None:
+        flag = ll.GlobalVariable(module, I32, INTERRUPT_SYMBOL)
+    return b.icmp_unsigned("!=", b.load_atomic(flag, "monotonic", 4, typ=I32), ll.Constant(I32, 0))
+
+
 def trampolines_ir(x86: bool, clock_id: int) -> str:
     """LLVM IR of the two functions the thread pool calls (the arguments of ``<kernel>_grid`` up to
     ``state``, plus ``grid`` first and ``pending`` last). ``tritium_cpu_run`` (a helper thread) runs
@@ -128,8 +140,10 @@ def trampolines_ir(x86: bool, clock_id: int) -> str:
     launching thread) runs it in quotas of programs that grow while a quota takes under 0.2 ms,
     then spins until ``*pending`` is zero; it returns 1 when ``slice_ns`` nanoseconds
     (``clock_gettime(clock_id)``) pass first, so that Python can run signal handlers and call it
-    again, and 0 when the launch is done. Waiting natively spares a wake-up through Python (tens
-    of microseconds)."""
+    again, and 0 when the launch is done (``INTERRUPTED`` when the interrupt flag stopped it).
+    Waiting natively spares a wake-up through Python (tens of microseconds). It keeps ``kernel``
+    (the kernel's name) where the memory fault handler reads it until the launch is done
+    (``signals``)."""
     pause = "call void @llvm.x86.sse2.pause()" if x86 else ""
     declare = "declare void @llvm.x86.sse2.pause()" if x86 else ""
     params = "ptr %grid, ptr %args, i32 %nx, i32 %ny, i32 %nz, ptr %counter, i32 %batch, ptr %state, ptr %pending"
@@ -137,6 +151,8 @@ def trampolines_ir(x86: bool, clock_id: int) -> str:
     return f"""
 {declare}
 declare i32 @clock_gettime(i32, ptr)
+@{KERNEL_SYMBOL} = external global ptr
+@{INTERRUPT_SYMBOL} = external global i32
 define internal i64 @now_ns() {{
   %ts = alloca {{i64, i64}}
   call i32 @clock_gettime(i32 {clock_id}, ptr %ts)
@@ -154,8 +170,9 @@ define void @tritium_cpu_run({params}) {{
   atomicrmw sub ptr %pending, i32 1 release
   ret void
 }}
-define i32 @tritium_cpu_run_and_wait({params}, i64 %slice_ns) {{
+define i32 @tritium_cpu_run_and_wait({params}, i64 %slice_ns, ptr %kernel) {{
 entry:
+  store atomic ptr %kernel, ptr @{KERNEL_SYMBOL} monotonic, align 8
   %start = call i64 @now_ns()
   br label %programs
 programs:
@@ -190,6 +207,10 @@ spin:
 yield:
   ret i32 1
 exit:
-  ret i32 0
+  store atomic ptr null, ptr @{KERNEL_SYMBOL} monotonic, align 8
+  %flag = load atomic i32, ptr @{INTERRUPT_SYMBOL} monotonic, align 4
+  %stopped = icmp ne i32 %flag, 0
+  %result = select i1 %stopped, i32 {INTERRUPTED}, i32 0
+  ret i32 %result
 }}
 """

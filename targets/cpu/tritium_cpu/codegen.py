@@ -112,7 +112,7 @@ class KernelCodegen(ControlFlow, Reductions, Dots, DebugOps, BoundsChecks, Atomi
     def emit_block(self, block: ir.Block) -> ir.Operation:
         """Emit every op of ``block`` but its terminator, which is returned for the caller; roots may
         still be pending (the caller adds its own, e.g. a yield's copies, then flushes)."""
-        keep = plan_buffers(block)
+        keep, first = plan_buffers(block, self.axis)
         for op in block.operations:
             op = op.operation
             if op.name in TERMINATORS:
@@ -120,6 +120,8 @@ class KernelCodegen(ControlFlow, Reductions, Dots, DebugOps, BoundsChecks, Atomi
                     self.flush()
                 return op
             self.emit_op(op, keep)
+            if op.results and op.results[0] in first:
+                self.flush()
         raise TritiumError("block without terminator")
 
     def emit_op(self, op: ir.Operation, keep: set[ir.Value]) -> None:
@@ -259,14 +261,21 @@ class KernelCodegen(ControlFlow, Reductions, Dots, DebugOps, BoundsChecks, Atomi
             root.finish(self)
 
 
-def plan_buffers(block: ir.Block) -> set[ir.Value]:
-    """The chunk-computable tensors of ``block`` to keep in memory rather than recompute.
+def plan_buffers(block: ir.Block, axis: dict[ir.Value, AxisInfo]) -> tuple[set[ir.Value], set[ir.Value]]:
+    """The chunk-computable tensors of ``block`` to keep in memory rather than recompute, and those
+    of them to write whole before the next op.
 
     Kept: costly ones (a load, a division, a transcendental somewhere in what recomputing them would
     redo) used by several ops or inside a nested region (a loop body would recompute them on every
     iteration); those depending on a load that are used after a later store, so the load still
     happens before the store; and the costly or loaded operands of re-indexing ops, which read
     them out of order (a transpose stored over its own input must read it all first).
+
+    A loop over chunks reads an element again for every position that repeats it: a broadcast
+    loaded tensor, or a load whose addresses repeat across chunks (axis-info constancy). Where a
+    store follows, an earlier chunk may already have overwritten what a later one reads again,
+    while the program loaded it once, before the store; such loads are kept, and written whole
+    before the next op (a kept broadcast operand is: the broadcast flushes the loop that writes it).
     """
     ops = [op.operation for op in block.operations]
     position = {op: i for i, op in enumerate(ops)}
@@ -276,15 +285,20 @@ def plan_buffers(block: ir.Block) -> set[ir.Value]:
     costly: dict[ir.Value, bool] = {}
     loads: dict[ir.Value, bool] = {}
     keep: set[ir.Value] = set()
+    first: set[ir.Value] = set()
     for i, op in enumerate(ops):
         if op.name not in CHUNK_OPS or len(op.results) != 1 or not is_tensor(op.results[0]):
             continue
         res = op.results[0]
+        store_follows = any(wpos > i for wpos in writes)
         if op.name in tile.REINDEXING:  # read out of order: from memory written before any store
             for o in op.operands:
                 if costly.get(o) or loads.get(o):
                     keep.add(o)
                     costly[o] = loads[o] = False
+        elif op.name == "tile.broadcast" and store_follows and loads.get(op.operands[0]):
+            keep.add(op.operands[0])
+            costly[op.operands[0]] = loads[op.operands[0]] = False
         ins = [o for o in op.operands if o in costly]
         costly[res] = op.name in HEAVY_OPS or any(costly[o] for o in ins)
         loads[res] = op.name == "tile.load" or any(loads[o] for o in ins)
@@ -296,11 +310,23 @@ def plan_buffers(block: ir.Block) -> set[ir.Value]:
                 user, nested = user.parent, True
             users.add(position[user])
         last = max(users, default=i)
-        hazard = loads[res] and any(i < wpos < last for wpos in writes)
+        if op.name == "tile.load" and store_follows and _repeats_addresses(op, axis):
+            first.add(res)
+        hazard = loads[res] and any(i < wpos < last for wpos in writes) or res in first
         if (costly[res] and (len(users) > 1 or nested)) or hazard:
             keep.add(res)
             costly[res] = loads[res] = False
-    return keep
+    return keep, first
+
+
+def _repeats_addresses(load: ir.Operation, axis: dict[ir.Value, AxisInfo]) -> bool:
+    """Whether the pointers of ``load`` provably repeat across the chunks of a loop over them."""
+    ptr = load.opview.ptr
+    info = axis.get(ptr)
+    if info is None:
+        return False
+    *lead, last = info.constancy
+    return any(c > 1 for c in lead) or last > check_chunk_width(ptr)
 
 
 def generate(module: ir.Module, hooks: MathHooks, triple: str = "", data_layout: str = "",

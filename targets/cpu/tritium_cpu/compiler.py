@@ -32,6 +32,17 @@ host_target_machine = functools.cache(new_host_target_machine)
 
 
 @functools.cache
+def _llvm_options() -> None:
+    """Process-wide LLVM options, set once (LLVM counts each occurrence of an option).
+
+    The CRC recogniser of loop-idiom (LLVM 21+) walks xor/select recurrences without memoising and
+    takes exponential time on the xor networks of ``tl.sort`` (a sort of 64 elements at 8 lanes:
+    minutes); no kernel has a bitwise CRC loop worth rewriting into a table lookup.
+    """
+    llvm.set_option("tritium", "--disable-loop-idiom-hashrecognize")
+
+
+@functools.cache
 def host_triple_and_layout() -> tuple[str, str]:
     """Triple and data layout written into the LLVM IR text, so a dumped ``.ll`` is self-contained."""
     return llvm.get_process_triple(), str(host_target_machine().target_data)
@@ -41,6 +52,7 @@ def host_triple_and_layout() -> tuple[str, str]:
 def optimized(llir: str) -> llvm.ModuleRef:
     """Parse, verify and optimise LLVM IR text at -O3 for the host."""
     tm = host_target_machine()
+    _llvm_options()
     module = llvm.parse_assembly(llir)
     module.verify()
     pto = llvm.create_pipeline_tuning_options(speed_level=OPT_LEVEL)

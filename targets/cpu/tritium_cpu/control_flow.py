@@ -2,7 +2,8 @@
 
 Regions become LLVM basic blocks. Values crossing them are ``Carried``: scalars in stack slots
 (mem2reg turns them back into SSA values), tensors in a pair of buffers whose roles swap on each
-assignment.
+assignment. Every iteration of a loop first tests the interrupt flag (``signals``): after Ctrl-C,
+the program returns at once instead of running its loop to the end.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any, Sequence
 from llvmlite import ir as ll
 from tritium.ir.mlir import ir
 
+from .abi import interrupted
 from .evaluate import Buffer, cpu_type
 from .reductions import read
 from .roots import MaterializeRoot
@@ -76,6 +78,15 @@ class ControlFlow:
         self.pop_scope()
         return term
 
+    def return_if_interrupted(self) -> None:
+        """Leave the program (its launch raises ``KeyboardInterrupt``) when Ctrl-C set the flag."""
+        b = self.b
+        stop, go = b.append_basic_block("interrupted"), b.append_basic_block("running")
+        b.cbranch(interrupted(b, self.module), stop, go)
+        b.position_at_end(stop)
+        b.ret_void()
+        b.position_at_end(go)
+
     def emit_for(self, op: ir.Operation) -> None:
         b = self.b
         lb, ub, step = (self.env[o] for o in list(op.operands)[:3])
@@ -89,6 +100,7 @@ class ControlFlow:
         exit_block = b.append_basic_block("for.end")
         b.branch(header)
         b.position_at_end(header)
+        self.return_if_interrupted()
         iv = read(b, iv_slot)
         compare = b.icmp_unsigned if "unsignedCmp" in op.attributes else b.icmp_signed
         b.cbranch(compare("<", iv, ub), body, exit_block)
@@ -130,6 +142,7 @@ class ControlFlow:
         exit_block = b.append_basic_block("while.end")
         b.branch(header)
         b.position_at_end(header)
+        self.return_if_interrupted()
         cond = self.emit_region_block(before, [c.current(b) for c in state])
         self.assign(forwarded, list(cond.operands)[1:])
         b.cbranch(self.env[cond.operands[0]], body, exit_block)

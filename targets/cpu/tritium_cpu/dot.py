@@ -10,7 +10,8 @@ registers for the whole K loop (a real LLVM loop, not unrolled IR), where each s
 elements of a row of B as vectors and broadcasts one element of A per row, and accumulates
 ``A[i, k] * B[k, j]`` with one fused multiply-add per vector (``llvm.fmuladd``: fused where the
 CPU has FMA; integers multiply and add, wrapping). Operands narrower than the accumulator (fp16 and
-bf16 into fp32, int8 into int32) are widened as they are loaded, so products are exact.
+bf16 into fp32, int8 into int32) are widened as they are loaded, so products are exact; an fp16
+accumulator is summed in fp32 and rounded once per K-step of 16 (``tritium.codegen.accumulate``).
 
 The tile fills the host's vector registers without spilling: ``NR`` is two vectors of the
 accumulator type (``B_VECTORS``; a last tile of a row may have fewer), ``MR`` four rows (eight with
@@ -22,7 +23,7 @@ is slower.
 from __future__ import annotations
 
 from llvmlite import ir as ll
-from tritium.codegen.accumulate import multiply_add, phi_loop, widen
+from tritium.codegen.accumulate import k_loop, multiply_add, sum_type, widen
 from tritium.codegen.types import memory_type, size_in_bytes, vector_of
 from tritium.ir.mlir import ir
 
@@ -105,7 +106,7 @@ class Dots:
             rows = [add(b, mul(b, i, mr), r) for r in range(mr)]
             c_offsets = [[add(b, mul(b, row, n), add(b, col, v * w)) for v in range(nvec)] for row in rows]
             accs = [b.load(at(src, off, acc_t), typ=vec_acc, align=acc_align) for line in c_offsets for off in line]
-            accs = phi_loop(b, k, accs, lambda kk, values: self.step(
+            accs = k_loop(b, k, accs, lambda kk, values: self.step(
                 kk, values, rows, col, a_ptr, b_ptr, n, k, w, nvec, op_t, acc_t, vec_op, op_align))
             for value, off in zip(accs, (off for line in c_offsets for off in line)):
                 b.store(value, at(out, off, acc_t), align=acc_align)
@@ -123,6 +124,7 @@ class Dots:
     def step(self, kk, accs, rows, col, a_ptr, b_ptr, n, k, w, nvec, op_t, acc_t, vec_op, op_align):
         """One k of a register tile: ``acc[r][v] += A[row r, kk] * B[kk, col + v*w : +w]``."""
         b = self.b
+        acc_t = sum_type(acc_t)
         b_row = b.mul(kk, ll.Constant(I32, n))
         bvecs = [widen(b, b.load(b.gep(b_ptr, [as_value(add(b, b_row, add(b, col, v * w)))], source_etype=op_t),
                                    typ=vec_op, align=op_align), vector_of(acc_t, w))

@@ -6,7 +6,8 @@ counter and calls the kernel's ``_grid`` entry on up to ``os.cpu_count()`` threa
 thread included); ctypes releases the GIL for the duration of each call, and the threads share
 the grid's programs dynamically (see ``abi``). The calling thread comes back to Python every
 ``SLICE_S`` seconds of a long launch, so Ctrl-C (any signal handler) runs: a ``KeyboardInterrupt``
-stops the grid after the batches in flight and propagates.
+stops the grid after the batches in flight and propagates. Ctrl-C also stops the programs in flight
+at their next loop iteration, and a memory fault names the kernel (``signals``).
 """
 
 from __future__ import annotations
@@ -25,13 +26,13 @@ from tritium.language.dtypes import bf16_bits
 from tritium.runtime.host import HostMemory
 from tritium.target import KernelSignature
 
-from . import abi, conversions, debug_area, debug_callbacks
+from . import abi, conversions, debug_area, debug_callbacks, signals
 from .compiler import host_triple_and_layout, new_host_target_machine
 
 _JOB = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_void_p,
         ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)
 _RUN = ctypes.CFUNCTYPE(None, *_JOB)
-_RUN_AND_WAIT = ctypes.CFUNCTYPE(ctypes.c_int32, *_JOB, ctypes.c_int64)
+_RUN_AND_WAIT = ctypes.CFUNCTYPE(ctypes.c_int32, *_JOB, ctypes.c_int64, ctypes.c_void_p)
 CLAIMS_PER_THREAD = 16  # programs are claimed in batches: few fences, still balanced
 WORKER_STACK_BYTES = 64 << 20  # kernels keep their tiles on the stack
 SLICE_S = 0.05  # the launching thread checks for signals this often during a long launch
@@ -54,6 +55,12 @@ def _runtime_helpers() -> llvm.ExecutionEngine:
     return engine
 
 
+@functools.cache
+def _signals() -> signals.Signals:
+    """The memory fault and Ctrl-C handlers, installed once per process (``signals``)."""
+    return signals.install(_jit(signals.handlers_ir(*host_triple_and_layout())))
+
+
 class WorkerPool:
     """``size - 1`` parked threads that, with the caller, run a kernel's grid entry per launch.
 
@@ -64,6 +71,7 @@ class WorkerPool:
     def __init__(self, size: int):
         self.size = max(1, size)
         self._lock = threading.Lock()
+        self._interrupt = _signals().interrupt
         x86 = platform.machine().lower() in ("x86_64", "amd64", "i686")
         clock = ctypes.CDLL(None).clock_gettime  # the trampolines time their slices with it
         llvm.add_symbol("clock_gettime", ctypes.cast(clock, ctypes.c_void_p).value)
@@ -90,26 +98,31 @@ class WorkerPool:
             self._run(*self._job)
 
     def run(self, entry: int, args_address: int, grid: tuple[int, int, int], counter_address: int, batch: int,
-            threads: int) -> None:
+            threads: int, name_address: int) -> None:
         """Run the ``_grid`` function at ``entry`` (see ``abi``) on ``threads`` threads, this one
-        included, and return when all are done; an exception here (Ctrl-C) stops the grid."""
+        included, and return when all are done; an exception here (Ctrl-C) stops the grid, and so
+        does Ctrl-C in a long program (``KeyboardInterrupt``, also where Python's handler does not
+        raise: the programs did not finish). ``name_address``: the kernel's name, a C string."""
         helpers = min(threads, self.size) - 1
         job = (entry, args_address, *grid, counter_address, batch, self._state_address, self._pending_address,
-               _SLICE_NS)
+               _SLICE_NS, name_address)
         self._state.value = 0
+        self._interrupt.value = 0  # a Ctrl-C before this launch was Python's to handle
         if helpers:  # else ``pending`` is zero, as every launch leaves it
             self._pending.value = helpers
-            self._job = job[:-1]
+            self._job = job[:-2]
             for wake in self._wake[:helpers]:
                 wake.release()
         try:
-            while self._run_and_wait(*job):
+            while (status := self._run_and_wait(*job)) == 1:
                 pass  # back in the interpreter: pending signal handlers run here
         except BaseException:
             ctypes.c_uint32.from_address(counter_address).value = abi.STOP
-            while self._run_and_wait(*job):
+            while self._run_and_wait(*job) == 1:
                 pass  # the other threads finish the batches they hold
             raise
+        if status == abi.INTERRUPTED:
+            raise KeyboardInterrupt("Ctrl-C stopped the cpu kernel's programs before they finished")
 
     @property
     def lock(self) -> threading.Lock:
@@ -133,6 +146,8 @@ class CpuLauncher:
         size = self._debug_area + (debug_area.debug_area_bytes(len(signature.arg_types)) if debug_sites is not None else 0)
         self._args = ctypes.create_string_buffer(max(8, size))
         self._counter = ctypes.c_int32(0)
+        self._name = ctypes.create_string_buffer(signature.name.encode())
+        self._name_address = ctypes.addressof(self._name)
         self._args_address, self._counter_address = ctypes.addressof(self._args), ctypes.addressof(self._counter)
         self._pool = pool
 
@@ -156,7 +171,8 @@ class CpuLauncher:
                 debug_area.pack_spans(self._args, self._debug_area, args, self._signature.arg_types)
             if self._serial:
                 debug_callbacks.STATE.reset(self._counter)
-            self._pool.run(self._address, self._args_address, (nx, ny, nz), self._counter_address, batch, threads)
+            self._pool.run(self._address, self._args_address, (nx, ny, nz), self._counter_address, batch, threads,
+                           self._name_address)
             if self._serial:
                 debug_callbacks.raise_reported()
             if self._sites is not None:
@@ -186,6 +202,7 @@ class CpuDriver(HostMemory):
         """JIT-link the object; the object itself says what the launch needs (debug sites, whether it
         prints), so ``metadata`` goes unused."""
         _runtime_helpers()
+        _signals()  # kernels read its interrupt flag
         debug_callbacks.register()
         engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), new_host_target_machine())
         engine.add_object_file(llvm.ObjectFileRef.from_data(bytes(binary)))

@@ -11,7 +11,8 @@ it reads ``A[m, k]`` for each row ``m`` it holds and ``B[k, n]`` for each column
 and updates each of its accumulator registers ``(m, n)`` with one multiply-add (``llvm.fmuladd``,
 fused on GPUs; integers multiply and add, wrapping). The accumulators stay in registers (phis)
 around the loop. Operands narrower than the result (fp16 and bf16 into fp32, int8 into int32) are
-widened as they are read, so the products are exact.
+widened as they are read, so the products are exact; an fp16 accumulator is summed in fp32 and
+rounded once per K-step of 16, as a tensor core does (``accumulate.k_loop``).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from llvmlite import ir as ll
 
 from ...ir.mlir import ir
 from ...layout.distributed import Distribution
-from ..accumulate import multiply_add, phi_loop, widen
+from ..accumulate import k_loop, multiply_add, sum_type, widen
 from ..types import memory_type, vector_of
 from .indexing import I32
 from .memory import MAX_VECTOR_BYTES
@@ -39,7 +40,7 @@ class Dots:
         n = b_op.type.shape[-1]
         b_region = (batch[0] if batch else 1) * m * k  # where B starts in the scratch (elements)
         mem = memory_type(self.lltype(a.type))
-        acc_t = self.lltype(res.type)
+        acc_t = sum_type(self.lltype(res.type))
         b = self.b
         base = self.scratch(op)
 
@@ -86,7 +87,7 @@ class Dots:
             return [multiply_add(b, a_vals[offsets[:-1]], b_vals[offsets[:-2] + offsets[-1:]], acc)
                     for offsets, acc in zip(dist.register_offsets, accs)]
 
-        self.env[res] = phi_loop(b, k, list(self.env[c]), step)
+        self.env[res] = k_loop(b, k, list(self.env[c]), step)
 
     def write_operand(self, base: ll.Value, v: ir.Value, mem: ll.Type, position) -> None:
         """Store each register of ``v`` at ``position(coordinates)`` (elements) of the scratch."""
