@@ -62,10 +62,12 @@ def test_loop_carried_type_change():
     assert "loop-carried variable 'acc'" in msg and "int32" in msg and "float32" in msg
 
 
-def test_missing_constexpr(host_target):
-    with pytest.raises(tritium.ArgumentError) as info:
-        bad.needs_block[(1,)](np.zeros(4, np.float32))
-    assert "needs_block" in str(info.value) and "BLOCK=" in str(info.value)
+@pytest.mark.parametrize("launch", ["subscript", "run"])
+def test_missing_constexpr(host_target, launch):
+    x = np.zeros(4, np.float32)
+    with pytest.raises(tritium.ArgumentError) as info:  # run(): not the generated launcher's TypeError
+        bad.needs_block[(1,)](x) if launch == "subscript" else bad.needs_block.run(x, grid=(1,))
+    assert "needs_block" in str(info.value) and "'BLOCK'" in str(info.value) and "BLOCK=" in str(info.value)
 
 
 def test_list_instead_of_array(host_target):
