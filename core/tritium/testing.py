@@ -12,10 +12,9 @@ import math
 import os
 import statistics
 import time
-import warnings
 from typing import Any, Callable, Sequence
 
-from .errors import TritiumError
+from .errors import TritiumError, warn
 
 _RETURN_MODES = ("min", "max", "mean", "median", "all")
 
@@ -199,8 +198,8 @@ def _plot(bench: Benchmark, columns: list[str], rows: list[list[Any]], save_path
     try:
         import matplotlib.pyplot as plt
     except ImportError:
-        warnings.warn(f"perf_report: matplotlib is not installed, so plot '{bench.plot_name}' is not drawn "
-                      "(the table and CSV are); pip install matplotlib for plots", stacklevel=4)
+        warn(f"perf_report: matplotlib is not installed, so plot '{bench.plot_name}' is not drawn (the table and "
+             "CSV are); pip install matplotlib for plots")
         return
     col = {name: [r[i] for r in rows] for i, name in enumerate(columns)}
     xs = col[bench.x_names[0]]

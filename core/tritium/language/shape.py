@@ -10,8 +10,7 @@ the order is always the row-major one, which is one of the orders it allows.
 
 from __future__ import annotations
 
-import warnings
-
+from ..errors import warn
 from . import semantic
 from .core import _unwrap, tensor
 from .semantic import SemanticError
@@ -89,7 +88,7 @@ def _reshape(x: tensor, shape: tuple[int, ...], what: str) -> tensor:
 
 def view(input, *shape) -> tensor:
     """Deprecated in Triton for ``reshape(..., can_reorder=True)``, which it is."""
-    warnings.warn("view is deprecated, please use reshape with can_reorder being true.", stacklevel=2)
+    warn("view is deprecated, please use reshape with can_reorder being true.")
     return reshape(input, *shape, can_reorder=True)
 
 

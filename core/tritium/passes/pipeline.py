@@ -11,12 +11,11 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-import warnings
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import ArgumentError, CompilationError, TritiumError
+from ..errors import ArgumentError, CompilationError, TritiumError, warn
 from ..target import KernelSignature, Target
 from .given_stage import GivenStage, StageOutputs, stage_value
 
@@ -138,8 +137,8 @@ def check_dump_selection(stages: list[str]) -> None:
     unknown = sorted(selected - set(stages) - {"all"})
     if unknown and (tuple(unknown), tuple(stages)) not in _warned_selections:
         _warned_selections.add((tuple(unknown), tuple(stages)))
-        warnings.warn(f"TRITIUM_DUMP names no stage {', '.join(map(repr, unknown))}; the stages are "
-                      f"{', '.join(stages)} (or 'all')", UserWarning, stacklevel=2)
+        warn(f"TRITIUM_DUMP names no stage {', '.join(map(repr, unknown))}; the stages are {', '.join(stages)} "
+             "(or 'all')")
 
 
 def _dump_selection() -> set[str] | None:

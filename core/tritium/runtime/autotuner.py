@@ -21,12 +21,11 @@ from __future__ import annotations
 import functools
 import sys
 import time
-import warnings
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import tritium.language as tl
 
-from ..errors import ArgumentError, KernelRuntimeError, TritiumError, user_facing
+from ..errors import ArgumentError, KernelRuntimeError, TritiumError, user_facing, warn
 from .jit import JITFunction, KernelInterface, jit
 
 
@@ -300,8 +299,8 @@ class Autotuner(_Decorated):
                 raise  # the arguments' fault or the kernel's, not the config's
             except TritiumError as e:  # a compile error, ptxas refusing, too much shared memory, ...
                 failures.append(f"{config}: {e}")
-                warnings.warn(f"tritium.autotune: kernel '{self.__name__}' does not compile or load with config "
-                              f"{config}; it is skipped: {e}", stacklevel=3)
+                warn(f"tritium.autotune: kernel '{self.__name__}' does not compile or load with config {config}; "
+                     f"it is skipped: {e}")
         _progress(None)
         if not timings:
             raise TritiumError(f"kernel '{self.__name__}': no autotuning config compiles:\n  " + "\n  ".join(failures))
