@@ -109,7 +109,8 @@ def dump(kernel: str, outputs: dict[str, Any], key: str, target: Target) -> None
     The first specialisation of a kernel that a process dumps to a directory is
     ``<kernel>.<stage>.<suffix>``; the others (another cache ``key``) are
     ``<kernel>.<key[:8]>.<stage>.<suffix>``, so none overwrites another. ``target`` names the
-    suffix of each stage (``Target.stage_suffix``).
+    suffix of each stage (``Target.stage_suffix``). A dump that cannot be written is a warning (once
+    per directory), not an error: the kernel compiles and runs, as with an unusable cache.
     """
     selected = _dump_selection()
     if selected is None:
@@ -117,11 +118,19 @@ def dump(kernel: str, outputs: dict[str, Any], key: str, target: Target) -> None
     name = _dump_name(kernel, key)
     for stage, text in outputs.items():
         if stage in selected or "all" in selected:
-            _write_dump(f"{name}.{stage}.{target.stage_suffix(stage, text)}", text)
+            try:
+                _write_dump(f"{name}.{stage}.{target.stage_suffix(stage, text)}", text)
+            except OSError as e:
+                if _dump_dir() not in _warned_dirs:
+                    _warned_dirs.add(_dump_dir())
+                    warn(f"TRITIUM_DUMP: cannot write dumps to {_dump_dir()} ({e.strerror or e}); kernels compile "
+                         "and run without them. Set TRITIUM_DUMP_DIR to a writable directory.")
+                return
 
 
 _first_dumped: dict[tuple[str, str], str] = {}  # (directory, kernel) -> key of the first dumped there
 _warned_selections: set = set()
+_warned_dirs: set[str] = set()  # dump directories that could not be written
 
 
 def _dump_name(kernel: str, key: str) -> str:
