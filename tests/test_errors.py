@@ -70,6 +70,15 @@ def test_missing_constexpr(host_target, launch):
     assert "needs_block" in str(info.value) and "'BLOCK'" in str(info.value) and "BLOCK=" in str(info.value)
 
 
+@pytest.mark.parametrize("warps", [0, 3, -4, 6])
+def test_num_warps_not_a_power_of_two_is_refused_on_every_target(target, warps):
+    x = target.driver.to_device(np.zeros(4, np.float32))
+    with pytest.raises(tritium.ArgumentError, match=f"kernel 'needs_block': num_warps must be a positive power of "
+                                                    f"two .* got {warps}"):
+        bad.needs_block[(1,)](x, BLOCK=4, num_warps=warps)
+    bad.needs_block[(1,)](x, BLOCK=4, num_warps=2)  # a power of two launches
+
+
 def test_list_instead_of_array(host_target):
     with pytest.raises(tritium.ArgumentError) as info:
         bad.needs_block[(1,)]([0.0] * 4, BLOCK=4)
