@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import time
 from collections import OrderedDict
 from pathlib import Path
@@ -98,9 +99,12 @@ def stage_text(value: Any) -> Any:
 
 
 def _describe(fn: Callable) -> str:
-    doc = (getattr(fn, "__doc__", None) or "").strip().splitlines()
+    """``module.name - first sentence of the docstring``: the whole sentence, however many lines it spans."""
+    paragraph = " ".join((getattr(fn, "__doc__", None) or "").strip().split("\n\n")[0].split())
+    sentence = re.match(r"(.+?[.!?])(?=\s+[A-Z`]|$)", paragraph, re.S)
     name = getattr(fn, "__qualname__", repr(fn))
-    return f"{getattr(fn, '__module__', '')}.{name}" + (f" - {doc[0]}" if doc else "")
+    doc = sentence.group(1) if sentence else paragraph
+    return f"{getattr(fn, '__module__', '')}.{name}" + (f" - {doc}" if doc else "")
 
 
 def dump(kernel: str, outputs: dict[str, Any], key: str, target: Target) -> None:
