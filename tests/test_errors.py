@@ -79,6 +79,21 @@ def test_num_warps_not_a_power_of_two_is_refused_on_every_target(target, warps):
     bad.needs_block[(1,)](x, BLOCK=4, num_warps=2)  # a power of two launches
 
 
+@pytest.mark.parametrize("how", ["arange", "zeros", "full", "broadcast", "join", "cat", "dot"])
+def test_a_block_larger_than_triton_allows_is_refused_on_every_target(target, how):
+    out = target.driver.to_device(np.zeros(16, np.int32))
+    with pytest.raises(tritium.CompilationError) as info:
+        bad.too_many_elements[(1,)](out, HOW=how, N=2**20)
+    assert "in kernel 'too_many_elements'" in str(info.value) and "bad.py:" in str(info.value)
+    assert "numel (2097152) exceeds triton maximum tensor numel (1048576)" in str(info.value)
+
+
+def test_a_block_of_triton_s_largest_size_compiles():
+    compiled = tritium.compile(bad.too_many_elements, signature="*i32", constants={"HOW": "broadcast", "N": 2**19},
+                               target=FrontendOnly())
+    assert "tensor<2x524288xi32" in compiled.asm["tile"]
+
+
 def test_list_instead_of_array(host_target):
     with pytest.raises(tritium.ArgumentError) as info:
         bad.needs_block[(1,)]([0.0] * 4, BLOCK=4)

@@ -13,10 +13,7 @@ from __future__ import annotations
 from ..errors import warn
 from . import semantic
 from .core import _unwrap, tensor
-from .semantic import SemanticError
-
-#: the most elements a tensor may have (Triton's limit of the same name)
-TRITON_MAX_TENSOR_NUMEL = 1048576
+from .semantic import TRITON_MAX_TENSOR_NUMEL, SemanticError
 
 
 def _varargs(values: tuple) -> tuple:
