@@ -57,7 +57,7 @@ def arrays(target):
 def test_a_dump_naming_no_stage(compiling_target, monkeypatch, tmp_path, how):
     monkeypatch.setenv("TRITIUM_DUMP", "no-such-stage")
     monkeypatch.setenv("TRITIUM_DUMP_DIR", str(tmp_path / "dump"))
-    x, xd, outd = arrays(compiling_target)
+    _, xd, outd = arrays(compiling_target)
     launch = {"launch": lambda: copy[(1,)](xd, outd, 16, BLOCK=16),
               "run": lambda: copy.run(xd, outd, 16, BLOCK=16, grid=(1,)),
               "warmup": lambda: copy.warmup(xd, outd, 16, BLOCK=16)}[how]
@@ -76,7 +76,6 @@ def test_an_unusable_cache(compiling_target, monkeypatch, tmp_path):
 def test_an_override_naming_no_stage(compiling_target, monkeypatch, tmp_path):
     (tmp_path / "copy.no-such-stage.mlir").write_text("")
     monkeypatch.setenv("TRITIUM_OVERRIDE_DIR", str(tmp_path))
-    x, xd, outd = arrays(compiling_target)
     (w,) = caught(lambda: tritium.compile(copy, signature="*fp32, *fp32, i32", constants={"BLOCK": 16}))
     assert "names no stage of kernel 'copy'" in str(w.message)
 
@@ -84,13 +83,13 @@ def test_an_override_naming_no_stage(compiling_target, monkeypatch, tmp_path):
 def test_an_autotune_config_that_does_not_compile(target):
     kernel = tritium.autotune([tritium.Config({"BLOCK": 3}), tritium.Config({"BLOCK": 16})], key=["n"],
                               do_bench=lambda fn, quantiles: (fn(), [1.0] * len(quantiles))[1])(copy)
-    x, xd, outd = arrays(target)
+    _, xd, outd = arrays(target)
     (w,) = caught(lambda: kernel[(1,)](xd, outd, 16))
     assert "does not compile or load with config BLOCK: 3" in str(w.message)
 
 
 def test_a_deprecated_builtin(target):
-    x, xd, outd = arrays(target)
+    _, xd, outd = arrays(target)
     for w in caught(lambda: viewed[(1,)](xd, outd)):  # the launch, or the kernel's line where it runs as Python
         assert "view is deprecated" in str(w.message)
 
