@@ -79,7 +79,7 @@ def test_num_warps_not_a_power_of_two_is_refused_on_every_target(target, warps):
     bad.needs_block[(1,)](x, BLOCK=4, num_warps=2)  # a power of two launches
 
 
-@pytest.mark.parametrize("how", ["arange", "zeros", "full", "broadcast", "join", "cat", "dot"])
+@pytest.mark.parametrize("how", ["arange", "zeros", "full", "broadcast", "join", "cat", "reshape", "dot"])
 def test_a_block_larger_than_triton_allows_is_refused_on_every_target(target, how):
     out = target.driver.to_device(np.zeros(16, np.int32))
     with pytest.raises(tritium.CompilationError) as info:

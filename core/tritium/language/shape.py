@@ -34,11 +34,7 @@ def _shape(values: tuple, what: str) -> tuple[int, ...]:
             raise SemanticError(f"{what}: shape element {i} must be a power of 2, got {d} (Triton has no -1: "
                                 f"spell every dimension out)")
         shape.append(d)
-    numel = 1
-    for d in shape:
-        numel *= d
-    if numel > TRITON_MAX_TENSOR_NUMEL:
-        raise SemanticError(f"{what}: {numel} elements exceed the maximum of {TRITON_MAX_TENSOR_NUMEL}")
+    semantic.check_numel(tuple(shape))
     return tuple(shape)
 
 
