@@ -35,6 +35,15 @@ class Arrays:
     def to_host(self, array: Any) -> np.ndarray:
         return np.asarray(array) if self.torch_device is None else array.cpu().numpy()  # .cpu() waits
 
+    @property
+    def library(self) -> str:
+        """The library whose arrays these are, to compare speeds with: numpy on the host, torch on a GPU."""
+        return "numpy" if self.torch_device is None else "torch"
+
+    def flop_rate(self, flops: int, ms: float) -> str:
+        """Compute speed as it is judged where the arrays live: TFLOP/s on a GPU, GFLOP/s on the host."""
+        return f"{flops / ms / 1e6:.2f} GFLOP/s" if self.torch_device is None else f"{flops / ms / 1e9:.2f} TFLOP/s"
+
 
 def device() -> Arrays:
     """``Arrays`` for the selected target (``TRITIUM_TARGET``, default automatic)."""
@@ -44,8 +53,9 @@ def device() -> Arrays:
 
 
 def report(name: str, got: np.ndarray, want: np.ndarray, *, rtol: float, atol: float,
-           ms: float | None = None, nbytes: int | None = None) -> bool:
-    """Print whether ``got`` matches the float64 reference ``want`` (and the time); True if it does."""
+           ms: float | None = None, nbytes: int | None = None, speed: str = "") -> bool:
+    """Print whether ``got`` matches the float64 reference ``want`` (and the time, with the bandwidth
+    of ``nbytes`` or the given ``speed``); True if it does."""
     err = float(np.max(np.abs(got.astype(np.float64) - want))) if want.size else 0.0
     try:
         np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)
@@ -55,6 +65,7 @@ def report(name: str, got: np.ndarray, want: np.ndarray, *, rtol: float, atol: f
     timing = ""
     if ms is not None:
         timing = f"  {ms:.3f} ms" + (f"  {nbytes / ms / 1e6:.2f} GB/s" if nbytes else "")
+        timing += f"  {speed}" if speed else ""
     print(f"{name}: max abs error {err:.3g} (rtol {rtol:g}, atol {atol:g}) {verdict}{timing}")
     return ok
 

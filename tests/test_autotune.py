@@ -7,6 +7,7 @@ machine; the kernels accumulate (``out += x``) so a benchmarking run that is not
 
 from __future__ import annotations
 
+import functools
 import io
 import subprocess
 import sys
@@ -264,6 +265,43 @@ def test_errors(target):
         unsaveable[(1,)](xd, outd, 16)
     with pytest.raises(TritiumError, match="put them above @jit"):
         tritium.autotune(CONFIGS, key=["n"])(lambda x: x)
+
+
+@pytest.mark.parametrize("configs", [[tritium.Config({"BLOCK_SIZE": 16})],
+                                     [tritium.Config({"BLOCK": 16}), tritium.Config({"BLOCK_SIZE": 32})]],
+                         ids=["one", "benchmarked"])
+def test_a_config_without_a_parameter_names_it_and_the_config(target, configs):
+    x, xd, outd = data(target, 16)
+    kernel = tuned(FakeBench([1.0, 2.0]), configs=configs)
+    launches = [kernel[(1,)], functools.partial(kernel.run, grid=(1,))]
+    if target.compiles:  # the interpreter compiles nothing
+        launches.append(kernel.warmup)
+    for launch in launches:
+        with pytest.raises(ArgumentError) as info:
+            launch(xd, outd, 16)
+        text = str(info.value)
+        assert text.startswith("kernel 'accumulate': autotune config (BLOCK_SIZE: ") and \
+            "does not set parameter(s) BLOCK," in text and "sets BLOCK_SIZE, which the kernel has no parameter" in text
+        assert not [f for f in info.traceback if f.path.name == "autotuner.py"]  # the user's line, not ours
+
+
+def test_a_bad_argument_is_not_blamed_on_a_config_with_heuristics_below(target):
+    @tritium.jit
+    def masked(x_ptr, out_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+    kernel = tritium.autotune([tritium.Config({"BLOCK": 16})], key=["n"])(
+        tritium.heuristics({"EVEN": lambda a: a["n"] % a["BLOCK"] == 0})(masked))
+    x, xd, outd = data(target, 16)
+    with pytest.raises(ArgumentError, match="'out_ptr'") as info:
+        kernel[(1,)](xd, "not an array", 16)
+    assert "autotune config" not in str(info.value)
+
+
+def test_an_empty_config_list_is_refused_where_autotune_is_applied():
+    with pytest.raises(TritiumError, match="@autotune of kernel 'accumulate': the config list is empty"):
+        tritium.autotune([], key=["n"])(accumulate)
 
 
 def test_one_config_launches_without_benchmarking(target):

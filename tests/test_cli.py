@@ -165,7 +165,10 @@ def test_pipeline_lists_stages_including_plugin_extensions(run):
         from tritium.target import Target
 
         def lower(module, ctx):
-            "Pretend lowering."
+            '''Pretend lowering, whose first sentence (e.g. this one) goes on
+            past the first line. A second sentence is not shown.
+
+            Nor is another paragraph.'''
             return module
 
         class StagedTarget(Target):
@@ -194,7 +197,9 @@ def test_pipeline_lists_stages_including_plugin_extensions(run):
     lines = proc.stdout.splitlines()
     assert lines[0] == "target staged:"
     assert [line.split(":")[0] for line in lines[1:]] == ["1. tile", "2. tile-opt", "3. tile-layout", "4. extra"]
-    assert "Pretend lowering." in lines[3] and "Added by another plugin." in lines[4]
+    assert lines[3].endswith(" - Pretend lowering, whose first sentence (e.g. this one) goes on past the first line.")
+    assert lines[4].endswith(" - Added by another plugin.")
+    assert lines[2].endswith('stores through (``metadata["stored_args"]``).')  # core's stage, whole
 
 
 def test_cache_commands_on_a_file_say_so(run, tmp_path):

@@ -62,10 +62,36 @@ def test_loop_carried_type_change():
     assert "loop-carried variable 'acc'" in msg and "int32" in msg and "float32" in msg
 
 
-def test_missing_constexpr(host_target):
-    with pytest.raises(tritium.ArgumentError) as info:
-        bad.needs_block[(1,)](np.zeros(4, np.float32))
-    assert "needs_block" in str(info.value) and "BLOCK=" in str(info.value)
+@pytest.mark.parametrize("launch", ["subscript", "run"])
+def test_missing_constexpr(host_target, launch):
+    x = np.zeros(4, np.float32)
+    with pytest.raises(tritium.ArgumentError) as info:  # run(): not the generated launcher's TypeError
+        bad.needs_block[(1,)](x) if launch == "subscript" else bad.needs_block.run(x, grid=(1,))
+    assert "needs_block" in str(info.value) and "'BLOCK'" in str(info.value) and "BLOCK=" in str(info.value)
+
+
+@pytest.mark.parametrize("warps", [0, 3, -4, 6])
+def test_num_warps_not_a_power_of_two_is_refused_on_every_target(target, warps):
+    x = target.driver.to_device(np.zeros(4, np.float32))
+    with pytest.raises(tritium.ArgumentError, match=f"kernel 'needs_block': num_warps must be a positive power of "
+                                                    f"two .* got {warps}"):
+        bad.needs_block[(1,)](x, BLOCK=4, num_warps=warps)
+    bad.needs_block[(1,)](x, BLOCK=4, num_warps=2)  # a power of two launches
+
+
+@pytest.mark.parametrize("how", ["arange", "zeros", "full", "broadcast", "join", "cat", "reshape", "dot"])
+def test_a_block_larger_than_triton_allows_is_refused_on_every_target(target, how):
+    out = target.driver.to_device(np.zeros(16, np.int32))
+    with pytest.raises(tritium.CompilationError) as info:
+        bad.too_many_elements[(1,)](out, HOW=how, N=2**20)
+    assert "in kernel 'too_many_elements'" in str(info.value) and "bad.py:" in str(info.value)
+    assert "numel (2097152) exceeds triton maximum tensor numel (1048576)" in str(info.value)
+
+
+def test_a_block_of_triton_s_largest_size_compiles():
+    compiled = tritium.compile(bad.too_many_elements, signature="*i32", constants={"HOW": "broadcast", "N": 2**19},
+                               target=FrontendOnly())
+    assert "tensor<2x524288xi32" in compiled.asm["tile"]
 
 
 def test_list_instead_of_array(host_target):

@@ -67,7 +67,7 @@ def _report(**benchmark):
 
 def test_perf_report_prints_a_table_and_writes_csv(tmp_path, capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # as where matplotlib is not installed
-    with pytest.warns(UserWarning, match="matplotlib is not installed, so plot 'sizes' is not drawn"):
+    with pytest.warns(UserWarning, match="matplotlib is not installed, so no plot is drawn"):
         assert _report().run(print_data=True, save_path=str(tmp_path / "out")) is None
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "sizes:"
@@ -78,7 +78,38 @@ def test_perf_report_prints_a_table_and_writes_csv(tmp_path, capsys, monkeypatch
     with open(tmp_path / "out" / "sizes.csv", newline="") as f:
         assert list(csv.reader(f)) == [["size", "A", "B"], ["1", "2.000000", "6.000000"],
                                        ["4", "8.000000", "24.000000"], ["16", "32.000000", "96.000000"]]
-    assert (tmp_path / "out" / "results.html").exists() and not (tmp_path / "out" / "sizes.png").exists()
+    assert not (tmp_path / "out" / "sizes.png").exists()
+
+
+def test_perf_report_without_matplotlib_puts_the_tables_in_the_page_and_says_so_once(tmp_path, monkeypatch):
+    import warnings
+    from html.parser import HTMLParser
+
+    class Page(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.tags, self.cells = [], []
+
+        def handle_starttag(self, tag, attrs):
+            self.tags.append(tag)
+
+        def handle_data(self, data):
+            if self.tags[-1] in ("td", "th") and data.strip():
+                self.cells.append(data)
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as where matplotlib is not installed
+    report = perf_report([_report().benchmarks, Benchmark(["n"], [2], "p", ["q"], ["Q<1>"], "other", {})])(
+        lambda **a: float(a.get("size", a.get("n"))))
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        report.run(save_path=str(tmp_path))
+    (w,) = got  # one warning for the run, naming both plots
+    assert "no plot is drawn (sizes, other); results.html shows the tables instead" in str(w.message)
+    page = Page()
+    page.feed((tmp_path / "results.html").read_text())
+    assert "image" not in page.tags and page.tags.count("table") == 2
+    assert page.cells == ["size", "A", "B", "1", "1.000000", "1.000000", "4", "4.000000", "4.000000",
+                          "16", "16.000000", "16.000000", "n", "Q<1>", "2", "2.000000"]
 
 
 def test_perf_report_draws_a_plot_with_matplotlib(tmp_path):

@@ -15,7 +15,7 @@ from tritium import plugins
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SMALL = {"vector_add.py": ["--size", "1000"], "softmax.py": ["--rows", "5", "--cols", "100"],
-         "layernorm.py": ["--rows", "4", "--cols", "300", "--block", "128"]}
+         "layernorm.py": ["--rows", "4", "--cols", "300", "--block", "128"], "matmul.py": ["--size", "64"]}
 
 
 @pytest.mark.parametrize("target", ["cpu", "interpreter"])
@@ -28,6 +28,8 @@ def test_example_runs_and_checks_itself(example, target, tmp_path):
                           text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert " ok " in proc.stdout and "MISMATCH" not in proc.stdout
+    if example == "matmul.py":  # judged in FLOP/s, beside numpy's product
+        assert " GFLOP/s (numpy " in proc.stdout and "GB/s" not in proc.stdout
 
 
 @pytest.fixture
@@ -66,6 +68,13 @@ def test_gpu_targets_get_torch_tensors_on_the_gpu(example_utils, monkeypatch):
     t = arrays.to_device(np.ones(3, np.float32))
     assert isinstance(t, Tensor) and moved == ["cuda"]
     assert arrays.to_host(arrays.empty((2, 2), np.float16)).shape == (2, 2)
+
+
+def test_speed_is_tflops_beside_torch_on_a_gpu_and_gflops_beside_numpy_on_the_host(example_utils, monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", SimpleNamespace())
+    gpu, host = example_utils.Arrays("nvptx"), example_utils.Arrays("cpu")
+    assert (gpu.library, gpu.flop_rate(2 * 4096 ** 3, 2.0)) == ("torch", "68.72 TFLOP/s")
+    assert (host.library, host.flop_rate(2 * 512 ** 3, 2.0)) == ("numpy", "134.22 GFLOP/s")
 
 
 def test_gpu_targets_without_torch_say_so(example_utils, monkeypatch):

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+import sys
+import warnings
 from typing import Any, Callable
 
 
@@ -92,3 +94,30 @@ def user_facing(fn: Callable) -> Callable:
         except TritiumError as e:
             raise e.with_traceback(None) from None
     return entry
+
+
+def warn(message: str, category: type[Warning] = UserWarning) -> None:
+    """``warnings.warn`` at the user's line: the innermost frame that is not core tritium's (the
+    ``tritium`` package, its generated launch code) nor the standard library's that it calls (``ast``'s
+    visitors, ``functools``); a target package or the conformance suite calling core is a user too. A
+    fixed ``stacklevel`` cannot find that frame, since launches, autotuning, ``warmup`` and compiles
+    reach one warning through different depths. With no such frame (a compile on a worker thread),
+    the warning points at tritium's line that gives it."""
+    frame, level = sys._getframe(1), 2  # level 2: warn's caller, which sys._getframe(1) is
+    while frame is not None and _is_library_frame(frame):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level if frame is not None else 2)
+
+
+@functools.cache
+def _stdlib() -> tuple[str, ...]:
+    import sysconfig
+
+    return tuple({sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib")})
+
+
+def _is_library_frame(frame: Any) -> bool:
+    package = (frame.f_globals.get("__name__") or "").partition(".")[0]
+    filename = frame.f_code.co_filename
+    return (package == "tritium" or filename.startswith("<tritium")
+            or (filename.startswith(_stdlib()) and "site-packages" not in filename))

@@ -59,6 +59,10 @@ class LaunchOptions:
                 raise TritiumError(f"launch option {k} must be an int, got {v!r}")
             if known[k] in (bool, "bool") and not isinstance(v, bool):
                 raise TritiumError(f"launch option {k} must be True or False, got {v!r}")
+        warps = options.get("num_warps", 1)
+        if warps < 1 or warps & (warps - 1):  # refused on every target, so a launch means the same everywhere
+            raise TritiumError(f"num_warps must be a positive power of two (1, 2, 4, 8, ...), as in Triton, "
+                               f"got {warps}")
         if "debug" in known and "debug" not in options and debug_from_environment():
             options = {**options, "debug": True}
         return cls(**options)

@@ -8,14 +8,14 @@ tables are printed and written without pandas.
 from __future__ import annotations
 
 import csv
+import html
 import math
 import os
 import statistics
 import time
-import warnings
 from typing import Any, Callable, Sequence
 
-from .errors import TritiumError
+from .errors import TritiumError, warn
 
 _RETURN_MODES = ("min", "max", "mean", "median", "all")
 
@@ -118,10 +118,11 @@ class Mark:
         return columns, rows
 
     def _run(self, bench: Benchmark, save_path: str, show_plots: bool, print_data: bool, diff_col: bool = False,
-             save_precision: int = 6, **kwargs: Any) -> tuple[list[str], list[list[Any]]]:
+             save_precision: int = 6, **kwargs: Any) -> tuple[list[str], list[list[Any]], bool]:
+        """The table's columns and rows, and whether its plot was drawn."""
         columns, rows = self._measure(bench, **kwargs)
-        if bench.plot_name and (show_plots or save_path):
-            _plot(bench, columns, rows, save_path, show_plots)
+        drawn = bool(bench.plot_name and (show_plots or save_path)) and _plot(bench, columns, rows, save_path,
+                                                                              show_plots)
         keep = [columns.index(c) for c in bench.x_names + bench.line_names]
         shown = [columns[i] for i in keep]
         table = [[row[i] for i in keep] for row in rows]
@@ -136,24 +137,32 @@ class Mark:
                 out = csv.writer(f)
                 out.writerow(shown)
                 out.writerows([[_csv(v, save_precision) for v in r] for r in table])
-        return shown, table
+        return shown, table, drawn
 
     def run(self, show_plots: bool = False, print_data: bool = False, save_path: str = "",
             return_df: bool = False, **kwargs: Any) -> Any:
         """Measure every benchmark; print its table (``print_data``), write ``<plot_name>.csv`` and
-        ``<plot_name>.png`` into ``save_path``, show the plot (``show_plots``). Plots need matplotlib
-        (optional): without it there is a warning and no plot. ``return_df`` returns pandas
-        DataFrames (one, or a list for a list of benchmarks) and needs pandas."""
+        ``<plot_name>.png`` into ``save_path`` with a ``results.html`` page showing them, show the plot
+        (``show_plots``). Plots need matplotlib (optional): without it, one warning says so and the page
+        shows the tables instead. ``return_df`` returns pandas DataFrames (one, or a list for a list
+        of benchmarks) and needs pandas."""
         single = isinstance(self.benchmarks, Benchmark)
         benchmarks = [self.benchmarks] if single else list(self.benchmarks)
         if save_path:
             os.makedirs(save_path, exist_ok=True)
         results = [self._run(b, save_path, show_plots, print_data, **kwargs) for b in benchmarks]
+        undrawn = [b.plot_name for b, (_, _, drawn) in zip(benchmarks, results) if b.plot_name and not drawn]
+        if undrawn and (show_plots or save_path):
+            warn(f"perf_report: matplotlib is not installed, so no plot is drawn ({', '.join(undrawn)})"
+                 + ("; results.html shows the tables instead" if save_path else "")
+                 + ": pip install matplotlib for plots")
         if save_path:
-            with open(os.path.join(save_path, "results.html"), "w") as html:
-                html.write("<html><body>\n")
-                html.writelines(f'<image src="{b.plot_name}.png"/>\n' for b in benchmarks)
-                html.write("</body></html>\n")
+            with open(os.path.join(save_path, "results.html"), "w") as page:
+                page.write("<html><body>\n")
+                for bench, (columns, table, drawn) in zip(benchmarks, results):
+                    page.write(f'<image src="{html.escape(bench.plot_name)}.png"/>\n' if drawn
+                               else _html_table(bench.plot_name, columns, table))
+                page.write("</body></html>\n")
         if not return_df:
             return None
         try:
@@ -161,7 +170,7 @@ class Mark:
         except ImportError:
             raise TritiumError("perf_report run(return_df=True) returns pandas DataFrames, and pandas is not "
                                "installed: pip install pandas, or read the CSV that save_path writes") from None
-        frames = [pd.DataFrame(table, columns=cols) for cols, table in results]
+        frames = [pd.DataFrame(table, columns=cols) for cols, table, _ in results]
         return frames[0] if single else frames
 
 
@@ -183,25 +192,35 @@ def _csv(v: Any, precision: int) -> str:
 
 def format_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     """A right-aligned text table with a row index, as pandas prints one."""
-    def cell(v: Any) -> str:
-        if v is None:
-            return "NaN"
-        return f"{float(v):.6f}" if isinstance(v, float) or type(v).__name__.startswith("float") else str(v)
-
-    body = [[str(i)] + [cell(v) for v in r] for i, r in enumerate(rows)]
+    body = [[str(i)] + [_cell(v) for v in r] for i, r in enumerate(rows)]
     head = [""] + list(columns)
     widths = [max(len(line[j]) for line in [head] + body) for j in range(len(head))]
     return "\n".join("  ".join(c.rjust(w) for c, w in zip(line, widths)) for line in [head] + body)
 
 
-def _plot(bench: Benchmark, columns: list[str], rows: list[list[Any]], save_path: str, show: bool) -> None:
-    """Draw the lines against the first x name (with the min..max band where given)."""
+def _cell(v: Any) -> str:
+    """A table cell as the printed table and the page show it."""
+    if v is None:
+        return "NaN"
+    return f"{float(v):.6f}" if isinstance(v, float) or type(v).__name__.startswith("float") else str(v)
+
+
+def _html_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """One benchmark's table for ``results.html`` where its plot could not be drawn."""
+    def row(cells: Sequence[str], tag: str) -> str:
+        return "<tr>" + "".join(f"<{tag}>{html.escape(c)}</{tag}>" for c in cells) + "</tr>\n"
+
+    body = "".join(row([_cell(v) for v in r], "td") for r in rows)
+    return f"<h2>{html.escape(title)}</h2>\n<table>\n{row(columns, 'th')}{body}</table>\n"
+
+
+def _plot(bench: Benchmark, columns: list[str], rows: list[list[Any]], save_path: str, show: bool) -> bool:
+    """Draw the lines against the first x name (with the min..max band where given); False without
+    matplotlib."""
     try:
         import matplotlib.pyplot as plt
     except ImportError:
-        warnings.warn(f"perf_report: matplotlib is not installed, so plot '{bench.plot_name}' is not drawn "
-                      "(the table and CSV are); pip install matplotlib for plots", stacklevel=4)
-        return
+        return False
     col = {name: [r[i] for r in rows] for i, name in enumerate(columns)}
     xs = col[bench.x_names[0]]
     plt.figure()
@@ -222,6 +241,7 @@ def _plot(bench: Benchmark, columns: list[str], rows: list[list[Any]], save_path
     if save_path:
         plt.savefig(os.path.join(save_path, f"{bench.plot_name}.png"))
     plt.close()
+    return True
 
 
 __all__ = ["Benchmark", "Mark", "do_bench", "perf_report"]

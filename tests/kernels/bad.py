@@ -89,3 +89,27 @@ def mismatched_add(a, b):
 def calls_bad_helper(x_ptr):
     y = mismatched_add(tl.arange(0, 8), tl.arange(0, 4))
     tl.store(x_ptr + tl.arange(0, 8), y)
+
+
+@tritium.jit
+def too_many_elements(out_ptr, HOW: tl.constexpr, N: tl.constexpr):
+    """Makes a block of 2 * N elements (N = 2**20 is Triton's limit) the way ``HOW`` names."""
+    half = tl.arange(0, N)
+    if HOW == "arange":
+        block = tl.arange(0, 2 * N)
+    elif HOW == "zeros":
+        block = tl.zeros((2 * N,), dtype=tl.int32)
+    elif HOW == "full":
+        block = tl.full((2, N), 7, tl.int32)
+    elif HOW == "broadcast":
+        block = tl.arange(0, 2)[:, None] + half[None, :]
+    elif HOW == "join":
+        block = tl.join(half, half)
+    elif HOW == "cat":
+        block = tl.cat(half, half, can_reorder=True)
+    elif HOW == "reshape":
+        block = tl.reshape(half, 2, N)
+    else:
+        rows = tl.zeros((2 * N // 16, 16), dtype=tl.float32)
+        block = tl.dot(rows, tl.zeros((16, 16), dtype=tl.float32))
+    tl.store(out_ptr + tl.arange(0, 16), tl.sum(tl.ravel(block), 0).to(tl.int32))

@@ -105,6 +105,8 @@ class tensor:
 
     def __init__(self, handle: Any, dtype: dtype, shape: Sequence[int] = ()):
         self.handle, self.dtype, self.shape = handle, dtype, tuple(int(s) for s in shape)
+        if self.shape:
+            semantic.check_numel(self.shape)
 
     @property
     def type(self) -> dtype:

@@ -146,6 +146,21 @@ def _kind(t: dtype) -> int:
 
 # -- shapes ------------------------------------------------------------------------------------
 
+#: the most elements a block may have (Triton's limit of the same name)
+TRITON_MAX_TENSOR_NUMEL = 1048576
+
+
+def check_numel(shape: tuple[int, ...]) -> None:
+    """Refuse a block larger than Triton allows. Called wherever a block is made (``tensor()``, and
+    before building the values of ``arange`` and broadcasts, which the interpreter allocates), as
+    Triton checks every block type, so a kernel is refused alike on every target."""
+    numel = 1
+    for d in shape:
+        numel *= d
+    if numel > TRITON_MAX_TENSOR_NUMEL:
+        raise SemanticError(f"a block of shape {list(shape)}: numel ({numel}) exceeds triton maximum tensor numel "
+                            f"({TRITON_MAX_TENSOR_NUMEL}); use smaller blocks (a loop over parts of the data)")
+
 
 def broadcast_shapes(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
     if len(a) < len(b):
@@ -167,6 +182,7 @@ def broadcast_to(x, shape: tuple[int, ...]):
         return x
     b = builder()
     if x.shape == ():
+        check_numel(shape)
         return core.tensor(b.splat(x.handle, x.dtype, shape), x.dtype, shape)
     if len(x.shape) > len(shape):
         raise SemanticError(f"cannot broadcast shape {list(x.shape)} to {list(shape)}")
@@ -174,6 +190,7 @@ def broadcast_to(x, shape: tuple[int, ...]):
         x = expand_dims(x, 0)
     if broadcast_shapes(x.shape, shape) != shape:
         raise SemanticError(f"cannot broadcast shape {list(x.shape)} to {list(shape)}")
+    check_numel(shape)
     return core.tensor(b.broadcast(x.handle, x.dtype, x.shape, shape), x.dtype, shape)
 
 
@@ -611,6 +628,7 @@ def arange(start: int, end: int):
     if n <= 0 or n & (n - 1):
         raise SemanticError(f"tl.arange({start}, {end}) has {n} elements; the extent must be a positive "
                             "power of two (pad the range and mask the excess)")
+    check_numel((n,))
     return core.tensor(builder().make_range(start, end), T.int32, (n,))
 
 

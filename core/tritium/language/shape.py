@@ -10,14 +10,10 @@ the order is always the row-major one, which is one of the orders it allows.
 
 from __future__ import annotations
 
-import warnings
-
+from ..errors import warn
 from . import semantic
 from .core import _unwrap, tensor
-from .semantic import SemanticError
-
-#: the most elements a tensor may have (Triton's limit of the same name)
-TRITON_MAX_TENSOR_NUMEL = 1048576
+from .semantic import TRITON_MAX_TENSOR_NUMEL, SemanticError
 
 
 def _varargs(values: tuple) -> tuple:
@@ -38,11 +34,7 @@ def _shape(values: tuple, what: str) -> tuple[int, ...]:
             raise SemanticError(f"{what}: shape element {i} must be a power of 2, got {d} (Triton has no -1: "
                                 f"spell every dimension out)")
         shape.append(d)
-    numel = 1
-    for d in shape:
-        numel *= d
-    if numel > TRITON_MAX_TENSOR_NUMEL:
-        raise SemanticError(f"{what}: {numel} elements exceed the maximum of {TRITON_MAX_TENSOR_NUMEL}")
+    semantic.check_numel(tuple(shape))
     return tuple(shape)
 
 
@@ -89,7 +81,7 @@ def _reshape(x: tensor, shape: tuple[int, ...], what: str) -> tensor:
 
 def view(input, *shape) -> tensor:
     """Deprecated in Triton for ``reshape(..., can_reorder=True)``, which it is."""
-    warnings.warn("view is deprecated, please use reshape with can_reorder being true.", stacklevel=2)
+    warn("view is deprecated, please use reshape with can_reorder being true.")
     return reshape(input, *shape, can_reorder=True)
 
 

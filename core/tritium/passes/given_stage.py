@@ -14,11 +14,10 @@ import dataclasses
 import hashlib
 import os
 import re
-import warnings
 from pathlib import Path
 from typing import Any
 
-from ..errors import ArgumentError, CompilationError
+from ..errors import ArgumentError, CompilationError, warn
 
 #: names the directory whose ``<kernel>.<stage>.<suffix>`` files replace those stages' outputs
 OVERRIDE_ENV = "TRITIUM_OVERRIDE_DIR"
@@ -98,11 +97,11 @@ def choose_override(kernel: str, stages: list[str]) -> GivenStage | None:
     for path in override_files(kernel):
         stage = split_dump_name(path.name)[1]
         if path.name.count(".") != 2:  # a dump of one specialisation: <kernel>.<key>.<stage>.<suffix>
-            warnings.warn(f"{OVERRIDE_ENV}: '{path}' is ignored: an override applies to every specialisation "
-                          f"of '{kernel}', so name it '{kernel}.{stage}.{path.suffix[1:]}'", UserWarning, stacklevel=3)
+            warn(f"{OVERRIDE_ENV}: '{path}' is ignored: an override applies to every specialisation of "
+                 f"'{kernel}', so name it '{kernel}.{stage}.{path.suffix[1:]}'")
         elif stage not in stages:
-            warnings.warn(f"{OVERRIDE_ENV}: '{path}' names no stage of kernel '{kernel}'s pipeline; the stages "
-                          f"are {', '.join(stages)}", UserWarning, stacklevel=3)
+            warn(f"{OVERRIDE_ENV}: '{path}' names no stage of kernel '{kernel}'s pipeline; the stages are "
+                 f"{', '.join(stages)}")
         else:
             found[stage] = path
     if not found:
@@ -120,7 +119,7 @@ def warn_override(kernel: str, stage: str, origin: str, shadowed: list[str] = ()
     if shadowed:
         text += (f"; the override files of the earlier stages {', '.join(shadowed)} have no effect, since "
                  f"'{stage}' replaces what they produce (remove '{stage}' to test an earlier edit)")
-    warnings.warn(text, UserWarning, stacklevel=4)
+    warn(text)
 
 
 def stage_value(given: GivenStage, kernel: str, ctx: Any) -> Any:

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import time
-import warnings
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import ArgumentError, CompilationError, TritiumError
+from ..errors import ArgumentError, CompilationError, TritiumError, warn
 from ..target import KernelSignature, Target
 from .given_stage import GivenStage, StageOutputs, stage_value
 
@@ -99,9 +99,12 @@ def stage_text(value: Any) -> Any:
 
 
 def _describe(fn: Callable) -> str:
-    doc = (getattr(fn, "__doc__", None) or "").strip().splitlines()
+    """``module.name - first sentence of the docstring``: the whole sentence, however many lines it spans."""
+    paragraph = " ".join((getattr(fn, "__doc__", None) or "").strip().split("\n\n")[0].split())
+    sentence = re.match(r"(.+?[.!?])(?=\s+[A-Z`]|$)", paragraph, re.S)
     name = getattr(fn, "__qualname__", repr(fn))
-    return f"{getattr(fn, '__module__', '')}.{name}" + (f" - {doc[0]}" if doc else "")
+    doc = sentence.group(1) if sentence else paragraph
+    return f"{getattr(fn, '__module__', '')}.{name}" + (f" - {doc}" if doc else "")
 
 
 def dump(kernel: str, outputs: dict[str, Any], key: str, target: Target) -> None:
@@ -110,7 +113,8 @@ def dump(kernel: str, outputs: dict[str, Any], key: str, target: Target) -> None
     The first specialisation of a kernel that a process dumps to a directory is
     ``<kernel>.<stage>.<suffix>``; the others (another cache ``key``) are
     ``<kernel>.<key[:8]>.<stage>.<suffix>``, so none overwrites another. ``target`` names the
-    suffix of each stage (``Target.stage_suffix``).
+    suffix of each stage (``Target.stage_suffix``). A dump that cannot be written is a warning (once
+    per directory), not an error: the kernel compiles and runs, as with an unusable cache.
     """
     selected = _dump_selection()
     if selected is None:
@@ -118,11 +122,19 @@ def dump(kernel: str, outputs: dict[str, Any], key: str, target: Target) -> None
     name = _dump_name(kernel, key)
     for stage, text in outputs.items():
         if stage in selected or "all" in selected:
-            _write_dump(f"{name}.{stage}.{target.stage_suffix(stage, text)}", text)
+            try:
+                _write_dump(f"{name}.{stage}.{target.stage_suffix(stage, text)}", text)
+            except OSError as e:
+                if _dump_dir() not in _warned_dirs:
+                    _warned_dirs.add(_dump_dir())
+                    warn(f"TRITIUM_DUMP: cannot write dumps to {_dump_dir()} ({e.strerror or e}); kernels compile "
+                         "and run without them. Set TRITIUM_DUMP_DIR to a writable directory.")
+                return
 
 
 _first_dumped: dict[tuple[str, str], str] = {}  # (directory, kernel) -> key of the first dumped there
 _warned_selections: set = set()
+_warned_dirs: set[str] = set()  # dump directories that could not be written
 
 
 def _dump_name(kernel: str, key: str) -> str:
@@ -138,8 +150,8 @@ def check_dump_selection(stages: list[str]) -> None:
     unknown = sorted(selected - set(stages) - {"all"})
     if unknown and (tuple(unknown), tuple(stages)) not in _warned_selections:
         _warned_selections.add((tuple(unknown), tuple(stages)))
-        warnings.warn(f"TRITIUM_DUMP names no stage {', '.join(map(repr, unknown))}; the stages are "
-                      f"{', '.join(stages)} (or 'all')", UserWarning, stacklevel=2)
+        warn(f"TRITIUM_DUMP names no stage {', '.join(map(repr, unknown))}; the stages are {', '.join(stages)} "
+             "(or 'all')")
 
 
 def _dump_selection() -> set[str] | None:

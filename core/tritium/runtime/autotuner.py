@@ -21,12 +21,11 @@ from __future__ import annotations
 import functools
 import sys
 import time
-import warnings
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import tritium.language as tl
 
-from ..errors import ArgumentError, KernelRuntimeError, TritiumError
+from ..errors import ArgumentError, KernelRuntimeError, TritiumError, user_facing, warn
 from .jit import JITFunction, KernelInterface, jit
 
 
@@ -158,7 +157,10 @@ class Autotuner(_Decorated):
                  reset_to_zero: Iterable[str] | None, restore_value: Iterable[str] | None,
                  warmup: float | None, rep: float | None, do_bench: Callable | None):
         super().__init__(fn)
-        self.configs = list(configs) or [Config({})]
+        if not configs:  # every launch would miss the meta-parameters the configs are meant to set
+            raise TritiumError(f"@autotune of kernel '{self.__name__}': the config list is empty; give at least "
+                               "one tritium.Config (Config({}) launches with the default options)")
+        self.configs = list(configs)
         self.keys = list(key)
         self.reset_to_zero = list(reset_to_zero or ())
         self.restore_value = list(restore_value or ())
@@ -208,6 +210,31 @@ class Autotuner(_Decorated):
         """The launch's kernel arguments by name (options and meta-parameters not in the signature left out)."""
         return {**dict(zip(self.arg_names, args)), **{k: v for k, v in kwargs.items() if k in self.arg_names}}
 
+    def _given_below(self) -> set[str]:
+        """The parameters that defaults and ``@heuristics`` between this autotuner and ``@jit`` give."""
+        given, fn = set(self.base_fn.defaults), self.fn
+        while fn is not self.base_fn:
+            given |= set(getattr(fn, "values", ()))
+            fn = fn.fn
+        return given
+
+    def _launch(self, method: Callable[..., Any], config: Config, args: tuple, grid: Any, kwargs: dict) -> Any:
+        """``method`` (``run`` or ``warmup`` of the decorated kernel) with ``config``; a parameter that
+        neither the config nor the launch gives is reported with the config that lacks it."""
+        try:
+            return method(*args, grid=grid, **kwargs, **config.all_kwargs())
+        except ArgumentError:
+            given = self._named(args, kwargs).keys() | config.kwargs.keys() | self._given_below()
+            missing = [n for n in self.arg_names if n not in given]
+            if not missing:
+                raise
+            stray = [k for k in config.kwargs if k not in self.arg_names]
+            hint = (f"; the config sets {', '.join(stray)}, which the kernel has no parameter of (misspelt?)"
+                    if stray else "; add it to every config or pass it at launch")
+            raise ArgumentError(f"kernel '{self.__name__}': autotune config ({config}) does not set parameter(s) "
+                                f"{', '.join(missing)}, and the launch does not pass them{hint}") from None
+
+    @user_facing
     def run(self, *args, grid: Any, **kwargs) -> Any:
         nargs = self._named(args, kwargs)
         self._check_conflicts(kwargs)
@@ -223,7 +250,7 @@ class Autotuner(_Decorated):
         self.best_config = config
         if config.pre_hook is not None:
             config.pre_hook({**nargs, **kwargs, **config.all_kwargs()})
-        return self.fn.run(*args, grid=grid, **kwargs, **config.all_kwargs())
+        return self._launch(self.fn.run, config, args, grid, kwargs)
 
     def prune_configs(self, nargs: dict, kwargs: dict) -> list[Config]:
         """``early_config_prune(configs, nargs, **kwargs)``, then the ``top_k`` configs by
@@ -262,7 +289,7 @@ class Autotuner(_Decorated):
                 for name in self.reset_to_zero:
                     saved[name].zero()
                 try:
-                    self.fn.run(*args, grid=grid, **kwargs, **config.all_kwargs())
+                    self._launch(self.fn.run, config, args, grid, kwargs)
                 finally:
                     for name in self.restore_value:
                         saved[name].restore()
@@ -272,8 +299,8 @@ class Autotuner(_Decorated):
                 raise  # the arguments' fault or the kernel's, not the config's
             except TritiumError as e:  # a compile error, ptxas refusing, too much shared memory, ...
                 failures.append(f"{config}: {e}")
-                warnings.warn(f"tritium.autotune: kernel '{self.__name__}' does not compile or load with config "
-                              f"{config}; it is skipped: {e}", stacklevel=3)
+                warn(f"tritium.autotune: kernel '{self.__name__}' does not compile or load with config {config}; "
+                     f"it is skipped: {e}")
         _progress(None)
         if not timings:
             raise TritiumError(f"kernel '{self.__name__}': no autotuning config compiles:\n  " + "\n  ".join(failures))
@@ -323,10 +350,11 @@ class Autotuner(_Decorated):
                                         "config": str(best), "key": repr(key),
                                         "timings": [[str(c), _jsonable(t)] for c, t in timings.items()]})
 
+    @user_facing
     def warmup(self, *args, grid: Any = (1,), **kwargs) -> list[Any]:
         """Compile every (pruned) config without launching."""
         nargs = self._named(args, kwargs)
-        return [self.fn.warmup(*args, grid=grid, **kwargs, **c.all_kwargs()) for c in self.prune_configs(nargs, kwargs)]
+        return [self._launch(self.fn.warmup, c, args, grid, kwargs) for c in self.prune_configs(nargs, kwargs)]
 
 
 def _jsonable(t: Any) -> Any:
@@ -357,8 +385,8 @@ def autotune(configs: Sequence[Config], key: Sequence[str], prune_configs_by: di
     """Decorate a @jit kernel (``@autotune`` goes above ``@jit``) to launch with the fastest of
     ``configs`` per value of the ``key`` arguments. ``do_bench(fn, quantiles=...)`` replaces the
     timer (``tritium.testing.do_bench`` with ``warmup``/``rep`` ms by default)."""
-    return lambda fn: Autotuner(fn, configs, key, prune_configs_by, reset_to_zero, restore_value, warmup, rep,
-                                do_bench)
+    return user_facing(lambda fn: Autotuner(fn, configs, key, prune_configs_by, reset_to_zero, restore_value, warmup,
+                                            rep, do_bench))
 
 
 class Heuristics(_Decorated):

@@ -30,7 +30,8 @@ A directory that cannot be used (not a directory, not writable, disk full) is no
 first failure in a process is one ``CacheWarning`` naming the path and the reason, and compiling
 goes on without the cache.
 
-This module imports only the standard library: a warm-cache first call must stay fast.
+This module imports only the standard library (and ``tritium.errors``, which imports only that):
+a warm-cache first call must stay fast.
 """
 
 from __future__ import annotations
@@ -43,7 +44,6 @@ import importlib.util
 import json
 import os
 import time
-import warnings
 
 MAGIC = b"TRITIUMCACHE1\n"
 SUFFIX = ".tcache"
@@ -61,14 +61,15 @@ _warned = False
 
 def _warn_unusable(path: str, exc: OSError) -> None:
     """One warning per process: a cache that does not work costs compile time, so say so once."""
+    from ..errors import warn  # (standard library only, as this module)
+
     global _warned
     if _warned:
         return
     _warned = True
     reason = exc.strerror or str(exc)
-    warnings.warn(f"tritium: the kernel cache cannot be used at {path} ({reason}); kernels are compiled "
-                  "without it. Set TRITIUM_CACHE_DIR to a writable directory (or TRITIUM_CACHE_DISABLE=1).",
-                  CacheWarning, stacklevel=2)
+    warn(f"tritium: the kernel cache cannot be used at {path} ({reason}); kernels are compiled without it. Set "
+         "TRITIUM_CACHE_DIR to a writable directory (or TRITIUM_CACHE_DISABLE=1).", CacheWarning)
 
 
 def cache_dir() -> str:

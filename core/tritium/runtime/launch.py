@@ -231,7 +231,11 @@ def launch(target, jitfn, grid: Any, args: tuple, kwargs: dict) -> Any:
     kernel's generated launch function (``binder.Binder``) where there is one."""
     binder = binder_of(target, jitfn)
     if binder.usable:
-        return binder.launch(grid, *args, **kwargs)
+        try:
+            return binder.launch(grid, *args, **kwargs)
+        except TypeError as e:  # arguments that do not bind to the generated signature (a missing
+            if e.__traceback__.tb_next is not None:  # constexpr): the general path names the parameter
+                raise  # raised inside the launch, not by the call
     return general_launch(target, jitfn, grid, args, kwargs)
 
 

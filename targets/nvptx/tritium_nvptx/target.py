@@ -170,8 +170,8 @@ class NvptxTarget(Target):
         parsed = NvptxOptions.parse(options, self.name)
         if parsed.arch:
             archs.check_arch(parsed.arch)
-        if parsed.num_warps < 1 or parsed.num_warps > 32 or parsed.num_warps & (parsed.num_warps - 1):
-            raise TritiumError(f"num_warps must be a power of two from 1 to 32 (at most 1024 threads per program), "
+        if parsed.num_warps > 32:  # (a positive power of two: LaunchOptions.parse checks that on every target)
+            raise TritiumError(f"num_warps must be at most 32 on {self.name} (1024 threads per program), "
                                f"got {parsed.num_warps}")
         return parsed
 
