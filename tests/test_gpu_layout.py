@@ -351,7 +351,7 @@ def test_layout_stage_records_metadata_and_is_described():
     asm = compile_specialized(softmax1d, FrontendOnly(), {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32"},
                               {"BLOCK": 1024}, {"x_ptr": "D", "y_ptr": "D", "n": "D"}, {}).asm
     stage = layout_stage(32)
-    ctx = SimpleNamespace(options=SimpleNamespace(num_warps=8), target=FrontendOnly(), metadata={})
+    ctx = SimpleNamespace(options=SimpleNamespace(num_warps=8, num_stages=3), target=FrontendOnly(), metadata={})
     with tile.context():
         out = stage(ir.Module.parse(asm["tile-opt"]), ctx)
         assert layouts_of(str(out), "tile.load") == [blocked([4], [32], [8], [0])]

@@ -16,6 +16,7 @@ import operator
 from typing import Any
 
 from ..errors import CompilationError, TritiumError
+from ..ir import tile
 from ..ir.mlir import func, ir, scf
 from ..language import core as tlc
 from ..language.block_ptr import block_ptr
@@ -390,6 +391,7 @@ class FunctionGenerator(ast.NodeVisitor):
         carried = self._carried(node.body, {node.target.id})
         inits = [c for _, c in carried]
         loop = scf.ForOp(lb_t.handle, ub_t.handle, st_t.handle, [c.handle for c in _flatten(inits)])
+        self._loop_hints(it, fn, loop.operation)
         before = dict(self.scope)
         for (n, _), v in zip(carried, _unflatten(inits, loop.inner_iter_args)):
             self.scope[n] = v
@@ -400,6 +402,24 @@ class FunctionGenerator(ast.NodeVisitor):
             new = self._check_carried(node, carried, [self.scope[n] for n, _ in carried])
             scf.YieldOp([v.handle for v in _flatten(new)])
         self._end_loop(before, carried, loop.results)
+
+    def _loop_hints(self, it: ast.Call, fn, loop: ir.Operation) -> None:
+        """``tl.range(..., num_stages=n)``: the loop's software-pipelining depth (``tile.num_stages``,
+        ``passes.software_pipeline``); Triton's other flags are hints the targets may ignore."""
+        if fn is not tlc.range:
+            return
+        for kw in it.keywords:
+            if kw.arg not in _RANGE_HINTS:
+                raise self.error(kw, f"tl.range() got an unexpected keyword argument '{kw.arg}'")
+            if kw.arg == "num_stages":
+                value = self.visit(kw.value)
+                value = value.value if isinstance(value, tlc.constexpr) else value
+                if value is None:
+                    continue
+                if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                    raise self.error(kw, f"tl.range(num_stages=...) must be a non-negative constant integer, not "
+                                         f"{value!r}")
+                loop.attributes["tile.num_stages"] = tile.i32_attr(value)
 
     def _unrolled_for(self, node: ast.For, values: range) -> None:
         """``tl.static_range``: the body once per value, the loop variable a Python int."""
@@ -567,6 +587,11 @@ class FunctionGenerator(ast.NodeVisitor):
 
 def _unwrap(v: Any) -> Any:
     return v.value if isinstance(v, tlc.constexpr) else v
+
+
+#: the keyword arguments of Triton's ``tl.range``
+_RANGE_HINTS = ("num_stages", "loop_unroll_factor", "disallow_acc_multi_buffer", "flatten", "warp_specialize",
+                "disable_licm")
 
 
 def _trip_count(lb, ub, step):

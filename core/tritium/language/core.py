@@ -390,9 +390,12 @@ def cdiv(x, div):
     return (x + div - 1) // div
 
 
-def range(*args, num_stages=None, loop_unroll_factor=None):  # noqa: A001
-    """``for i in tl.range(...)``: like ``range``; the frontend compiles it to a loop. The pipelining
-    and unrolling hints are accepted so Triton kernels port; no target uses them yet."""
+def range(*args, num_stages=None, loop_unroll_factor=None, disallow_acc_multi_buffer=False,  # noqa: A001
+          flatten=False, warp_specialize=False, disable_licm=False):
+    """``for i in tl.range(...)``: like ``range``; the frontend compiles it to a loop.
+    ``num_stages`` sets how deep GPU targets pipeline the loads feeding a ``tl.dot`` in it
+    (``passes.software_pipeline``); the other flags are Triton's hints, accepted so kernels port,
+    and used by no target yet."""
     import builtins
 
     return builtins.range(*(_unwrap(a) for a in args))

@@ -156,8 +156,8 @@ class _Loop:
                 values = self.issue(ops, loads, carried, iv, ub, values, const(j, i32), rings, slot_bytes)
             ahead_inits = [values[c] for c in carried]
             new = scf.ForOp(lb, ub, step, inits + ahead_inits + [const(0, i32)])
-        for attr in loop.attributes:
-            new.operation.attributes[attr.name] = attr.attr
+        for name in [a if isinstance(a, str) else a.name for a in loop.attributes]:
+            new.operation.attributes[name] = loop.attributes[name]
         body = new.body
         n = len(inits)
         args = list(body.arguments)

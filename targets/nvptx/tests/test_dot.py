@@ -182,3 +182,35 @@ def test_two_products_through_one_scratch_each_load_their_own_operands(target, c
     # each product: 2 x 2 tiles a warp, 2 K steps; per step an x4 load for each of the 2 A tiles, one for B
     assert len(re.findall(r"\bmma\.sync\.aligned", ptx)) == 2 * 8
     assert len(re.findall(r"\bldmatrix\.sync\.aligned", ptx)) == 2 * 6
+
+
+def test_a_transposed_operand_is_stored_transposed_and_read_by_block_loads(target, core_kernels, threads_emulator):
+    """Attention's ``q @ k^T``: B arrives with its threads' runs down its columns, so it is stored
+    transposed (runs stay 16-byte copies) and read with the non-transposed block load; checked on
+    the emulator with the ISA's fragments, as above."""
+    import numpy as np
+    from tritium.ir import tile
+    from tritium.ir.mlir import ir
+    from tritium_nvptx.hooks import NvptxHooks
+
+    m, n, d = 64, 32, 32
+    types = {"q_ptr": "*fp16", "k_ptr": "*fp16", "v_ptr": "*fp16", "out_ptr": "*fp32"}
+    compiled = compile_specialized(core_kernels("dots").attention_block_kernel, target, types,
+                                   {"M": m, "N": n, "D": d}, {n_: "D" for n_ in types}, {"num_warps": 4})
+    # per product 2 K steps, each one x4 load of the warp's 2 B tiles: only p @ v's B is transposed
+    assert len(re.findall(r"ldmatrix\.sync\.aligned\.m8n8\.x4\.trans", compiled.asm["ptx"])) == 2
+    rng = np.random.default_rng(61)
+    q, k, v = (rng.standard_normal(s).astype(np.float16) for s in ((m, d), (n, d), (n, d)))
+    out = np.full((m, d), np.nan, np.float32)
+    mma = NvptxHooks().warp_matrix_op("fp16", "fp32")
+    isa = (_IsaFragment("a"), _IsaFragment("b"), _IsaFragment("c"))
+    spec = threads_emulator.MatrixShape(mma.m, mma.n, mma.k, mma.k_pack, mma.a, mma.b, mma.c, truth=isa, load=True)
+    threads_emulator.conflicting_loads.clear()
+    with tile.context():
+        threads_emulator.run(ir.Module.parse(compiled.asm["tile-layout"]), (1,), [q, k, v, out], num_warps=4,
+                             warp_size=32, matrix=spec)
+    assert not threads_emulator.conflicting_loads
+    s = q.astype(np.float64) @ k.astype(np.float64).T
+    p = np.exp(s - s.max(1, keepdims=True))
+    want = p.astype(np.float16).astype(np.float64) @ v.astype(np.float64) / p.sum(1, keepdims=True)
+    np.testing.assert_allclose(out, want, rtol=2e-3, atol=2e-3)

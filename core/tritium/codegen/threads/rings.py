@@ -1,8 +1,9 @@
 """The software pipeline's ops (``passes.software_pipeline``): copies into a ring of shared-memory
 slots, their groups and waits, and reads of a slot.
 
-A slot holds one tensor row-major with its rows' 16-byte chunks swizzled, as a product's operands
-are stored (``codegen.threads.warp_matrix``). ``tile.async_copy`` moves each thread's runs of
+A slot holds one tensor as a product's operands are stored (``codegen.threads.warp_matrix``):
+row-major, or its transpose where its threads hold runs down the columns, with the rows' 16-byte
+chunks swizzled. ``tile.async_copy`` moves each thread's runs of
 consecutive elements (the widest the pointers' alignment and the mask allow, as a load would) with
 ``DeviceHooks.async_copy``; ``tile.local_load`` reads a slot into its result's registers and also
 remembers where the slot is (``ring_views``), so that a product reads its operand's fragments from
@@ -16,6 +17,7 @@ from llvmlite import ir as ll
 from ...ir.mlir import ir
 from ..types import memory_type, vector_of
 from .indexing import I32
+from .warp_matrix import storage
 
 
 class Rings:
@@ -31,12 +33,12 @@ class Rings:
         elem = self.pointee_type(view.ptr)
         mem = memory_type(elem)
         dist = self.operands_distribution(op, t, view.ptr, view.mask)
-        w = self.access_width(view.ptr, view.mask, dist, elem) if dist.contiguous_dim == 1 else 1
+        w = self.access_width(view.ptr, view.mask, dist, elem)
+        stored, _ = storage(dist)
         start = self.slot_start(op, view.slot, ir.IntegerAttr(op.attributes["slot_bytes"]).value)
         ptrs, mask = self.env[view.ptr], self.env[view.mask]
         runs = list(range(0, dist.registers, w))
-        shape = tuple(t.shape)
-        for r0, dst in zip(runs, self.swizzled_addresses(dist, runs, start, shape, mem)):
+        for r0, dst in zip(runs, self.swizzled_addresses(stored, runs, start, stored.shape, mem)):
             self.hooks.async_copy(self.b, dst, ptrs[r0], vector_of(mem, w), mask[r0])
 
     def emit_async_commit(self, op: ir.Operation) -> None:
@@ -51,8 +53,8 @@ class Rings:
         t = ir.RankedTensorType(res.type)
         elem = self.lltype(t)
         mem = memory_type(elem)
-        dist = self.distribution(t)
+        dist, _ = storage(self.distribution(t))
         start = self.slot_start(op, op.opview.slot, ir.IntegerAttr(op.attributes["slot_bytes"]).value)
         self.ring_views[res] = start
-        addresses = self.swizzled_addresses(dist, list(range(dist.registers)), start, tuple(t.shape), mem)
+        addresses = self.swizzled_addresses(dist, list(range(dist.registers)), start, dist.shape, mem)
         self.env[res] = [self.from_memory(self.b.load(a, typ=mem), elem) for a in addresses]

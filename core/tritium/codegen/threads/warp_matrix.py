@@ -19,6 +19,8 @@ banks:
 
 from __future__ import annotations
 
+import math
+
 from llvmlite import ir as ll
 
 from ...ir.mlir import ir
@@ -54,18 +56,18 @@ class WarpMatrixDots:
         (m, k), n = a.type.shape, b_op.type.shape[1]
         mem = memory_type(self.lltype(a.type))
         stored, written = [], 0  # where A and B are: a ring's slot (``rings``), else the op's scratch
-        for value, shape in ((a, (m, k)), (b_op, (k, n))):
+        for value in (a, b_op):
             start = self.ring_views.get(value)
             if start is None:
                 start = self.b.gep(self.scratch(op), [I32(written)], source_etype=mem)
-                self.write_swizzled(value, start, shape, mem)
-                written += shape[0] * shape[1]
-            stored.append((start, shape))
+                self.write_swizzled(value, start, mem)
+                written += math.prod(value.type.shape)
+            stored.append((start, stored_transposed(self.distribution(value.type))))
         if written:
             self.hooks.barrier(self.b)
         frags = [operand_distribution(layout, mma, 0, (m, mma.k)), operand_distribution(layout, mma, 1, (mma.k, n))]
-        readers = [self.fragment_reader(mma, which, frag, start, shape, mem)
-                   for which, frag, (start, shape) in zip((0, 1), frags, stored)]
+        readers = [self.fragment_reader(mma, which, frag, start, shape, transposed, mem)
+                   for which, frag, (start, transposed), shape in zip((0, 1), frags, stored, ((m, k), (k, n)))]
         a_entries, b_entries, c_entries = len(mma.a.entries), len(mma.b.entries), len(mma.c.entries)
         tiles_n = frags[1].registers // b_entries
         if dist.registers != frags[0].registers // a_entries * tiles_n * c_entries:
@@ -127,47 +129,50 @@ class WarpMatrixDots:
             out.append(self.b.gep(address, [I32(delta)], source_etype=mem) if delta else address)
         return out
 
-    def write_swizzled(self, value: ir.Value, start: ll.Value, shape: tuple[int, int], mem: ll.Type) -> None:
-        """Store each register of ``value`` at its ``swizzled`` place; consecutive registers along a
-        row as one vector (they stay inside one chunk)."""
-        dist = self.distribution(value.type)
+    def write_swizzled(self, value: ir.Value, start: ll.Value, mem: ll.Type) -> None:
+        """Store each register of ``value`` at its ``swizzled`` place in its ``storage`` order;
+        consecutive registers along a stored row as one vector (they stay inside one chunk)."""
+        dist, _ = storage(self.distribution(value.type))
         size = self.element_bytes(mem)
         w = vector_width(dist, max(1, MAX_VECTOR_BYTES // size)) if dist.contiguous_dim == 1 else 1
         values = self.env[value]
         runs = list(range(0, dist.registers, w))
-        for r0, address in zip(runs, self.swizzled_addresses(dist, runs, start, shape, mem)):
+        for r0, address in zip(runs, self.swizzled_addresses(dist, runs, start, dist.shape, mem)):
             self.b.store(self.to_memory(self.pack(values[r0:r0 + w])), address, align=w * size)
 
     def fragment_reader(self, mma: WarpMatrixOp, which: int, frag: Distribution, start: ll.Value,
-                        shape: tuple[int, int], mem: ll.Type):
+                        shape: tuple[int, int], transposed: bool, mem: ll.Type):
         """``read(k0)``: the lane's fragment registers (vectors of ``k_pack`` elements) of operand
-        ``which`` (0: A, stored ``[M, K]``; 1: B, stored ``[K, N]``) for the K step starting at ``k0``."""
+        ``which`` (0: A ``[M, K]``; 1: B ``[K, N]``, of ``shape``, stored ``transposed`` or not) for
+        the K step starting at ``k0``."""
         fragment = (mma.a, mma.b)[which]
-        along = 1 - which  # the dimension K runs along in the stored operand
+        if transposed:  # everything in the stored matrix's coordinates
+            frag, fragment, shape = _transposed(frag), _swapped(fragment), shape[::-1]
+        along = int(transposed) ^ (1 - which)  # the stored dimension K runs along
         pack = vector_of(mem, mma.k_pack)
         b = self.b
-        blocks = block_loads(fragment, frag, which, self.hooks.warp_size) if mma.load is not None else None
+        blocks = block_loads(fragment, frag, self.hooks.warp_size) if mma.load is not None else None
         if blocks is not None:
-            lanes, counts = blocks
+            lanes, counts, trans = blocks
 
             def read_blocks(k0: ll.Value) -> list[ll.Value]:
                 addresses = self.k_step_addresses(lanes, list(range(lanes.registers)), start, shape, mem, along, k0,
                                                    mma.k)
                 out = []
                 for address, count in zip(addresses, counts):
-                    out += [b.bitcast(x, pack) for x in mma.load(b, address, count, bool(which))]
+                    out += [b.bitcast(x, pack) for x in mma.load(b, address, count, trans)]
                 return out
 
             return read_blocks
         size = self.element_bytes(mem)
 
         def read_plain(k0: ll.Value) -> list[ll.Value]:
-            if along:  # k_pack consecutive elements of a row: one load
+            if along:  # k_pack consecutive elements of a stored row: one load
                 addresses = self.k_step_addresses(frag, list(range(frag.registers)), start, shape, mem, along, k0,
                                                    mma.k)
                 return [b.load(address, typ=pack, align=mma.k_pack * size) for address in addresses]
             out = []
-            for r in range(frag.registers):  # down a column: one load each
+            for r in range(frag.registers):  # down a stored column: one load each
                 vec = ll.Constant(pack, ll.Undefined)
                 for j in range(mma.k_pack):
                     row, col = self.index.coordinates(b, frag, r)
@@ -177,7 +182,6 @@ class WarpMatrixDots:
             return out
 
         return read_plain
-
 
     def k_step_addresses(self, dist: Distribution, registers: list[int], start: ll.Value, shape: tuple[int, int],
                          mem: ll.Type, along: int, k0: ll.Value, k: int) -> list[ll.Value]:
@@ -191,15 +195,42 @@ class WarpMatrixDots:
         return self.swizzled_addresses(dist, registers, step, shape, mem)
 
 
-def block_loads(fragment: Fragment, frag: Distribution, which: int, warp_size: int):
-    """How ``WarpMatrixOp.load`` reads the fragments ``frag`` (one K step of operand ``which``), or
-    None where they are not its blocks: ``(lanes, counts)``, where register ``i`` of the
-    distribution ``lanes`` is the row address lane gives for load ``i`` of ``counts[i]`` blocks.
-    The fragment's entries must be blocks (their lanes ``BLOCK_LANES``, transposed for B) whose
-    origins, four by four, step linearly with lane bits 3 and 4."""
-    lanes = BLOCK_LANES if which == 0 else tuple((c, r) for r, c in BLOCK_LANES)
-    if warp_size != 32 or fragment.lanes != lanes:
+def stored_transposed(dist: Distribution) -> bool:
+    """Whether a product's operand of distribution ``dist`` is stored transposed in shared memory:
+    where its threads hold runs along the first dimension (a K-major B, an M-major A), so that the
+    runs stay contiguous there."""
+    return dist.contiguous_dim == 0
+
+
+def storage(dist: Distribution) -> tuple[Distribution, bool]:
+    """``dist`` in the coordinates of the matrix stored in shared memory, and whether that is the
+    transpose (``stored_transposed``)."""
+    transposed = stored_transposed(dist)
+    return (_transposed(dist) if transposed else dist), transposed
+
+
+def _transposed(dist: Distribution) -> Distribution:
+    swap = lambda v: (v[1], v[0])  # noqa: E731
+    c = dist.contiguous_dim
+    return Distribution(swap(dist.shape), tuple(map(swap, dist.register_offsets)), tuple(map(swap, dist.lane_bases)),
+                        tuple(map(swap, dist.warp_bases)), None if c is None else 1 - c)
+
+
+def _swapped(fragment: Fragment) -> Fragment:
+    swap = lambda v: (v[1], v[0])  # noqa: E731
+    return Fragment(tuple(map(swap, fragment.entries)), tuple(map(swap, fragment.lanes)))
+
+
+def block_loads(fragment: Fragment, frag: Distribution, warp_size: int):
+    """How ``WarpMatrixOp.load`` reads the fragments ``frag`` (one K step of an operand, both in the
+    stored matrix's coordinates), or None where they are not its blocks: ``(lanes, counts,
+    transposed)``, where register ``i`` of the distribution ``lanes`` is the row address lane gives
+    for load ``i`` of ``counts[i]`` blocks. The fragment's entries must be blocks (their lanes
+    ``BLOCK_LANES``, or transposed ones) whose origins, four by four, step linearly with lane bits
+    3 and 4."""
+    if warp_size != 32 or fragment.lanes not in (BLOCK_LANES, _swapped(Fragment((), BLOCK_LANES)).lanes):
         return None
+    transposed = fragment.lanes != BLOCK_LANES
     origins = list(frag.register_offsets)  # one block per register, the warp's tiles in order
     if any(r % BLOCK_ROWS or c % BLOCK_ROWS for r, c in origins):
         return None
@@ -221,4 +252,4 @@ def block_loads(fragment: Fragment, frag: Distribution, which: int, warp_size: i
             return None
     # lane bits 0-2 pick the row of the block (along the stored rows), bits 3-4 the block
     lane_bases = ((1, 0), (2, 0), (4, 0)) + steps
-    return Distribution(frag.shape, tuple(firsts), lane_bases, frag.warp_bases, None), counts
+    return Distribution(frag.shape, tuple(firsts), lane_bases, frag.warp_bases, None), counts, transposed

@@ -1,0 +1,134 @@
+"""``passes.software_pipeline`` on textual IR: which loads of a K loop become copies into a ring of
+shared-memory slots, how many stages ahead, and what stays as it was. The numbers these loops
+compute are checked by ``test_threads_matrix`` (the SIMT emulator) and the conformance suite
+(``dot-loop-stages-*``, ``dot-attention-*``)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import tritium
+import tritium.language as tl
+from tritium.ir import tile
+from tritium.ir.mlir import ir
+from tritium.passes.axis_info import walk
+from tritium.passes.gpu_layout import assign_gpu_layouts
+
+from .test_threads_codegen import tile_opt
+from .test_threads_matrix import TOY, WARP
+from .threads_emulator import HostThreadHooks
+
+
+@tritium.jit
+def k_loop(a_ptr, b_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, STAGES: tl.constexpr,
+           OTHER: tl.constexpr, REUSE_A: tl.constexpr):
+    rm, rn, rk = tl.arange(0, BM), tl.arange(0, BN), tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), tl.float32)
+    a_ptrs = a_ptr + rm[:, None] * K + rk[None, :]
+    total = tl.zeros((BM,), tl.float32)
+    for k0 in tl.range(0, K, BK, num_stages=STAGES):
+        a = tl.load(a_ptrs, mask=(k0 + rk)[None, :] < K, other=OTHER)
+        b = tl.load(b_ptr + (k0 + rk)[:, None] * BN + rn[None, :], mask=(k0 + rk)[:, None] < K, other=0.0)
+        acc = tl.dot(a, b, acc)
+        if REUSE_A:
+            total += tl.sum(a.to(tl.float32), 1)
+        a_ptrs += BK
+    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc + total[:, None])
+
+
+SIGNATURE = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", "K": "i32"}
+
+
+def pipelined(num_stages: int, stages=None, other=0.0, reuse_a=False) -> str:
+    text = tile_opt(k_loop, SIGNATURE, {"BM": 16, "BN": 16, "BK": 16, "STAGES": stages, "OTHER": other,
+                                        "REUSE_A": reuse_a})
+    with tile.context():
+        module = ir.Module.parse(text)
+        assign_gpu_layouts(module, 2, WARP, matrix_unit=HostThreadHooks(WARP, TOY).warp_matrix_op,
+                           num_stages=num_stages)
+        names = [op.name for op in walk(module.operation)]
+        assert names.count("scf.for") == 1
+        return str(module)
+
+
+def loop_text(text: str) -> tuple[str, str, str]:
+    """The text before the loop, inside it, and after it."""
+    start = text.index("scf.for")
+    end = text.index("scf.yield", start)
+    return text[:start], text[start:end], text[end:]
+
+
+@pytest.mark.parametrize("stages", [2, 3, 4])
+def test_both_operands_are_copied_stages_minus_one_iterations_ahead(stages):
+    before, inside, after = loop_text(pipelined(stages))
+    assert before.count("tile.async_copy") == 2 * (stages - 1)  # the prologue: A and B of each early iteration
+    assert before.count("tile.async_commit") == stages - 1
+    assert inside.count("tile.async_copy") == 2 and inside.count("tile.async_commit") == 1
+    assert re.search(rf'"tile.async_wait"\(\) {{pending = {stages - 2} : i32}}', inside)
+    assert inside.count("tile.local_load") == 2 and "tile.load" not in inside
+    assert inside.index("tile.async_wait") < inside.index("tile.local_load") < inside.index("tile.dot") \
+        < inside.index("tile.async_copy")
+    assert re.search(r'"tile.async_wait"\(\) {pending = 0 : i32}', after)  # drained before the ring is reused
+    rings = set(re.findall(r"tile.ring = (\d+)", before + inside))
+    assert rings == {"0", "1"}
+    sizes = set(re.findall(r"tile.ring_bytes = (\d+)", before + inside))
+    assert sizes == {str(stages * 16 * 16 * 2)}  # one 16 x 16 fp16 tile a slot
+
+
+def test_a_loop_s_own_num_stages_wins_and_one_stage_pipelines_nothing():
+    assert "tile.async_copy" not in pipelined(3, stages=1)
+    assert pipelined(1, stages=3).count("tile.async_copy") == 2 * 2 + 2
+    assert "tile.async_copy" not in pipelined(1)
+
+
+def test_a_load_with_a_nonzero_other_stays_a_load():
+    """A copy fills masked elements with zeros: a load whose ``other`` is not 0 keeps its own."""
+    _, inside, _ = loop_text(pipelined(3, other=1.0))
+    assert inside.count("tile.local_load") == 1 and inside.count("tile.load") == 1
+
+
+def test_a_load_something_else_reads_too_stays_a_load():
+    _, inside, _ = loop_text(pipelined(3, reuse_a=True))
+    assert inside.count("tile.local_load") == 1 and inside.count("tile.load") == 1
+
+
+def test_the_ring_lives_through_the_loop_apart_from_other_scratch():
+    text = pipelined(3, reuse_a=True)
+    offsets = {}
+    for ring, offset in re.findall(r"tile.ring = (\d+) : i32, tile.ring_bytes = \d+ : i32, tile.shared_offset = "
+                                   r"(\d+)", text):
+        offsets.setdefault(ring, set()).add(int(offset))
+    assert all(len(v) == 1 for v in offsets.values())  # every op of a ring uses the same bytes
+    ring_bytes, a_bytes = 3 * 16 * 16 * 2, 16 * 16 * 2
+    # the product writes A (a load it shares) to its own scratch, inside the loop, beside B's ring
+    dot = [int(x) for x in re.findall(r'"tile.dot".*?tile.shared_offset = (\d+)', text)]
+    ring_ranges = [(o, o + ring_bytes) for (o,) in offsets.values()]
+    assert len(dot) == 1 and len(ring_ranges) == 1
+    assert all(dot[0] + a_bytes <= lo or hi <= dot[0] for lo, hi in ring_ranges)
+
+
+@pytest.mark.parametrize("stages,other,reuse_a", [(3, 0.0, False), (2, 1.0, True), (4, 0.0, True)])
+def test_pipelined_loops_compute_what_they_did(stages, other, reuse_a):
+    """On the SIMT emulator: a ragged K (the last tile masked, copies past the trip count masked
+    off), with loads partly left as they were."""
+    import numpy as np
+
+    from .test_dot import EPS, check
+    from .threads_emulator import run
+
+    K = 40
+    rng = np.random.default_rng(70)
+    a, b = rng.standard_normal((16, K)).astype(np.float16), rng.standard_normal((K, 16)).astype(np.float16)
+    out = np.full((16, 16), np.nan, np.float32)
+    text = tile_opt(k_loop, SIGNATURE, {"BM": 16, "BN": 16, "BK": 16, "STAGES": stages, "OTHER": other,
+                                        "REUSE_A": reuse_a})
+    with tile.context():
+        module = ir.Module.parse(text)
+        assign_gpu_layouts(module, 2, WARP, matrix_unit=HostThreadHooks(WARP, TOY).warp_matrix_op)
+        run(module, (1,), [a, b, out, K], num_warps=2, warp_size=WARP, matrix=TOY)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    padded = np.concatenate([a64, np.full((16, 48 - K), other)], 1)  # A's masked tail reads `other`
+    want = padded[:, :K] @ b64 + (padded.sum(1, keepdims=True) if reuse_a else 0)
+    check(out, want, np.abs(a64) @ np.abs(b64) + np.abs(padded).sum(1, keepdims=True), (K + 1) * EPS["fp32"] * 4)
