@@ -132,3 +132,22 @@ def test_pipelined_loops_compute_what_they_did(stages, other, reuse_a):
     padded = np.concatenate([a64, np.full((16, 48 - K), other)], 1)  # A's masked tail reads `other`
     want = padded[:, :K] @ b64 + (padded.sum(1, keepdims=True) if reuse_a else 0)
     check(out, want, np.abs(a64) @ np.abs(b64) + np.abs(padded).sum(1, keepdims=True), (K + 1) * EPS["fp32"] * 4)
+
+
+def test_an_operand_loaded_before_the_loop_is_copied_once_into_a_one_slot_ring():
+    from tritium_conformance.cases_attention import attention_forward_kernel
+
+    types = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "O": "*fp32", "sm_scale": "fp32", "N_CTX": "i32"}
+    text = tile_opt(attention_forward_kernel, types, {"HEAD": 16, "BM": 16, "BN": 16, "CAUSAL": False})
+    with tile.context():
+        module = ir.Module.parse(text)
+        assign_gpu_layouts(module, 2, WARP, matrix_unit=HostThreadHooks(WARP, TOY).warp_matrix_op, num_stages=1)
+        text = str(module)
+    before, inside, after = loop_text(text)
+    q_ring = re.search(r'"tile.async_copy".*?tile.ring = (\d+) : i32, tile.ring_bytes = (\d+)', before)
+    assert q_ring and q_ring.group(2) == str(16 * 16 * 2)  # one slot: q's 16 x 16 fp16 tile
+    assert before.count("tile.async_copy") == 1 and inside.count('"tile.load"') == 2  # k, v: 1 stage, not pipelined
+    assert re.search(r'"tile.async_wait"\(\) {pending = 0 : i32}', before)
+    assert inside.count("tile.local_load") == 1 and f"tile.ring = {q_ring.group(1)}" in inside
+    first_dot = next(line for line in inside.splitlines() if '"tile.dot"' in line)
+    assert "tile.shared_offset" in first_dot  # k is still staged by the product itself

@@ -134,3 +134,32 @@ def test_a_product_reading_its_old_accumulator():
     ab = a64 @ b64
     check(out, 3 * ab + 3 * ab + 1, 6 * (np.abs(a64) @ np.abs(b64)) + 1, 7 * (k + 1) * EPS["fp32"])
     check(sums, (0 + 1 + 2) * ab.sum(1), 3 * (np.abs(a64) @ np.abs(b64)).sum(1), 7 * (k + 1) * EPS["fp32"])
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention_forward_loop_with_its_query_read_from_a_ring(causal):
+    """The conformance suite's FlashAttention-style forward: ``q``, loaded before the loop for the
+    product alone, is copied once into a ring of one slot; ``k`` and ``v`` are pipelined."""
+    from tritium_conformance.cases_attention import attention_forward_kernel
+
+    head, bm, bn, seq = 16, 16, 16, 48
+    rng = np.random.default_rng(56)
+    q, k, v = (rng.standard_normal((1, seq, head)).astype(np.float16) for _ in range(3))
+    out = np.full((1, seq, head), np.nan, np.float32)
+    types = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "O": "*fp32", "sm_scale": "fp32", "N_CTX": "i32"}
+    text = tile_opt(attention_forward_kernel, types, {"HEAD": head, "BM": bm, "BN": bn, "CAUSAL": causal})
+    with tile.context():
+        module = laid_out(text, 2, num_stages=3)
+        rings = {}
+        for op in walk(module.operation):
+            if "tile.ring" in op.attributes:
+                rings.setdefault(ir.IntegerAttr(op.attributes["tile.ring"]).value, set()).add(op.name)
+        assert len(rings) == 3  # q's, k's and v's
+        run(module, (seq // bm, 1), [q, k, v, out, np.float32(head ** -0.5), seq], num_warps=2, warp_size=WARP,
+            matrix=TOY)
+    s = q[0].astype(np.float64) @ k[0].astype(np.float64).T * head ** -0.5
+    if causal:
+        s = np.where(np.tril(np.ones((seq, seq), bool)), s, -np.inf)
+    p = np.exp(s - s.max(1, keepdims=True))
+    want = p @ v[0].astype(np.float64) / p.sum(1, keepdims=True)
+    np.testing.assert_allclose(out[0], want, rtol=0, atol=4 * 2.0**-11 * np.abs(v).max())

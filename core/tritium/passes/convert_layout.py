@@ -7,6 +7,8 @@ freely and this pass takes away what it can:
 - a conversion of a conversion converts the first source;
 - a loop that yields a conversion carries the converted value's layout instead, when its init
   can be rebuilt in it;
+- a conversion whose only user narrows the elements (``arith.truncf``, ``arith.trunci``) moves
+  below it, so fewer bytes pass through shared memory (a product's fp32 result converted as fp16);
 - a conversion of a value computed only from *cheap* ops (``CHEAP``: ranges, splats, constants,
   shape ops and integer/pointer arithmetic over them) is replaced by that computation cloned in the
   destination layout: ``tl.arange(0, M)[:, None]`` builds its range directly in
@@ -38,6 +40,8 @@ def remove_conversions(module: ir.Module) -> None:
         if any([_carry_yielded_layout(loop) for loop in loops]):
             for op in _conversions(module):
                 _simplify(op)
+        for op in _conversions(module):
+            _sink_below_narrowing(op)
         _erase_unused(module)
         passmanager.PassManager.parse("builtin.module(cse)").run(module.operation)
 
@@ -73,6 +77,30 @@ def _carry_yielded_layout(loop: ir.Operation) -> bool:
             carried.replace_all_uses_except(back.res, back.operation)
         changed = True
     return changed
+
+
+#: elementwise ops that make each element narrower: a conversion is cheaper after them
+NARROWING = frozenset({"arith.truncf", "arith.trunci"})
+
+
+def _sink_below_narrowing(op: ir.Operation) -> None:
+    """``narrow(convert(x))`` as ``convert(narrow(x))``."""
+    uses = list(op.result.uses)
+    if len(uses) != 1:
+        return
+    user = uses[0].owner
+    user = user.operation if hasattr(user, "operation") else user
+    if user.name not in NARROWING or len(user.operands) != 1:
+        return
+    src = op.operands[0]
+    narrowed = user.clone(ip=ir.InsertionPoint(user))
+    narrowed.operands[0] = src
+    t = ir.RankedTensorType(user.results[0].type)
+    narrowed.results[0].set_type(encoded(t, layout_of_type(ir.RankedTensorType(src.type))))
+    moved = tile.ConvertLayoutOp(narrowed.results[0], t, loc=op.location, ip=ir.InsertionPoint(user))
+    user.results[0].replace_all_uses_with(moved.res)
+    user.erase()
+    op.erase()
 
 
 def _simplify(op: ir.Operation) -> None:

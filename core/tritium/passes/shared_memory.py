@@ -81,6 +81,7 @@ def allocate_shared(module: ir.Module, pointer_bits: PointerBits = pointers_of_6
             size = scratch_bytes(op, pointer_bits)
             if size:
                 users.append(([op], Buffer(index, index, size)))
+        extend_through_loops(module, rings.values())
         users += rings.values()
         total = allocate([buf for _, buf in users])
         for ops, buf in users:
@@ -88,6 +89,30 @@ def allocate_shared(module: ir.Module, pointer_bits: PointerBits = pointers_of_6
                 op.attributes[OFFSET] = tile.i32_attr(buf.offset)
         place_barriers(module, pointer_bits)
         return total
+
+
+def extend_through_loops(module: ir.Module, rings) -> None:
+    """A ring read inside a loop that it was filled before runs again in the next iteration: it
+    lives to the end of that loop, and to the last user of what is read from it."""
+    index = {op: i for i, op in enumerate(walk(module.operation))}
+    last = {}
+    for op, i in index.items():  # the last op inside each enclosing loop
+        parent = op.parent
+        while parent is not None and parent.name != "func.func":
+            if parent.name in ("scf.for", "scf.while"):
+                last[parent] = max(last.get(parent, 0), i)
+            parent = parent.parent
+    for ops, buf in rings:
+        for op in ops:
+            for res in op.results:
+                for use in res.uses:
+                    buf.end = max(buf.end, index.get(use.owner.operation if hasattr(use.owner, "operation")
+                                                     else use.owner, buf.end))
+            parent = op.parent
+            while parent is not None and parent.name != "func.func":
+                if parent in last and index[parent] > buf.start:
+                    buf.end = max(buf.end, last[parent])
+                parent = parent.parent
 
 
 def place_barriers(module: ir.Module, pointer_bits: PointerBits = pointers_of_64_bits) -> None:

@@ -16,6 +16,10 @@ issued ``num_stages - 1`` iterations ahead, into a ring of ``num_stages`` shared
   values are carried again, that many iterations ahead, beside the originals;
 - after the loop, a ``tile.async_wait`` of 0 drains the copies left.
 
+An operand a load before the loop makes for the product alone (attention's ``q``) is copied once,
+before the loop, into a ring of one slot (``hoist_invariant_operands``), instead of being staged
+again by every iteration's product.
+
 The copy writes each slot as the product reads its operands (``codegen.threads.warp_matrix``), so
 the product reads them straight from the ring. A target with asynchronous copies (``cp.async``)
 overlaps them with the products; elsewhere a copy is a load and a store (``DeviceHooks``).
@@ -47,9 +51,57 @@ def pipeline_loops(module: ir.Module, num_stages: int) -> None:
     rings = 0
     with module.context, ir.Location.unknown():
         for loop in [op for op in walk(module.operation) if op.name == "scf.for"]:
+            rings += hoist_invariant_operands(loop, rings)
             stages = ir.IntegerAttr(loop.attributes[STAGES]).value if STAGES in loop.attributes else num_stages
             if stages >= 2:
                 rings += _Loop(loop, stages, rings).pipeline()
+
+
+def hoist_invariant_operands(loop: ir.Operation, first_ring: int) -> int:
+    """An operand of a matrix-instruction product in ``loop`` that a load before the loop makes for
+    it alone (attention's ``q``) is copied once into a ring of one slot, and read there in every
+    iteration, instead of being staged in shared memory by every iteration's product. Return how
+    many rings that makes."""
+    body = loop.regions[0].blocks[0]
+    rings = 0
+    for op in [op.operation for op in body.operations]:
+        if op.name != "tile.dot" or not isinstance(layout_of_type(ir.RankedTensorType(op.results[0].type)), Mma):
+            continue
+        for index in (0, 1):
+            value = op.operands[index]
+            if isinstance(value.owner, ir.Block):
+                continue
+            load = value.owner.operation
+            if load.name != "tile.load" or load.parent != loop.parent or len(list(value.uses)) != 1:
+                continue
+            if len(load.operands) == 3 and not _zero(load.operands[2]):
+                continue
+            ring, slot_bytes = first_ring + rings, _bytes(value.type)
+            ptr = load.operands[0]
+            t = ir.RankedTensorType(ptr.type)
+            with ir.InsertionPoint(load):
+                tile.BarrierOp()  # the ring may reuse bytes an earlier op's threads still read
+                if len(load.operands) >= 2:
+                    mask = load.operands[1]
+                else:
+                    i1 = ir.IntegerType.get_signless(1)
+                    mask = tile.SplatOp(arith.ConstantOp(i1, 1).result,
+                                        ir.RankedTensorType.get(list(t.shape), i1, t.encoding)).result
+                zero = arith.ConstantOp(ir.IntegerType.get_signless(32), 0).result
+                copy = tile.AsyncCopyOp(ptr, mask, zero, tile.i32_attr(slot_bytes))
+                tile.AsyncCommitOp()
+            with ir.InsertionPoint(loop):
+                tile.AsyncWaitOp(tile.i32_attr(0))
+            with ir.InsertionPoint(op):
+                local = tile.LocalLoadOp(arith.ConstantOp(ir.IntegerType.get_signless(32), 0).result,
+                                         tile.i32_attr(slot_bytes), res=value.type)
+            for ring_op in (copy.operation, local.operation):
+                ring_op.attributes[RING] = tile.i32_attr(ring)
+                ring_op.attributes[RING_BYTES] = tile.i32_attr(slot_bytes)
+            op.operands[index] = local.result
+            load.erase()
+            rings += 1
+    return rings
 
 
 def _pure(op: ir.Operation) -> bool:
