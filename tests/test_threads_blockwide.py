@@ -1,0 +1,136 @@
+"""Block-wide ops on the GPU path: ``tl.gather`` and ``tl.histogram`` are raised to ``tile.gather``
+and ``tile.histogram`` (``passes.blockwide``) and lowered through shared memory, so their LLVM IR
+grows with the elements each thread holds, not with the block squared (issue 27); their results,
+run by ``threads_emulator`` with several warps and lanes, match numpy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tritium
+import tritium.language as tl
+from tritium.ir import tile
+from tritium.passes.axis_info import walk
+
+from .test_threads_codegen import nvptx_hooks
+from .test_threads_shape import laid_out
+from .threads_emulator import run
+
+LAUNCHES = [(1, 4), (2, 8), (4, 4)]
+
+
+@tritium.jit
+def gather_kernel(s_ptr, i_ptr, o_ptr, SM: tl.constexpr, SN: tl.constexpr, IM: tl.constexpr, IN: tl.constexpr,
+                  AXIS: tl.constexpr):
+    s = tl.load(s_ptr + tl.arange(0, SM)[:, None] * SN + tl.arange(0, SN)[None, :])
+    offs = tl.arange(0, IM)[:, None] * IN + tl.arange(0, IN)[None, :]
+    tl.store(o_ptr + offs, tl.gather(s, tl.load(i_ptr + offs), AXIS))
+
+
+@tritium.jit
+def gather1d_kernel(s_ptr, i_ptr, o_ptr, S: tl.constexpr, I: tl.constexpr):
+    s = tl.load(s_ptr + tl.arange(0, S))
+    tl.store(o_ptr + tl.arange(0, I), tl.gather(s, tl.load(i_ptr + tl.arange(0, I)), 0))
+
+
+@tritium.jit
+def histogram_kernel(x_ptr, o_ptr, n, M: tl.constexpr, N: tl.constexpr, BINS: tl.constexpr,
+                     MASKED: tl.constexpr):
+    offs = tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :]
+    x = tl.ravel(tl.load(x_ptr + offs))
+    h = tl.histogram(x, BINS, mask=tl.ravel(offs) < n) if MASKED else tl.histogram(x, BINS)
+    tl.store(o_ptr + tl.arange(0, BINS), h)
+
+
+_TYPES = {np.float32: "fp32", np.float16: "fp16", np.int64: "i64", np.int8: "i8", np.int32: "i32"}
+
+
+def _ops(module) -> list[str]:
+    return [op.name for op in walk(module.operation)]
+
+
+def _emulate(kernel, signature, constants, args, num_warps, warp_size, raised: str) -> None:
+    with tile.context():
+        module = laid_out(kernel, signature, constants, num_warps, warp_size)
+        assert raised in _ops(module), "the one-hot form was not raised"
+        run(module, (1,), args, num_warps, warp_size)
+
+
+@pytest.mark.parametrize("num_warps,warp_size", LAUNCHES)
+@pytest.mark.parametrize("axis", [0, 1])
+@pytest.mark.parametrize("dtype,itype", [(np.float32, np.int32), (np.float16, np.int64), (np.int64, np.int32),
+                                         (np.int8, np.int64)])
+def test_gather(num_warps, warp_size, axis, dtype, itype):
+    """Every element read from its index's position, indices outside the axis wrapping as the
+    language defines, for source and index types of every width."""
+    rng = np.random.default_rng(axis)
+    src = (rng.standard_normal((8, 16)) * 50).astype(dtype)
+    index_shape = (4, 16) if axis == 0 else (8, 32)
+    n = src.shape[axis]
+    index = rng.integers(-2 * n, 2 * n, index_shape).astype(itype)
+    out = np.full(index_shape, 7, dtype)
+    _emulate(gather_kernel, {"s_ptr": "*" + _TYPES[dtype], "i_ptr": "*" + _TYPES[itype], "o_ptr": "*" + _TYPES[dtype]},
+             {"SM": 8, "SN": 16, "IM": index_shape[0], "IN": index_shape[1], "AXIS": axis}, [src, index, out],
+             num_warps, warp_size, "tile.gather")
+    np.testing.assert_array_equal(out, np.take_along_axis(src, index % n, axis))
+
+
+@pytest.mark.parametrize("num_warps,warp_size", LAUNCHES)
+def test_gather_1d(num_warps, warp_size):
+    """A 1-D source smaller than the program's threads (held in copies) read by a longer index."""
+    src = np.arange(8, dtype=np.float32) * 1.5
+    index = np.random.default_rng(3).integers(0, 8, 64).astype(np.int32)
+    out = np.full(64, 7, np.float32)
+    _emulate(gather1d_kernel, {"s_ptr": "*fp32", "i_ptr": "*i32", "o_ptr": "*fp32"}, {"S": 8, "I": 64},
+             [src, index, out], num_warps, warp_size, "tile.gather")
+    np.testing.assert_array_equal(out, src[index])
+
+
+@pytest.mark.parametrize("num_warps,warp_size", LAUNCHES)
+@pytest.mark.parametrize("bins,masked", [(2, False), (8, True), (256, True)])
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_histogram(num_warps, warp_size, bins, masked, dtype):
+    """Counts of a ravelled 2-D block, with values below 0 and beyond the bins, a mask, fewer and
+    more bins than threads; each element counted once although several threads may hold it."""
+    x = np.random.default_rng(bins).integers(-3, bins + 3, (4, 16)).astype(dtype)
+    x[0, :5] = bins - 1
+    out = np.full(bins, 7, np.int32)
+    n = 50 if masked else 64
+    _emulate(histogram_kernel, {"x_ptr": "*" + _TYPES[dtype], "o_ptr": "*i32", "n": "i32"},
+             {"M": 4, "N": 16, "BINS": bins, "MASKED": masked}, [x, out, n], num_warps, warp_size, "tile.histogram")
+    kept = x.ravel()[:n]
+    np.testing.assert_array_equal(out, np.bincount(kept[(kept >= 0) & (kept < bins)], minlength=bins))
+
+
+def _llir_lines(kernel, signature, constants) -> int:
+    from tritium.codegen.threads import generate
+
+    hooks = nvptx_hooks()()
+    from tritium_nvptx import compiler
+
+    with tile.context():
+        module = laid_out(kernel, signature, constants, 4, 32)
+        assert not any(t.startswith("tensor") and t.count("x") > 2 for t in map(str, _result_types(module))), \
+            "a block-wide op still holds every pair"
+        return generate(module, hooks, compiler.TRIPLE, compiler.datalayout(), 4).count("\n")
+
+
+def _result_types(module):
+    return [r.type for op in walk(module.operation) for r in op.results]
+
+
+@pytest.mark.parametrize("kernel,signature,small,large", [
+    (gather_kernel, {"s_ptr": "*fp32", "i_ptr": "*i32", "o_ptr": "*fp32"},
+     {"SM": 32, "SN": 32, "IM": 32, "IN": 32, "AXIS": 1}, {"SM": 64, "SN": 64, "IM": 64, "IN": 64, "AXIS": 1}),
+    (gather_kernel, {"s_ptr": "*fp32", "i_ptr": "*i32", "o_ptr": "*fp32"},
+     {"SM": 32, "SN": 32, "IM": 32, "IN": 32, "AXIS": 0}, {"SM": 64, "SN": 64, "IM": 64, "IN": 64, "AXIS": 0}),
+    (histogram_kernel, {"x_ptr": "*i32", "o_ptr": "*i32", "n": "i32"},
+     {"M": 64, "N": 64, "BINS": 2, "MASKED": False}, {"M": 128, "N": 128, "BINS": 2, "MASKED": False}),
+    (histogram_kernel, {"x_ptr": "*i32", "o_ptr": "*i32", "n": "i32"},
+     {"M": 64, "N": 64, "BINS": 64, "MASKED": True}, {"M": 128, "N": 128, "BINS": 64, "MASKED": True}),
+], ids=["gather-axis1", "gather-axis0", "histogram-2", "histogram-64-masked"])
+def test_ir_grows_with_elements_per_thread(kernel, signature, small, large):
+    """Four times the elements, at most about four times the nvptx LLVM IR (it grew with the
+    square: a histogram of a 128x128 block in 2 bins gave 37,700 lines, of a 64x64 block 4,900)."""
+    assert _llir_lines(kernel, signature, large) <= 4.5 * _llir_lines(kernel, signature, small)
