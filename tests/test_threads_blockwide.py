@@ -43,7 +43,8 @@ def histogram_kernel(x_ptr, o_ptr, n, M: tl.constexpr, N: tl.constexpr, BINS: tl
     tl.store(o_ptr + tl.arange(0, BINS), h)
 
 
-_TYPES = {np.float32: "fp32", np.float16: "fp16", np.int64: "i64", np.int8: "i8", np.int32: "i32"}
+_TYPES = {np.float32: "fp32", np.float16: "fp16", np.int64: "i64", np.int8: "i8", np.int16: "i16", np.int32: "i32",
+          np.uint8: "u8"}
 
 
 def _ops(module) -> list[str]:
@@ -60,10 +61,11 @@ def _emulate(kernel, signature, constants, args, num_warps, warp_size, raised: s
 @pytest.mark.parametrize("num_warps,warp_size", LAUNCHES)
 @pytest.mark.parametrize("axis", [0, 1])
 @pytest.mark.parametrize("dtype,itype", [(np.float32, np.int32), (np.float16, np.int64), (np.int64, np.int32),
-                                         (np.int8, np.int64)])
+                                         (np.int8, np.int64), (np.float32, np.int8), (np.int16, np.int16)])
 def test_gather(num_warps, warp_size, axis, dtype, itype):
     """Every element read from its index's position, indices outside the axis wrapping as the
-    language defines, for source and index types of every width."""
+    language defines, for source and index types of every width (narrow indices are compared
+    widened)."""
     rng = np.random.default_rng(axis)
     src = (rng.standard_normal((8, 16)) * 50).astype(dtype)
     index_shape = (4, 16) if axis == 0 else (8, 32)
@@ -89,12 +91,14 @@ def test_gather_1d(num_warps, warp_size):
 
 @pytest.mark.parametrize("num_warps,warp_size", LAUNCHES)
 @pytest.mark.parametrize("bins,masked", [(2, False), (8, True), (256, True)])
-@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.int8, np.uint8])
 def test_histogram(num_warps, warp_size, bins, masked, dtype):
     """Counts of a ravelled 2-D block, with values below 0 and beyond the bins, a mask, fewer and
-    more bins than threads; each element counted once although several threads may hold it."""
-    x = np.random.default_rng(bins).integers(-3, bins + 3, (4, 16)).astype(dtype)
-    x[0, :5] = bins - 1
+    more bins than threads, narrow signed and unsigned integers; each element counted once although several threads may hold it."""
+    info = np.iinfo(dtype)
+    x = np.random.default_rng(bins).integers(max(-3, info.min), min(bins + 3, info.max), (4, 16)).astype(dtype)
+    x[0, :5] = min(bins - 1, info.max)
+    x[1, :3] = info.max  # 255 as u8 is a bin of 256, -1 as i8 is none
     out = np.full(bins, 7, np.int32)
     n = 50 if masked else 64
     _emulate(histogram_kernel, {"x_ptr": "*" + _TYPES[dtype], "o_ptr": "*i32", "n": "i32"},

@@ -21,11 +21,13 @@ are removed.
 from __future__ import annotations
 
 from ..ir import tile
-from ..ir.mlir import ir
+from ..ir.mlir import arith, ir
 from .axis_info import walk
 
 #: casts that keep the values of a non-negative range
 _WIDENING = ("arith.extsi", "arith.extui", "arith.index_cast")
+#: integer extensions of a compared value that a raised op takes on its unexpanded operand
+_EXTENSIONS = {"arith.extsi": arith.ExtSIOp, "arith.extui": arith.ExtUIOp}
 #: ops a match may leave unused; they have no side effects
 _REMOVABLE = ("arith.", "tile.broadcast", "tile.expand_dims", "tile.splat", "tile.make_range")
 
@@ -33,16 +35,14 @@ _REMOVABLE = ("arith.", "tile.broadcast", "tile.expand_dims", "tile.splat", "til
 def raise_blockwide(module: ir.Module) -> None:
     """Replace the one-hot gathers and histograms of ``module`` (a ``tile-opt`` module, in place)."""
     with module.context, ir.Location.unknown():
-        raised = False
         for op in [op for op in walk(module.operation) if op.name == "tile.reduce"]:
-            raised |= _raise(op)
-        if raised:
-            _remove_unused(module)
+            _raise(op)
+        _remove_unused(module)
 
 
-def _raise(op: ir.Operation) -> bool:
+def _raise(op: ir.Operation) -> None:
     if len(op.operands) != 1:
-        return False
+        return
     combine = _combine(op)
     axis = ir.IntegerAttr(op.attributes["axis"]).value
     if combine == "arith.ori":
@@ -50,12 +50,10 @@ def _raise(op: ir.Operation) -> bool:
     elif combine == "arith.addi":
         new = _histogram(op, axis)
     else:
-        return False
-    if new is None:
-        return False
-    op.results[0].replace_all_uses_with(new)
-    op.erase()
-    return True
+        return
+    if new is not None:
+        op.results[0].replace_all_uses_with(new)
+        op.erase()
 
 
 def _combine(op: ir.Operation) -> str | None:
@@ -107,14 +105,25 @@ def _histogram(op: ir.Operation, axis: int) -> ir.Value | None:
 
 
 def _compared_with_range(cond: ir.Value, dim: int, n: int) -> ir.Value | None:
-    """``X`` where ``cond`` is ``expand_dims(X, dim) == range(0, n)`` along ``dim`` (either order)."""
+    """``X`` where ``cond`` is ``expand_dims(X, dim) == range(0, n)`` along ``dim`` (either order);
+    a sign or zero extension of the expanded ``X`` (a narrow integer compared with the i32 range)
+    is made on ``X`` instead, before ``cond``."""
     cmp = _owner(cond, "arith.cmpi")
     if cmp is None or ir.IntegerAttr(cmp.attributes["predicate"]).value != 0:  # 0: eq
         return None
     for a, b in (tuple(cmp.operands), tuple(cmp.operands)[::-1]):
+        if not _is_range(b, dim, n):
+            continue
         x = _expanded(a, dim)
-        if x is not None and _is_range(b, dim, n):
+        if x is not None:
             return x
+        cast = next((_owner(_unbroadcast(a), name) for name in _EXTENSIONS if _owner(_unbroadcast(a), name)), None)
+        x = _expanded(cast.operands[0], dim) if cast is not None else None
+        if x is not None:
+            elem = ir.RankedTensorType(cast.results[0].type).element_type
+            with ir.InsertionPoint(cmp):
+                return _EXTENSIONS[cast.name](ir.RankedTensorType.get(ir.RankedTensorType(x.type).shape, elem), x,
+                                              loc=cast.location).result
     return None
 
 
