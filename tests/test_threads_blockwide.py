@@ -43,6 +43,37 @@ def histogram_kernel(x_ptr, o_ptr, n, M: tl.constexpr, N: tl.constexpr, BINS: tl
     tl.store(o_ptr + tl.arange(0, BINS), h)
 
 
+@tritium.jit
+def loop_kernel(x_ptr, i_ptr, o_ptr, h_ptr, N: tl.constexpr, BINS: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, N))
+    index = tl.load(i_ptr + tl.arange(0, N))
+    acc = tl.zeros((BINS,), tl.int32)
+    for k in range(3):
+        acc += tl.histogram(index + k, BINS)
+        x = tl.gather(x, index, 0)
+    tl.store(h_ptr + tl.arange(0, BINS), acc)
+    tl.store(o_ptr + tl.arange(0, N), x)
+
+
+@tritium.jit
+def _or(a, b):
+    return a | b
+
+
+@tritium.jit
+def idiom_kernel(x_ptr, s_ptr, o_ptr, h_ptr, N: tl.constexpr, BINS: tl.constexpr, BROADCAST: tl.constexpr):
+    """A user's own one-hot histogram and gather; with BROADCAST, of one value broadcast along the
+    counted dimension (which must not be raised: it counts N times)."""
+    x = tl.load(x_ptr + tl.arange(0, N))
+    if BROADCAST:
+        hit = tl.max(x[:, None], 0)[:, None] == tl.broadcast_to(tl.arange(0, BINS)[None, :], (N, BINS))
+    else:
+        hit = x[:, None] == tl.arange(0, BINS)[None, :]
+    tl.store(h_ptr + tl.arange(0, BINS), tl.sum(hit.to(tl.int32), 0))
+    picked = tl.where(hit, tl.load(s_ptr + tl.arange(0, BINS))[None, :], 0)
+    tl.store(o_ptr + tl.arange(0, N), tl.reduce(picked, 1, _or))
+
+
 _TYPES = {np.float32: "fp32", np.float16: "fp16", np.int64: "i64", np.int8: "i8", np.int16: "i16", np.int32: "i32",
           np.uint8: "u8"}
 
@@ -105,6 +136,47 @@ def test_histogram(num_warps, warp_size, bins, masked, dtype):
              {"M": 4, "N": 16, "BINS": bins, "MASKED": masked}, [x, out, n], num_warps, warp_size, "tile.histogram")
     kept = x.ravel()[:n]
     np.testing.assert_array_equal(out, np.bincount(kept[(kept >= 0) & (kept < bins)], minlength=bins))
+
+
+@pytest.mark.parametrize("num_warps,warp_size", LAUNCHES)
+def test_in_a_loop(num_warps, warp_size):
+    """Gathers and histograms that reuse their scratch in every iteration (the layout stage puts a
+    barrier between an iteration's reads and the next one's writes)."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal(32).astype(np.float32)
+    index = rng.integers(0, 32, 32).astype(np.int32)
+    out, hist = np.full(32, 7, np.float32), np.full(16, 7, np.int32)
+    with tile.context():
+        module = laid_out(loop_kernel, {"x_ptr": "*fp32", "i_ptr": "*i32", "o_ptr": "*fp32", "h_ptr": "*i32"},
+                          {"N": 32, "BINS": 16}, num_warps, warp_size)
+        assert {"tile.gather", "tile.histogram"} <= set(_ops(module))
+        run(module, (1,), [x, index, out, hist], num_warps, warp_size)
+    want_x, want_h = x, np.zeros(16, np.int64)
+    for k in range(3):
+        want_h += np.bincount((index + k)[index + k < 16], minlength=16)
+        want_x = want_x[index]
+    np.testing.assert_array_equal(out, want_x)
+    np.testing.assert_array_equal(hist, want_h)
+
+
+@pytest.mark.parametrize("broadcast", [False, True])
+def test_user_written_one_hot(broadcast):
+    """The one-hot forms written by hand are raised where they are a histogram and a gather (an
+    index outside the source selects nothing: 0), and left alone where a value is broadcast."""
+    rng = np.random.default_rng(7)
+    x = rng.integers(-2, 10, 32).astype(np.int32)
+    src = rng.integers(1, 100, 8).astype(np.int32)
+    out, hist = np.full(32, 7, np.int32), np.full(8, 7, np.int32)
+    with tile.context():
+        module = laid_out(idiom_kernel, {"x_ptr": "*i32", "s_ptr": "*i32", "o_ptr": "*i32", "h_ptr": "*i32"},
+                          {"N": 32, "BINS": 8, "BROADCAST": broadcast}, 2, 8)
+        assert ({"tile.gather", "tile.histogram"} & set(_ops(module))) == (set() if broadcast else
+                                                                           {"tile.gather", "tile.histogram"})
+        run(module, (1,), [x, src, out, hist], 2, 8)
+    values = np.full(32, x.max()) if broadcast else x
+    inside = (values >= 0) & (values < 8)
+    np.testing.assert_array_equal(hist, np.bincount(values[inside], minlength=8))
+    np.testing.assert_array_equal(out, np.where(inside, src[np.clip(values, 0, 7)], 0))
 
 
 def _llir_lines(kernel, signature, constants) -> int:

@@ -73,18 +73,17 @@ def _gather(op: ir.Operation, k: int) -> ir.Value | None:
     n = ir.RankedTensorType(values.type).shape[k]
     position = _compared_with_range(cond, k, n)
     source = _expanded(values, k - 1)
-    res = op.results[0]
-    if position is None or source is None or not _is_tensor(position) or \
-            ir.RankedTensorType(position.type).shape != ir.RankedTensorType(res.type).shape or \
-            not isinstance(ir.RankedTensorType(position.type).element_type, ir.IntegerType):
+    shape = list(ir.RankedTensorType(op.results[0].type).shape)
+    if position is None or source is None or _shape(position) != shape or \
+            _shape(source) != shape[:k - 1] + [n] + shape[k:]:  # not broadcast along another dimension
         return None
     with ir.InsertionPoint(op):
-        return tile.GatherOp(source, position, tile.i32_attr(k - 1), res.type, loc=op.location).res
+        return tile.GatherOp(source, position, tile.i32_attr(k - 1), op.results[0].type, loc=op.location).res
 
 
 def _histogram(op: ir.Operation, axis: int) -> ir.Value | None:
     ext = _owner(op.operands[0], "arith.extui")
-    if axis != 0 or ext is None:
+    if axis != 0 or ext is None or len(_shape(ext.result)) != 2:
         return None
     hit, mask = ext.operands[0], None
     both = _owner(hit, "arith.andi")
@@ -96,10 +95,10 @@ def _histogram(op: ir.Operation, axis: int) -> ir.Value | None:
                 break
         else:
             return None
-    bins = ir.RankedTensorType(op.operands[0].type).shape[1]
+    n, bins = ir.RankedTensorType(op.operands[0].type).shape
     values = _compared_with_range(hit, 1, bins)
-    if values is None or not _is_tensor(values) or ir.RankedTensorType(values.type).rank != 1:
-        return None
+    if values is None or _shape(values) != [n] or (mask is not None and _shape(mask) != [n]):
+        return None  # a value broadcast along the counted dimension counts several times
     with ir.InsertionPoint(op):
         return tile.HistogramOp(values, mask=mask, res=op.results[0].type, loc=op.location).res
 
@@ -178,6 +177,10 @@ def _is_zero(value: ir.Value) -> bool:
         return attr.value == 0
     dense = ir.DenseElementsAttr(attr) if _is_tensor(value) else None
     return dense is not None and dense.is_splat and ir.IntegerAttr(dense.get_splat_value()).value == 0
+
+
+def _shape(value: ir.Value) -> list[int] | None:
+    return list(ir.RankedTensorType(value.type).shape) if _is_tensor(value) else None
 
 
 def _is_tensor(value: ir.Value) -> bool:
