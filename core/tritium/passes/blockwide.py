@@ -41,6 +41,7 @@ def raise_blockwide(module: ir.Module) -> None:
 
 
 def _raise(op: ir.Operation) -> None:
+    """Replace the reduction ``op`` by the op it computes, if it is one of the patterns."""
     if len(op.operands) != 1:
         return
     combine = _combine(op)
@@ -60,12 +61,14 @@ def _combine(op: ir.Operation) -> str | None:
     """The name of the reduction's combine op when it is one op of its two arguments."""
     block = op.regions[0].blocks[0]
     ops = [o.operation for o in block.operations]
-    if len(ops) == 2 and set(ops[0].operands) == set(block.arguments) and len(block.arguments) == 2:
+    if len(ops) == 2 and len(block.arguments) == 2 and set(ops[0].operands) == set(block.arguments) \
+            and list(ops[1].operands) == [ops[0].result]:
         return ops[0].name
     return None
 
 
 def _gather(op: ir.Operation, k: int) -> ir.Value | None:
+    """``tile.gather`` for an or-reduction along ``k`` of a one-hot select, else None."""
     select = _owner(op.operands[0], "arith.select")
     if k < 1 or select is None or not _is_zero(select.operands[2]):
         return None
@@ -82,6 +85,7 @@ def _gather(op: ir.Operation, k: int) -> ir.Value | None:
 
 
 def _histogram(op: ir.Operation, axis: int) -> ir.Value | None:
+    """``tile.histogram`` for a sum along 0 of one-hot matches (and a mask), else None."""
     ext = _owner(op.operands[0], "arith.extui")
     if axis != 0 or ext is None or len(_shape(ext.result)) != 2:
         return None
@@ -116,7 +120,8 @@ def _compared_with_range(cond: ir.Value, dim: int, n: int) -> ir.Value | None:
         x = _expanded(a, dim)
         if x is not None:
             return x
-        cast = next((_owner(_unbroadcast(a), name) for name in _EXTENSIONS if _owner(_unbroadcast(a), name)), None)
+        inner = _unbroadcast(a)
+        cast = next((c for c in (_owner(inner, name) for name in _EXTENSIONS) if c is not None), None)
         x = _expanded(cast.operands[0], dim) if cast is not None else None
         if x is not None:
             elem = ir.RankedTensorType(cast.results[0].type).element_type
