@@ -19,7 +19,6 @@ from llvmlite import ir as ll
 from ...ir.mlir import ir
 from ..types import memory_type
 from .indexing import I32, row_major
-from .memory import MAX_VECTOR_BYTES
 
 
 class BlockwideOps:
@@ -32,24 +31,17 @@ class BlockwideOps:
         shape = tuple(src.type.shape)
         elem = self.lltype(res.type)
         mem = memory_type(elem)
-        offset = self.shared_offset(op)
-        limit = max(1, min(MAX_VECTOR_BYTES, offset & -offset if offset else MAX_VECTOR_BYTES)
-                    // self.element_bytes(mem))
         base = self.scratch(op)
         b = self.b
-        self.to_scratch(base, self.distribution(src.type), self.env[src], mem, limit)
+        self.to_scratch(base, self.distribution(src.type), self.env[src], mem, self.scratch_vector(op, mem))
         self.hooks.barrier(b)
         n = shape[axis]
         zero = ll.Constant(elem, None)
         out = []
         for r, position in enumerate(self.env[index]):
             inside = b.icmp_unsigned("<", position, ll.Constant(position.type, n))
-            if position.type.width > 32:
-                position = b.trunc(position, I32)
-            elif position.type.width < 32:
-                position = b.zext(position, I32)
             coords = self.index.coordinates(b, dist, r)
-            coords[axis] = b.and_(position, ll.Constant(I32, n - 1))
+            coords[axis] = b.and_(_resize(b, position, I32), ll.Constant(I32, n - 1))
             address = b.gep(base, [row_major(b, coords, shape)], source_etype=mem)
             out.append(b.select(inside, self.from_memory(b.load(address, typ=mem), elem), zero))
         self.env[res] = out
@@ -72,12 +64,17 @@ class BlockwideOps:
                 if also is not None:
                     hit = b.and_(hit, also)
             with b.if_then(hit):
-                position = value if value.type == I32 else (
-                    b.trunc(value, I32) if value.type.width > 32 else b.zext(value, I32))
-                self.hooks.shared_atomic_add(b, b.gep(base, [position], source_etype=I32), ll.Constant(I32, 1))
+                address = b.gep(base, [_resize(b, value, I32)], source_etype=I32)
+                self.hooks.shared_atomic_add(b, address, ll.Constant(I32, 1))
         self.hooks.barrier(b)
         out = []
         for r in range(counts.registers):
             count = b.load(b.gep(base, [self.index.linear_index(b, counts, r)], source_etype=I32), typ=I32)
-            out.append(count if elem == I32 else b.trunc(count, elem) if elem.width < 32 else b.zext(count, elem))
+            out.append(_resize(b, count, elem))
         self.env[res] = out
+
+
+def _resize(b: ll.IRBuilder, value: ll.Value, to: ll.IntType) -> ll.Value:
+    """The non-negative integer ``value`` as a ``to`` (truncated or zero-extended)."""
+    width = value.type.width
+    return value if width == to.width else b.trunc(value, to) if width > to.width else b.zext(value, to)

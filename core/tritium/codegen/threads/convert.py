@@ -29,9 +29,7 @@ class Conversions:
         elem = self.lltype(res.type)
         mem = memory_type(elem)
         size = self.element_bytes(mem)
-        offset = self.shared_offset(op)
-        aligned = min(MAX_VECTOR_BYTES, offset & -offset) if offset else MAX_VECTOR_BYTES
-        limit = max(1, min(MAX_VECTOR_BYTES, aligned) // size)
+        limit = self.scratch_vector(op, mem)
         base = self.scratch(op)
         b = self.b
         self.to_scratch(base, source, self.env[src], mem, limit)
@@ -43,6 +41,13 @@ class Conversions:
             out += [self.from_memory(v, elem)
                     for v in self.unpack(b.load(address, typ=vector_of(mem, w), align=w * size), w)]
         self.env[res] = out
+
+    def scratch_vector(self, op: ir.Operation, mem: ll.Type) -> int:
+        """The most ``mem`` elements one access of ``op``'s scratch moves: 16 bytes, as far as the
+        scratch offset's alignment allows."""
+        offset = self.shared_offset(op)
+        aligned = min(MAX_VECTOR_BYTES, offset & -offset) if offset else MAX_VECTOR_BYTES
+        return max(1, aligned // self.element_bytes(mem))
 
     def to_scratch(self, base: ll.Value, dist: Distribution, values: list[ll.Value], mem: ll.Type,
                    limit: int) -> None:
