@@ -123,6 +123,11 @@ class DeviceHooks(MathHooks):
         """One compare-and-swap of integers at the global ``ptr``; returns the old value."""
         return atomics.llvm_cas(b, ptr, cmp, val, sem, self.sync_scope(scope))
 
+    def shared_atomic_add(self, b: ll.IRBuilder, ptr: ll.Value, val: ll.Value) -> None:
+        """Add the integer ``val`` to the shared-memory ``ptr`` atomically among the program's threads
+        (``tl.histogram``'s counters); LLVM's relaxed ``atomicrmw add`` by default."""
+        b.atomic_rmw("add", ptr, val, "monotonic")
+
     def inline_asm(self, b: ll.IRBuilder, ftype: ll.FunctionType, asm: str, constraints: str,
                    args: list[ll.Value], pure: bool) -> ll.Value | None:
         """Call the foreign assembly ``asm`` (``tl.inline_asm_elementwise``, written for this target's

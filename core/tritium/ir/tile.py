@@ -161,6 +161,30 @@ class FlipOp(Tile.Operation, name="flip", traits=[Pure]):
 REINDEXING = frozenset({"tile.reshape", "tile.trans", "tile.join", "tile.split", "tile.flip"})
 
 
+# Block-wide selection ops. The language writes ``tl.gather`` and ``tl.histogram`` as one-hot
+# comparisons that every target runs; a GPU target raises them to these ops
+# (``passes.blockwide``), whose code grows with the elements per thread, not with the block squared.
+
+
+class GatherOp(Tile.Operation, name="gather", traits=[Pure]):
+    """``res[i] = src[i with dimension axis replaced by index[i]]``; 0 where ``index[i]`` is outside
+    ``[0, src.shape[axis])``. ``index`` has the result's shape; ``src`` matches it off ``axis``."""
+
+    src: Operand[Any] = operand()
+    index: Operand[Any] = operand()
+    axis: ir.IntegerAttr
+    res: Result[Any] = result()
+
+
+class HistogramOp(Tile.Operation, name="histogram", traits=[Pure]):
+    """``res[b]``: how many elements of the 1-D ``src`` equal ``b`` (where ``mask`` is true, when
+    given), for every bin ``b`` of the 1-D integer result."""
+
+    src: Operand[Any] = operand()
+    mask: Operand[Any] | None = None
+    res: Result[Any] = result(kw_only=True)
+
+
 class AddPtrOp(Tile.Operation, name="addptr", traits=[Pure]):
     """``ptr + offset`` elements (not bytes); scalars, or tensors of one shape."""
 

@@ -21,6 +21,10 @@ The rules, as in Triton:
   and gives its result, the instruction's layout (``#tile.mma``); any other ``tile.dot`` gives its
   accumulator's layout. Its operands A and B pass through shared memory, so they stay in whatever
   layout they come (``codegen.threads.dot``, ``codegen.threads.warp_matrix``);
+- ``tile.gather`` gives its index's layout, its source stays in whatever layout it comes;
+  ``tile.histogram`` gives the 1-D default, its mask converted to its source's layout (both pass
+  through shared memory: ``codegen.threads.blockwide``; a GPU's one-hot gathers and histograms
+  are raised to these ops before layouts, by ``passes.blockwide``);
 - ``tile.map_elementwise`` with ``pack`` > 1 takes its operands in, and gives its results, a layout
   whose threads hold runs of ``pack`` elements along the last dimension (``packed``);
 - elementwise ops take the layout of their first operand that is not *free* (made from nothing,
@@ -177,6 +181,12 @@ class _Propagation:
             for res in op.results:
                 self.set(res, layout)
             return
+        if name == "tile.gather":
+            return self.set(op.result, self.layouts[op.operands[1]])
+        if name == "tile.histogram":
+            for i in tensors[1:]:
+                self.need(op, i, self.layouts[op.operands[0]])
+            return self.set(op.result, None)
         if name == "tile.map_elementwise" and ir.IntegerAttr(op.attributes["pack"]).value > 1:
             return self.packed(op, tensors, ir.IntegerAttr(op.attributes["pack"]).value)
         if name == "tile.dot":

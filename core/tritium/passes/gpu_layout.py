@@ -3,6 +3,7 @@
 Target-neutral: a GPU target gives its warp (wave) size, the launch options give ``num_warps``.
 In order:
 
+0. one-hot gathers and histograms become ``tile.gather``/``tile.histogram`` (``passes.blockwide``);
 1. the axis analysis (``passes.axis_info``) and the memory accesses choose one blocked layout per
    tensor rank (``layout.choose``);
 2. every tensor gets a layout, ``tile.convert_layout`` where producer and consumer disagree
@@ -25,6 +26,7 @@ from ..layout.choose import default_layouts
 from ..layout.matrix import MatrixUnit
 from ..layout.propagate import propagate_layouts
 from .axis_info import analyze
+from .blockwide import raise_blockwide
 from .convert_layout import remove_conversions
 from .shared_memory import allocate_shared
 from .software_pipeline import pipeline_loops
@@ -40,6 +42,7 @@ def assign_gpu_layouts(module: ir.Module, num_warps: int, warp_size: int,
     for what, n in (("num_warps", num_warps), ("warp size", warp_size)):
         if n < 1 or n & (n - 1):
             raise TritiumError(f"{what} must be a power of two, not {n}")
+    raise_blockwide(module)
     with module.context, ir.Location.unknown():
         defaults = default_layouts(module, analyze(module), num_warps, warp_size, pointer_bits)
         propagate_layouts(module, defaults, matrix_unit)

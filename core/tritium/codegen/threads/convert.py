@@ -9,6 +9,7 @@ far as the scratch offset's alignment allows. Two types of the same distribution
 
 from __future__ import annotations
 
+from llvmlite import ir as ll
 
 from ...ir.mlir import ir
 from ...layout.distributed import Distribution
@@ -28,16 +29,10 @@ class Conversions:
         elem = self.lltype(res.type)
         mem = memory_type(elem)
         size = self.element_bytes(mem)
-        offset = self.shared_offset(op)
-        aligned = min(MAX_VECTOR_BYTES, offset & -offset) if offset else MAX_VECTOR_BYTES
-        limit = max(1, min(MAX_VECTOR_BYTES, aligned) // size)
+        limit = self.scratch_vector(op, mem)
         base = self.scratch(op)
         b = self.b
-        values = self.env[src]
-        w = self.row_vector_width(source, limit)
-        for r0 in range(0, source.registers, w):
-            address = b.gep(base, [self.index.linear_index(b, source, r0)], source_etype=mem)
-            b.store(self.to_memory(self.pack(values[r0:r0 + w])), address, align=w * size)
+        self.to_scratch(base, source, self.env[src], mem, limit)
         self.hooks.barrier(b)
         w = self.row_vector_width(target, limit)
         out = []
@@ -46,6 +41,23 @@ class Conversions:
             out += [self.from_memory(v, elem)
                     for v in self.unpack(b.load(address, typ=vector_of(mem, w), align=w * size), w)]
         self.env[res] = out
+
+    def scratch_vector(self, op: ir.Operation, mem: ll.Type) -> int:
+        """The most ``mem`` elements one access of ``op``'s scratch moves: 16 bytes, as far as the
+        scratch offset's alignment allows."""
+        offset = self.shared_offset(op)
+        aligned = min(MAX_VECTOR_BYTES, offset & -offset) if offset else MAX_VECTOR_BYTES
+        return max(1, aligned // self.element_bytes(mem))
+
+    def to_scratch(self, base: ll.Value, dist: Distribution, values: list[ll.Value], mem: ll.Type,
+                   limit: int) -> None:
+        """Store a tensor's registers at their row-major positions from ``base`` (elements of
+        ``mem``), as vectors of up to ``limit`` elements; threads holding copies write the same."""
+        b, size = self.b, self.element_bytes(mem)
+        w = self.row_vector_width(dist, limit)
+        for r0 in range(0, dist.registers, w):
+            address = b.gep(base, [self.index.linear_index(b, dist, r0)], source_etype=mem)
+            b.store(self.to_memory(self.pack(values[r0:r0 + w])), address, align=w * size)
 
     @staticmethod
     def row_vector_width(dist: Distribution, limit: int) -> int:

@@ -22,7 +22,6 @@ from ...ir.mlir import ir
 from ...layout.reindexed import register_map
 from ..reindex import Reindex, value
 from ..types import memory_type, vector_of
-from .memory import MAX_VECTOR_BYTES
 
 
 class ShapeOps:
@@ -38,8 +37,7 @@ class ShapeOps:
         elem = self.lltype(res.type)
         mem = memory_type(elem)
         size = self.element_bytes(mem)
-        offset = self.shared_offset(op)
-        limit = max(1, min(MAX_VECTOR_BYTES, offset & -offset if offset else MAX_VECTOR_BYTES) // size)
+        limit = self.scratch_vector(op, mem)
         base = self.scratch(op)
         b = self.b
         numel = math.prod(m.src_shape)

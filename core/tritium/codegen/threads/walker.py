@@ -5,8 +5,8 @@ thread holds, one per register of its distribution (``tritium.layout.distributed
 holds the element at ``Distribution.coordinates(lane, warp)[r]``. Elementwise ops therefore apply
 per register, shape ops re-index registers of the same thread, and only memory, reductions and
 layout conversions need to know where the registers lie (``indexing``). The op lowerings that need
-more than a few lines live in mixins: ``memory``, ``atomics``, ``reduce``, ``scan``, ``convert``, ``dot``,
-``inline_asm``, ``map_elementwise`` and ``control_flow``.
+more than a few lines live in mixins: ``memory``, ``atomics``, ``reduce``, ``scan``, ``convert``,
+``blockwide``, ``dot``, ``inline_asm``, ``map_elementwise`` and ``control_flow``.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from .. import elementwise
 from ..device import DeviceHooks
 from ..types import llvm_type, memory_type
 from .atomics import Atomics
+from .blockwide import BlockwideOps
 from .control_flow import ControlFlow
 from .convert import Conversions
 from .debug import DebugOps
@@ -50,8 +51,8 @@ def is_tensor(t: ir.Type) -> bool:
     return isinstance(t, ir.RankedTensorType)
 
 
-class Walker(ControlFlow, Memory, Atomics, Reductions, Scans, Conversions, ShapeOps, Dots, WarpMatrixDots, Rings,
-             DebugOps, InlineAsm, MapElementwise):
+class Walker(ControlFlow, Memory, Atomics, Reductions, Scans, Conversions, ShapeOps, BlockwideOps, Dots,
+             WarpMatrixDots, Rings, DebugOps, InlineAsm, MapElementwise):
     """Builds the LLVM kernel of one ``func.func`` (see the module docstring)."""
 
     def __init__(self, func_op: ir.Operation, module: ll.Module, hooks: DeviceHooks, num_warps: int,
@@ -281,6 +282,8 @@ _LOWERINGS = {
     "tile.inline_asm": Walker.emit_inline_asm,
     "tile.map_elementwise": Walker.emit_map_elementwise,
     "tile.convert_layout": Walker.emit_convert_layout,
+    "tile.gather": Walker.emit_gather,
+    "tile.histogram": Walker.emit_histogram,
     **{name: Walker.emit_reindex for name in tile.REINDEXING},
     "tile.barrier": Walker.emit_barrier,
     "tile.async_copy": Walker.emit_async_copy,
