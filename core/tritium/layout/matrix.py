@@ -58,9 +58,13 @@ def warp_grid(tiles_m: int, tiles_n: int, warps: int, mma: "WarpMatrixOp") -> tu
     return best[1:] if best else None
 
 
-def mma_layout(op: ir.Operation, matrix_unit: MatrixUnit | None, num_warps: int) -> Mma | None:
+def mma_layout(op: ir.Operation, matrix_unit: MatrixUnit | None, num_warps: int, a_layout=None) -> Mma | None:
     """The accumulator layout of ``op`` on the target's matrix instruction; None where the FMA path
-    runs it (no instruction, extents the tiles do not divide, too few tiles for the warps)."""
+    runs it (no instruction, extents the tiles do not divide, too few tiles for the warps).
+
+    Chained products (attention's ``p @ v`` of ``p = softmax(q @ k^T)``) split the warps along M
+    only, each warp holding whole rows: the first's result then holds in every lane the second's A
+    fragments (``chained``), which it reads from registers. ``a_layout`` is the layout A arrives in."""
     if matrix_unit is None or op.name != "tile.dot" or not matrix_unit_candidate(op):
         return None
     mma = instruction(op, matrix_unit)
@@ -69,8 +73,31 @@ def mma_layout(op: ir.Operation, matrix_unit: MatrixUnit | None, num_warps: int)
     (m, k), n = ir.RankedTensorType(op.operands[0].type).shape, ir.RankedTensorType(op.operands[1].type).shape[1]
     if m % mma.m or n % mma.n or k % mma.k:
         return None
+    rows_only = (num_warps, 1) if (m // mma.m) % num_warps == 0 else None
+    if rows_only and (chained(op) or (isinstance(a_layout, Mma) and a_layout.warps_per_cta == rows_only)):
+        return Mma((mma.m, mma.n), rows_only, mma.c)
     grid = warp_grid(m // mma.m, n // mma.n, num_warps, mma)
     return Mma((mma.m, mma.n), grid, mma.c) if grid else None
+
+
+#: ops through which a product's result may reach another product's A elementwise
+_ELEMENTWISE_PREFIXES = ("arith.", "math.")
+
+
+def chained(op: ir.Operation) -> bool:
+    """Whether ``op``'s result reaches operand A of another ``tile.dot`` through elementwise ops
+    (a row-wise softmax, a cast), every use of it on the way an elementwise op or that product."""
+    work, seen = [op.results[0]], set()
+    while work:
+        value = work.pop()
+        for use in value.uses:
+            user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
+            if user.name == "tile.dot" and use.operand_number == 0:
+                return True
+            if user.name.startswith(_ELEMENTWISE_PREFIXES) and user not in seen:
+                seen.add(user)
+                work.extend(user.results)
+    return False
 
 
 def operand_distribution(layout: Mma, mma: "WarpMatrixOp", operand: int, shape: tuple[int, int]) -> Distribution:

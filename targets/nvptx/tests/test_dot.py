@@ -179,9 +179,10 @@ def test_two_products_through_one_scratch_each_load_their_own_operands(target, c
     k = compile_specialized(core_kernels("dots").attention_block_kernel, target, types, {"M": 64, "N": 32, "D": 32},
                             {n: "D" for n in types}, {"num_warps": 4})
     ptx = k.asm["ptx"]
-    # each product: 2 x 2 tiles a warp, 2 K steps; per step an x4 load for each of the 2 A tiles, one for B
+    # chained products: the warps split M only, 1 x 4 tiles a warp, 2 K steps. Per step the first
+    # reads an x4 load of A and two of B; the second takes A from the first's registers, B as two
     assert len(re.findall(r"\bmma\.sync\.aligned", ptx)) == 2 * 8
-    assert len(re.findall(r"\bldmatrix\.sync\.aligned", ptx)) == 2 * 6
+    assert len(re.findall(r"\bldmatrix\.sync\.aligned", ptx)) == 2 * 3 + 2 * 2
 
 
 def test_a_transposed_operand_is_stored_transposed_and_read_by_block_loads(target, core_kernels, threads_emulator):
@@ -197,8 +198,8 @@ def test_a_transposed_operand_is_stored_transposed_and_read_by_block_loads(targe
     types = {"q_ptr": "*fp16", "k_ptr": "*fp16", "v_ptr": "*fp16", "out_ptr": "*fp32"}
     compiled = compile_specialized(core_kernels("dots").attention_block_kernel, target, types,
                                    {"M": m, "N": n, "D": d}, {n_: "D" for n_ in types}, {"num_warps": 4})
-    # per product 2 K steps, each one x4 load of the warp's 2 B tiles: only p @ v's B is transposed
-    assert len(re.findall(r"ldmatrix\.sync\.aligned\.m8n8\.x4\.trans", compiled.asm["ptx"])) == 2
+    # per product 2 K steps, each two x4 loads of the warp's 4 B tiles: only p @ v's B is transposed
+    assert len(re.findall(r"ldmatrix\.sync\.aligned\.m8n8\.x4\.trans", compiled.asm["ptx"])) == 4
     rng = np.random.default_rng(61)
     q, k, v = (rng.standard_normal(s).astype(np.float16) for s in ((m, d), (n, d), (n, d)))
     out = np.full((m, d), np.nan, np.float32)

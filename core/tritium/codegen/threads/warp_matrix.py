@@ -55,27 +55,32 @@ class WarpMatrixDots:
             raise self.error(op, f"the result's layout {layout} is not this target's matrix instruction's")
         (m, k), n = a.type.shape, b_op.type.shape[1]
         mem = memory_type(self.lltype(a.type))
-        stored, written = [], 0  # where A and B are: a ring's slot (``rings``), else the op's scratch
-        for value in (a, b_op):
+        frags = [operand_distribution(layout, mma, 0, (m, mma.k)), operand_distribution(layout, mma, 1, (mma.k, n))]
+        in_registers = self.register_fragments(a, layout, mma)  # a chained product's A
+        readers, written = [], 0  # A and B from: registers, a ring's slot (``rings``), or the op's scratch
+        for which, value, shape in ((0, a, (m, k)), (1, b_op, (k, n))):
+            if which == 0 and in_registers is not None:
+                readers.append(in_registers)
+                continue
             start = self.ring_views.get(value)
             if start is None:
                 start = self.b.gep(self.scratch(op), [I32(written)], source_etype=mem)
                 self.write_swizzled(value, start, mem)
                 written += math.prod(value.type.shape)
-            stored.append((start, stored_transposed(self.distribution(value.type))))
+            transposed = stored_transposed(self.distribution(value.type))
+            readers.append(self.fragment_reader(mma, which, frags[which], start, shape, transposed, mem))
         if written:
             self.hooks.barrier(self.b)
-        frags = [operand_distribution(layout, mma, 0, (m, mma.k)), operand_distribution(layout, mma, 1, (mma.k, n))]
-        readers = [self.fragment_reader(mma, which, frag, start, shape, transposed, mem)
-                   for which, frag, (start, transposed), shape in zip((0, 1), frags, stored, ((m, k), (k, n)))]
         a_entries, b_entries, c_entries = len(mma.a.entries), len(mma.b.entries), len(mma.c.entries)
         tiles_n = frags[1].registers // b_entries
         if dist.registers != frags[0].registers // a_entries * tiles_n * c_entries:
             raise self.error(op, f"the result's layout {layout} does not tile {list(dist.shape)} evenly")
 
-        def step(kk: ll.Value, accs: list[ll.Value]) -> list[ll.Value]:
-            k0 = self.b.mul(kk, I32(mma.k))
-            a_vals, b_vals = (read(k0) for read in readers)
+        def step(kk: ll.Value | int, accs: list[ll.Value]) -> list[ll.Value]:
+            """One K step: ``kk`` is a loop's counter, or a Python int where the steps are unrolled."""
+            k0 = kk * mma.k if isinstance(kk, int) else self.b.mul(kk, I32(mma.k))
+            a_vals, b_vals = (read(k0 if read is in_registers or not isinstance(k0, int) else I32(k0))
+                              for read in readers)
             out = []
             for t in range(len(accs) // c_entries):  # the warp's tiles, row by row, as ``Mma`` orders them
                 ti, tj = divmod(t, tiles_n)
@@ -83,7 +88,38 @@ class WarpMatrixDots:
                                 b_vals[tj * b_entries:(tj + 1) * b_entries], accs[t * c_entries:(t + 1) * c_entries])
             return out
 
-        self.env[res] = phi_loop(self.b, k // mma.k, list(self.env[c]), step, name="mma.k")
+        accs = list(self.env[c])
+        if in_registers is None:
+            self.env[res] = phi_loop(self.b, k // mma.k, accs, step, name="mma.k")
+            return
+        for kk in range(k // mma.k):  # registers are picked per K step: the steps are unrolled
+            accs = step(kk, accs)
+        self.env[res] = accs
+
+    def register_fragments(self, a: ir.Value, layout: Mma, mma: WarpMatrixOp):
+        """``read(k0)`` of A's fragments from the registers ``a`` is held in, where its lanes and warps
+        hold exactly what the instruction needs (a chained product's A, in the first product's
+        layout with the warps along M only); None elsewhere. ``k0`` is a Python int."""
+        dist = self.distribution(a.type)
+        if not isinstance(layout_of_type(ir.RankedTensorType(a.type)), Mma):
+            return None
+        (m, k) = dist.shape
+        whole = operand_distribution(layout, mma, 0, (m, k))
+        if whole.lane_bases != dist.lane_bases or whole.warp_bases != dist.warp_bases:
+            return None
+        index = dist.register_index()
+        steps = []
+        for k0 in range(0, k, mma.k):
+            wanted = [[(r, c + k0 + j) for j in range(mma.k_pack)] for r, c in whole.register_offsets]
+            if any(x not in index for pack in wanted for x in pack):
+                return None
+            steps.append([[index[x] for x in pack] for pack in wanted])
+        values = self.env[a]
+
+        def read(k0: int) -> list[ll.Value]:
+            return [self.pack([values[i] for i in pack]) for pack in steps[k0 // mma.k]]
+
+        return read
 
     def swizzled(self, row: ll.Value, col: ll.Value, shape: tuple[int, int], mem: ll.Type) -> ll.Value:
         """The element index of ``(row, col)`` in a row-major ``shape`` buffer whose rows' 16-byte chunks
