@@ -4,8 +4,9 @@ column, the tutorial's blocked matmul on ragged sizes; and Triton's typing rules
 
 Tolerances are bounds on the accumulated rounding, relative to ``|A| @ |B| + |C|`` (the size of the
 terms summed): ``K`` roundings of the accumulation type (fp16 when ``out_dtype`` is fp16), plus one
-of the output type. ``tf32`` is allowed tf32's input rounding (2**-11 per operand) so a target that
-uses tensor cores passes too; targets here compute exact fp32 products for every precision.
+of the output type. ``tf32`` is allowed tf32's input rounding (2**-11 per operand): nvptx multiplies
+fp32 at that precision on tensor cores; the host targets compute exact fp32 products for every
+precision.
 int8 is exact.
 """
 

@@ -36,7 +36,7 @@ _I32P, _F32P = ctypes.POINTER(ctypes.c_uint32), ctypes.POINTER(ctypes.c_float)
 _MMA = ctypes.CFUNCTYPE(None, ctypes.c_int32, ctypes.c_int32, _I32P, _I32P, _F32P, _F32P)
 _LOAD = ctypes.CFUNCTYPE(None, ctypes.c_int32, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, _I32P)
 #: operand kinds of the emulated matrix instruction, as the callback's code
-_KINDS = {"fp16": 0, "bf16": 1}
+_KINDS = {"fp16": 0, "bf16": 1, "tf32": 2}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -200,7 +200,10 @@ def _shuffle(tid: int, value: int, lane_mask: int) -> int:
 
 
 def _operands(bits: np.ndarray, kind: int) -> np.ndarray:
-    """The 16-bit operands packed in 32-bit registers, in order, as float64."""
+    """The operands in 32-bit registers (two 16-bit ones, or one fp32 rounded to tf32 to nearest,
+    ties away, as a converting tensor core takes it), in order, as float64."""
+    if kind == _KINDS["tf32"]:
+        return ((bits.astype(np.uint32) + 0x1000) & 0xFFFFE000).view(np.float32).astype(np.float64)
     halves = bits.astype(np.uint32).view(np.uint16)
     if kind == _KINDS["fp16"]:
         return halves.view(np.float16).astype(np.float64)

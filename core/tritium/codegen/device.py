@@ -39,11 +39,12 @@ class WarpMatrixOp:
     ``k_pack`` operand elements, ``c``: accumulator scalars) and returns D's scalars.
 
     ``load``, where the target has one (NVIDIA's ``ldmatrix``), is a warp's collective read of
-    ``count`` (1, 2 or 4) blocks of 8 rows of 8 16-bit elements from shared memory:
+    ``count`` (1, 2 or 4) blocks of 8 rows of 16 bytes from shared memory:
     ``load(b, address, count, transposed)``, where lane ``i`` gives the address of row ``i % 8``
-    of block ``i // 8`` (16 contiguous bytes), returns each block's 32-bit register of the lane:
-    in lane ``4 * g + t``, the elements at (row g, columns 2t and 2t + 1), or ``transposed`` at
-    (rows 2t and 2t + 1, column g). Core uses it where the operands' fragments are made of such
+    of block ``i // 8``, returns each block's 32-bit register of the lane: in lane ``4 * g + t``,
+    bytes ``4t .. 4t + 3`` of row g (16-bit elements at columns 2t and 2t + 1, a 32-bit one at
+    column t), or, ``transposed`` (16-bit elements only), the elements at (rows 2t and 2t + 1,
+    column g). Core uses it where the operands' fragments are made of such
     blocks (``codegen.threads.warp_matrix``) and plain shared-memory loads elsewhere."""
 
     m: int

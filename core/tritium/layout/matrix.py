@@ -25,23 +25,31 @@ if TYPE_CHECKING:
 
 #: ``DeviceHooks.warp_matrix_op``: the instruction for (operand, accumulator) kinds, or None
 MatrixUnit = Callable[[str, str], Optional["WarpMatrixOp"]]
-#: operand element types the matrix path takes, by their name in ``warp_matrix_op``
-OPERAND_KINDS = {"f16": "fp16", "bf16": "bf16"}
+#: operand element types the matrix path takes, by their name in ``warp_matrix_op``; fp32 operands
+#: only at ``input_precision="tf32"`` (Triton's default), rounded to tf32 as tensor cores take them
+OPERAND_KINDS = {"f16": "fp16", "bf16": "bf16", "f32": "tf32"}
+
+
+def operand_kind(op: ir.Operation) -> str | None:
+    """The ``warp_matrix_op`` operand kind of a ``tile.dot``, or None where none applies."""
+    kind = OPERAND_KINDS.get(str(ir.RankedTensorType(op.operands[0].type).element_type))
+    if kind == "tf32" and ir.StringAttr(op.attributes["input_precision"]).value != "tf32":
+        return None  # "ieee" is exact; "tf32x3" is nearly exact: both stay FMA products
+    return kind
 
 
 def matrix_unit_candidate(op: ir.Operation) -> bool:
-    """A ``tile.dot`` that a target's warp-level matrix instruction may run: 2-D, fp16 or bf16
-    operands of one type into fp32, every extent a multiple of 16."""
+    """A ``tile.dot`` that a target's warp-level matrix instruction may run: 2-D, fp16 or bf16 (or
+    fp32 at tf32 precision) operands of one type into fp32, every extent a multiple of 16."""
     a, b = (ir.RankedTensorType(v.type) for v in op.operands[:2])
     res = ir.RankedTensorType(op.results[0].type)
-    kinds = {str(a.element_type), str(b.element_type)}
-    return (a.rank == 2 and len(kinds) == 1 and kinds <= set(OPERAND_KINDS) and str(res.element_type) == "f32"
-            and all(x % 16 == 0 for x in (*a.shape, b.shape[1])))
+    return (a.rank == 2 and a.element_type == b.element_type and operand_kind(op) is not None
+            and str(res.element_type) == "f32" and all(x % 16 == 0 for x in (*a.shape, b.shape[1])))
 
 
 def instruction(op: ir.Operation, matrix_unit: MatrixUnit) -> "WarpMatrixOp | None":
     """The target's instruction for the candidate ``op``, or None."""
-    return matrix_unit(OPERAND_KINDS[str(ir.RankedTensorType(op.operands[0].type).element_type)], "fp32")
+    return matrix_unit(operand_kind(op), "fp32")
 
 
 def warp_grid(tiles_m: int, tiles_n: int, warps: int, mma: "WarpMatrixOp") -> tuple[int, int] | None:

@@ -23,19 +23,41 @@ def compile_matmul(target, dtype: str, bm: int, bn: int, bk: int, num_warps: int
     return compile_specialized(matmul_kernel, target, types, constants, specs, {"num_warps": num_warps})
 
 
-FMA_CONFIGS = [("fp32", 64, 64, 32, 4), ("fp32", 128, 128, 32, 8), ("fp32", 64, 64, 32, 8)]
+TF32_CONFIGS = [("fp32", 64, 64, 32, 4), ("fp32", 128, 128, 32, 8), ("fp32", 64, 64, 32, 8)]
 
 
-@pytest.mark.parametrize("dtype,bm,bn,bk,num_warps", FMA_CONFIGS, ids=["-".join(map(str, c)) for c in FMA_CONFIGS])
-def test_fp32_tutorial_matmul_compiles_to_fma_loops_without_spills(target, dtype, bm, bn, bk, num_warps):
+@pytest.mark.parametrize("dtype,bm,bn,bk,num_warps", TF32_CONFIGS, ids=["-".join(map(str, c)) for c in TF32_CONFIGS])
+def test_fp32_tutorial_matmul_runs_on_tf32_tensor_cores(target, dtype, bm, bn, bk, num_warps):
+    """Triton's default ``input_precision`` ("tf32"): operands rounded to tf32, ``m16n8k8`` tiles."""
     k = compile_matmul(target, dtype, bm, bn, bk, num_warps)
     ptx = k.asm["ptx"]
-    per_thread = bm * bn // (32 * num_warps)
-    assert len(re.findall(r"\bfma\.rn\.f32", ptx)) == per_thread  # one per accumulator in the K loop
-    assert "ld.shared" in ptx and "bar.sync" in ptx
-    assert k.metadata["shared"] == (bm + bn) * bk * BYTES[dtype]
+    tiles_per_warp = bm // 16 * (bn // 8) // num_warps
+    found = len(re.findall(r"mma\.sync\.aligned\.m16n8k8\.row\.col\.f32\.tf32\.tf32\.f32", ptx))
+    assert found in (tiles_per_warp, tiles_per_warp * bk // 8)
+    assert "cvt.rna.tf32.f32" in ptx and "fma.rn.f32" not in ptx
     if toolchain.ptxas_path():
         assert k.metadata["registers"] > 0 and k.metadata["spills"] == 0
+
+
+@tritium.jit
+def ieee_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    rm, rn, rk = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot(a, b, input_precision="ieee"))
+
+
+@pytest.mark.parametrize("m,n,k,num_warps", [(64, 64, 32, 4), (128, 128, 32, 8)])
+def test_fp32_at_ieee_precision_stays_exact_fma_loops(target, m, n, k, num_warps):
+    types = {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32"}
+    compiled = compile_specialized(ieee_kernel, target, types, {"M": m, "N": n, "K": k}, {t: "D" for t in types},
+                                   {"num_warps": num_warps})
+    ptx = compiled.asm["ptx"]
+    assert len(re.findall(r"\bfma\.rn\.f32", ptx)) == m * n // (32 * num_warps)  # one per accumulator
+    assert "mma.sync" not in ptx and "ld.shared" in ptx
+    assert compiled.metadata["shared"] == (m + n) * k * 4
+    if toolchain.ptxas_path():
+        assert compiled.metadata["spills"] == 0
 
 
 MMA_CONFIGS = [("fp16", 64, 64, 32, 4), ("fp16", 128, 64, 64, 4), ("fp16", 128, 128, 32, 8), ("bf16", 64, 128, 32, 4)]
@@ -117,11 +139,15 @@ class _IsaFragment:
     state them (lane = 4 * groupID + threadID_in_group): ``coordinates(lane, register)`` of the first
     element a 32-bit register (A, B) or an accumulator register holds."""
 
-    def __init__(self, which: str):
-        self.which = which
+    def __init__(self, which: str, tf32: bool = False):
+        self.which, self.tf32 = which, tf32
 
     def coordinates(self, lane: int, register: int) -> tuple[int, int]:
         group, thread = lane >> 2, lane % 4
+        if self.tf32 and self.which == "a":  # m16n8k8.tf32: a0..a3: rows groupID (+8: a1, a3), K t (+4: a2, a3)
+            return group + 8 * (register % 2), thread + 4 * (register // 2)
+        if self.tf32 and self.which == "b":  # b0, b1: K t (+4 for b1), column groupID
+            return thread + 4 * register, group
         if self.which == "a":  # a0..a7 in pairs: rows groupID (+8 for a2, a3, a6, a7), K 2t (+8 from a4)
             return group + 8 * (register % 2), 2 * thread + 8 * (register // 2)
         if self.which == "b":  # b0..b3 in pairs: K 2t (+8 for b2, b3), column groupID
@@ -130,7 +156,8 @@ class _IsaFragment:
 
 
 @pytest.mark.parametrize("dtype,shape,num_warps", [("fp16", (32, 32, 32), 2), ("bf16", (32, 32, 32), 2),
-                                                   ("fp16", (64, 32, 64), 4), ("fp16", (16, 64, 16), 2)])
+                                                   ("fp16", (64, 32, 64), 4), ("fp16", (16, 64, 16), 2),
+                                                   ("fp32", (32, 32, 32), 2), ("fp32", (64, 32, 16), 4)])
 def test_the_tensor_core_fragments_compute_the_product(target, core_kernels, threads_emulator, dtype, shape,
                                                        num_warps):
     """The tile-layout stage's module, laid out with the ``mma`` fragments this target declares, run on
@@ -144,7 +171,8 @@ def test_the_tensor_core_fragments_compute_the_product(target, core_kernels, thr
 
     m, n, k = shape
     types = {"a_ptr": f"*{dtype}", "b_ptr": f"*{dtype}", "c_ptr": "*fp32", "out_ptr": "*fp32"}
-    consts = {"M": m, "N": n, "K": k, "IN": None, "ACC": True, "PREC": "ieee", "OUT": tl.float32, "LOOPS": 2}
+    consts = {"M": m, "N": n, "K": k, "IN": None, "ACC": True, "PREC": "tf32" if dtype == "fp32" else "ieee",
+              "OUT": tl.float32, "LOOPS": 2}
     compiled = compile_specialized(core_kernels("dots").dot_kernel, target, types, consts, {},
                                    {"num_warps": num_warps})
     assert "#tile.mma" in compiled.asm["tile-layout"]
@@ -153,13 +181,16 @@ def test_the_tensor_core_fragments_compute_the_product(target, core_kernels, thr
     if dtype == "fp16":
         a, b = a64.astype(np.float16), b64.astype(np.float16)
         a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    elif dtype == "fp32":  # the products of tf32 operands: rounded to 10 bits of mantissa, ties away
+        a, b = a64.astype(np.float32), b64.astype(np.float32)
+        a64, b64 = (((x.view(np.uint32) + 0x1000) & 0xFFFFE000).view(np.float32).astype(np.float64) for x in (a, b))
     else:  # bf16 bits, truncated
         a, b = ((x.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16) for x in (a64, b64))
         a64, b64 = ((x.astype(np.uint32) << 16).view(np.float32).astype(np.float64) for x in (a, b))
     c = rng.standard_normal((m, n)).astype(np.float32)
     out = np.full((m, n), np.nan, np.float32)
-    mma = NvptxHooks().warp_matrix_op(dtype, "fp32")
-    isa = (_IsaFragment("a"), _IsaFragment("b"), _IsaFragment("c"))
+    mma = NvptxHooks().warp_matrix_op("tf32" if dtype == "fp32" else dtype, "fp32")
+    isa = tuple(_IsaFragment(x, tf32=dtype == "fp32") for x in "abc")
     spec = threads_emulator.MatrixShape(mma.m, mma.n, mma.k, mma.k_pack, mma.a, mma.b, mma.c, truth=isa, load=True)
     threads_emulator.conflicting_loads.clear()
     with tile.context():

@@ -177,17 +177,26 @@ class NvptxHooks(DeviceHooks):
         """``mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}`` (sm_80 on), with the PTX ISA's
         fragment layout: lane ``4 * g + t`` holds A's rows g and g + 8 at K columns 2t, 2t + 1 and
         2t + 8, 2t + 9; B's column g at K rows 2t, 2t + 1 and 2t + 8, 2t + 9; C's rows g and g + 8 at
-        columns 2t and 2t + 1. Fragments load with ``ldmatrix`` (``.trans`` for B)."""
-        if self.arch < 80 or operand not in ("fp16", "bf16") or accumulator != "fp32":
+        columns 2t and 2t + 1. Fragments load with ``ldmatrix`` (``.trans`` for B). fp32 operands
+        (``"tf32"``) run ``m16n8k8.tf32``: one K element a register, A's at K columns t and t + 4, B's
+        at K rows t and t + 4, each rounded to tf32 first."""
+        if self.arch < 80 or operand not in ("fp16", "bf16", "tf32") or accumulator != "fp32":
             return None
-        kind = {"fp16": "f16", "bf16": "bf16"}[operand]
+        kind = {"fp16": "f16", "bf16": "bf16", "tf32": "tf32"}[operand]
         f32 = ll.FloatType()
-        t_bits, g_bits = ((0, 2), (0, 4)), ((1, 0), (2, 0), (4, 0))  # lane 4g + t: (row, col) per bit
+        k, step = (8, 1) if operand == "tf32" else (16, 2)  # K, and the K elements of one 32-bit register
+        t_bits, g_bits = ((0, step), (0, 2 * step)), ((1, 0), (2, 0), (4, 0))  # lane 4g + t: (row, col) per bit
+
+        def to_register(b, v):
+            if operand != "tf32":
+                return b.bitcast(v, I32)
+            # tf32 rounds to nearest (ties away), as Triton converts: the instruction would truncate
+            return b.call(ll.InlineAsm(ll.FunctionType(I32, [f32]), "cvt.rna.tf32.f32 $0, $1;", "=r,f"), [v])
 
         def emit(b, a_frags, b_frags, c_vals):
-            regs = [b.bitcast(v, I32) for v in a_frags + b_frags]
+            regs = [to_register(b, v) for v in a_frags + b_frags]
             ftype = ll.FunctionType(ll.LiteralStructType([f32] * 4), [I32] * 6 + [f32] * 4)
-            asm = (f"mma.sync.aligned.m16n8k16.row.col.f32.{kind}.{kind}.f32 "
+            asm = (f"mma.sync.aligned.m16n8k{k}.row.col.f32.{kind}.{kind}.f32 "
                    "{$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};")
             d = b.call(ll.InlineAsm(ftype, asm, "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f"), regs + list(c_vals))
             return [b.extract_value(d, i) for i in range(4)]
@@ -200,10 +209,11 @@ class NvptxHooks(DeviceHooks):
             got = b.call(intrinsics.declare(b.module, name, ret, [address.type]), [address])
             return [b.extract_value(got, i) for i in range(count)] if count > 1 else [got]
 
-        return WarpMatrixOp(m=16, n=8, k=16, k_pack=2, emit=emit, load=load,
-                            a=Fragment(((0, 0), (8, 0), (0, 8), (8, 8)), t_bits + g_bits),
-                            b=Fragment(((0, 0), (8, 0)), tuple((c, r) for r, c in t_bits + g_bits)),
-                            c=Fragment(((0, 0), (0, 1), (8, 0), (8, 1)), t_bits + g_bits))
+        half = k // 2  # the second half of K: a2, a3 and b1
+        return WarpMatrixOp(m=16, n=8, k=k, k_pack=step, emit=emit, load=load,
+                            a=Fragment(((0, 0), (8, 0), (0, half), (8, half)), t_bits + g_bits),
+                            b=Fragment(((0, 0), (half, 0)), tuple((c, r) for r, c in t_bits + g_bits)),
+                            c=Fragment(((0, 0), (0, 1), (8, 0), (8, 1)), ((0, 2), (0, 4)) + g_bits))
 
     # -- asynchronous copies (software pipelining) ---------------------------------------------
     def async_copy(self, b: ll.IRBuilder, dst: ll.Value, src: ll.Value, ty: ll.Type, mask: ll.Value) -> None:

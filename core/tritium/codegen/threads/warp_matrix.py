@@ -32,10 +32,16 @@ from ..types import memory_type, vector_of
 from .indexing import I32, plan
 from .memory import MAX_VECTOR_BYTES, vector_width
 
-#: a block load's lanes (``WarpMatrixOp.load``): lane 4g + t holds (row g, columns 2t, 2t + 1)
-BLOCK_LANES = ((0, 2), (0, 4), (1, 0), (2, 0), (4, 0))
-#: rows of one block, and the lanes that give their addresses
+#: rows of one block of a block load (``WarpMatrixOp.load``), and the lanes that give their addresses
 BLOCK_ROWS = 8
+#: bytes of one row of a block
+BLOCK_ROW_BYTES = 16
+
+
+def block_lanes(element_bytes: int) -> tuple[tuple[int, int], ...]:
+    """A block load's lanes in elements: lane ``4g + t`` holds row g, bytes ``4t .. 4t + 3``."""
+    per = 4 // element_bytes
+    return (0, per), (0, 2 * per), (1, 0), (2, 0), (4, 0)
 
 
 class WarpMatrixDots:
@@ -187,7 +193,8 @@ class WarpMatrixDots:
         along = int(transposed) ^ (1 - which)  # the stored dimension K runs along
         pack = vector_of(mem, mma.k_pack)
         b = self.b
-        blocks = block_loads(fragment, frag, self.hooks.warp_size) if mma.load is not None else None
+        blocks = (block_loads(fragment, frag, self.hooks.warp_size, self.element_bytes(mem))
+                  if mma.load is not None else None)
         if blocks is not None:
             lanes, counts, trans = blocks
 
@@ -207,6 +214,10 @@ class WarpMatrixDots:
                 addresses = self.k_step_addresses(frag, list(range(frag.registers)), start, shape, mem, along, k0,
                                                    mma.k)
                 return [b.load(address, typ=pack, align=mma.k_pack * size) for address in addresses]
+            if mma.k_pack == 1:  # one element a register
+                addresses = self.k_step_addresses(frag, list(range(frag.registers)), start, shape, mem, along, k0,
+                                                   mma.k)
+                return [b.load(address, typ=mem, align=size) for address in addresses]
             out = []
             for r in range(frag.registers):  # down a stored column: one load each
                 vec = ll.Constant(pack, ll.Undefined)
@@ -257,18 +268,22 @@ def _swapped(fragment: Fragment) -> Fragment:
     return Fragment(tuple(map(swap, fragment.entries)), tuple(map(swap, fragment.lanes)))
 
 
-def block_loads(fragment: Fragment, frag: Distribution, warp_size: int):
+def block_loads(fragment: Fragment, frag: Distribution, warp_size: int, element_bytes: int):
     """How ``WarpMatrixOp.load`` reads the fragments ``frag`` (one K step of an operand, both in the
     stored matrix's coordinates), or None where they are not its blocks: ``(lanes, counts,
     transposed)``, where register ``i`` of the distribution ``lanes`` is the row address lane gives
     for load ``i`` of ``counts[i]`` blocks. The fragment's entries must be blocks (their lanes
-    ``BLOCK_LANES``, or transposed ones) whose origins, four by four, step linearly with lane bits
-    3 and 4."""
-    if warp_size != 32 or fragment.lanes not in (BLOCK_LANES, _swapped(Fragment((), BLOCK_LANES)).lanes):
+    ``block_lanes``, or for 16-bit elements transposed ones) whose origins, four by four, step
+    linearly with lane bits 3 and 4."""
+    lanes = block_lanes(element_bytes)
+    flipped = _swapped(Fragment((), lanes)).lanes if element_bytes == 2 else None
+    if warp_size != 32 or fragment.lanes not in (lanes, flipped):
         return None
-    transposed = fragment.lanes != BLOCK_LANES
+    transposed = fragment.lanes != lanes
+    columns = BLOCK_ROW_BYTES // element_bytes
     origins = list(frag.register_offsets)  # one block per register, the warp's tiles in order
-    if any(r % BLOCK_ROWS or c % BLOCK_ROWS for r, c in origins):
+    if any(r % (columns if transposed else BLOCK_ROWS) or c % (BLOCK_ROWS if transposed else columns)
+           for r, c in origins):
         return None
     firsts, counts, steps = [], [], None
     for i in range(0, len(origins), 4):
