@@ -1,15 +1,16 @@
-"""The kernels of ``gpu.py``, written once for both compilers (Triton's tutorials 01, 02 and 05).
+"""The kernels of ``gpu.py``, written once for both compilers (Triton's tutorials 01, 02, 03 and 05).
 
-This file imports nothing: ``gpu.build_kernels`` executes it twice, once with ``jit`` and ``tl``
-bound to ``triton.jit`` / ``triton.language`` and once to ``tritium.jit`` / ``tritium.language``, so
-both compile the same source text. (Both compilers read a kernel's source from its file.)
+This file imports nothing: ``gpu.build_kernels`` executes it twice, once with ``triton`` bound to
+Triton and once to tritium (``tl`` to the matching ``language``), so both compile the same source
+text (both compilers read a kernel's source from its file). ``AUTOTUNE`` (also given) holds the
+options both autotuners get: one shared timer and, in quick runs, a pruning of the config lists.
 """
 
-# ``jit`` and ``tl`` are given by gpu.build_kernels
+# ``triton``, ``tl`` and ``AUTOTUNE`` are given by gpu.build_kernels
 # ruff: noqa: F821
 
 
-@jit
+@triton.jit
 def add_kernel(x_ptr, y_ptr, output_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
     pid = tl.program_id(axis=0)
     offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
@@ -19,7 +20,7 @@ def add_kernel(x_ptr, y_ptr, output_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
     tl.store(output_ptr + offsets, x + y, mask=mask)
 
 
-@jit
+@triton.jit
 def softmax_kernel(output_ptr, input_ptr, input_row_stride, output_row_stride, n_cols, BLOCK_SIZE: tl.constexpr):
     row_idx = tl.program_id(0)
     col_offsets = tl.arange(0, BLOCK_SIZE)
@@ -31,7 +32,7 @@ def softmax_kernel(output_ptr, input_ptr, input_row_stride, output_row_stride, n
     tl.store(output_ptr + row_idx * output_row_stride + col_offsets, numerator / denominator, mask=mask)
 
 
-@jit
+@triton.jit
 def layer_norm_fwd_kernel(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK_SIZE: tl.constexpr):
     row = tl.program_id(0)
     Y += row * stride
@@ -63,7 +64,17 @@ def layer_norm_fwd_kernel(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK_SIZE: tl
         tl.store(Y + cols, y, mask=mask)
 
 
-@jit
+#: tutorial 03's CUDA configs for fp16 inputs (its list less the ones it marks as for fp8 inputs):
+#: (BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, num_stages, num_warps), GROUP_SIZE_M 8 in each
+MATMUL_TUNING = [(128, 256, 64, 3, 8), (64, 256, 32, 4, 4), (128, 128, 32, 4, 4), (128, 64, 32, 4, 4),
+                 (64, 128, 32, 4, 4), (128, 32, 32, 4, 4), (64, 32, 32, 5, 2), (32, 64, 32, 5, 2)]
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK_SIZE_M": bm, "BLOCK_SIZE_N": bn, "BLOCK_SIZE_K": bk, "GROUP_SIZE_M": 8},
+                                        num_stages=stages, num_warps=warps)
+                          for bm, bn, bk, stages, warps in MATMUL_TUNING],
+                 key=["M", "N", "K"], **AUTOTUNE)
+@triton.jit
 def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
                   BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
                   GROUP_SIZE_M: tl.constexpr):
@@ -94,3 +105,4 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
     c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
     c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
     tl.store(c_ptrs, c, mask=c_mask)
+
