@@ -11,7 +11,7 @@ before it is timed. Measures:
 - layer norm forward fp16 (16384x8192; Triton's tutorial 05), GB/s from the bytes moved (x, w and b
   read, y written, mean and rstd written);
 - matmul (Triton's tutorial 03 kernel, autotuned by each framework over the tutorial's 8 CUDA configs
-  for fp16, key M, N, K): fp16 1024^3, 4096^3 and 8192^3; TFLOP/s = 2 * M * N * K / time;
+  for fp16, key M, N, K): fp16 1024^3, 4096^3 and 8192^3, bf16 4096^3; TFLOP/s = 2 * M * N * K / time;
 - launch overhead of a tiny kernel from Python, µs per launch (median over rounds of many launches,
   synchronized at the end of each round);
 - cold compile and first launch (a new process, an empty cache) and the first call in a new process
@@ -56,11 +56,11 @@ FRAMEWORKS = ("tritium", "triton", "torch")
 #: matmul: (dtype, M = N = K);
 #: max_configs: how many of each autotuning list (None: all)
 FULL = {"vector_add": [2**24, 2**28], "softmax": [(4096, 1024), (16384, 8192)], "layernorm": [(16384, 8192)],
-        "matmul": [("fp16", 1024), ("fp16", 4096), ("fp16", 8192)],
+        "matmul": [("fp16", 1024), ("fp16", 4096), ("fp16", 8192), ("bf16", 4096)],
         "max_configs": None,
         "launches": (10_000, 7), "startup_runs": 3, "rep_ms": 100.0}
 QUICK = {"vector_add": [2**20], "softmax": [(1024, 1024)], "layernorm": [(1024, 2048)],
-         "matmul": [("fp16", 512)],
+         "matmul": [("fp16", 512), ("bf16", 512)],
          "max_configs": 2, "launches": (1_000, 3), "startup_runs": 1, "rep_ms": 20.0}
 
 
@@ -398,7 +398,7 @@ class Bench:
         """Tutorial 03's autotuned kernel on ``dtype`` inputs (fp32 accumulation, an fp16 result as
         the tutorial writes it); torch's matmul (its result in ``dtype``) beside."""
         torch = self.torch
-        tdtype = {"fp16": torch.float16}[dtype]
+        tdtype = {"fp16": torch.float16, "bf16": torch.bfloat16}[dtype]
         a = torch.randn(size, size, device="cuda", dtype=tdtype)
         b = torch.randn(size, size, device="cuda", dtype=tdtype)
         outs = {fw: torch.empty(size, size, device="cuda", dtype=torch.float16) for fw in ("tritium", "triton")}
