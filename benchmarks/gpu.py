@@ -12,6 +12,11 @@ before it is timed. Measures:
   read, y written, mean and rstd written);
 - matmul (Triton's tutorial 03 kernel, autotuned by each framework over the tutorial's 8 CUDA configs
   for fp16, key M, N, K): fp16 1024^3, 4096^3 and 8192^3, bf16 4096^3; TFLOP/s = 2 * M * N * K / time;
+- attention forward fp16 (Triton's tutorial 06 forward: q @ k^T, an online softmax in exp2, p @ v into
+  a rescaled accumulator; causal and not through its constexpr STAGE), 32 heads x 4096 with head
+  sizes 64 and 128, autotuned over 5 configs (BLOCK_M 128 and BLOCK_N 64 with 3 or 4 stages and 4 or
+  8 warps, and 64 x 64); TFLOP/s = 4 * B * H * N^2 * D / time, halved when causal; torch's
+  ``scaled_dot_product_attention`` beside;
 - launch overhead of a tiny kernel from Python, µs per launch (median over rounds of many launches,
   synchronized at the end of each round);
 - cold compile and first launch (a new process, an empty cache) and the first call in a new process
@@ -21,7 +26,7 @@ Both autotuners time configs with Triton's ``do_bench`` (one timer, as for the m
 autotuned row records each framework's winning config and its compiled kernel's registers per thread
 and spilled bytes (tritium: ptxas's spill stores; Triton: the driver's local memory size, which also
 counts local arrays). The sizes keep a full run to a few minutes on an H100: the 8 configs are
-tutorial 03's fp16 ones (not its 8 extra fp8 ones);
+tutorial 03's fp16 ones (not its 8 extra fp8 ones), attention's are 5 of tutorial 06's;
 ``--max-configs N`` tunes over the first N of each list (``--quick``: 2, small sizes).
 
 Prints a table (measure, tritium, triton, torch, ratio tritium/triton, goal), the configs that won,
@@ -53,14 +58,14 @@ HERE = Path(__file__).resolve().parent
 KERNELS = HERE / "gpu_kernels.py"
 FRAMEWORKS = ("tritium", "triton", "torch")
 
-#: matmul: (dtype, M = N = K);
+#: matmul: (dtype, M = N = K); attention: (batch, heads, sequence, head size), each causal and not;
 #: max_configs: how many of each autotuning list (None: all)
 FULL = {"vector_add": [2**24, 2**28], "softmax": [(4096, 1024), (16384, 8192)], "layernorm": [(16384, 8192)],
         "matmul": [("fp16", 1024), ("fp16", 4096), ("fp16", 8192), ("bf16", 4096)],
-        "max_configs": None,
+        "attention": [(4, 8, 4096, 64), (4, 8, 4096, 128)], "max_configs": None,
         "launches": (10_000, 7), "startup_runs": 3, "rep_ms": 100.0}
 QUICK = {"vector_add": [2**20], "softmax": [(1024, 1024)], "layernorm": [(1024, 2048)],
-         "matmul": [("fp16", 512), ("bf16", 512)],
+         "matmul": [("fp16", 512), ("bf16", 512)], "attention": [(1, 2, 256, 64), (1, 2, 256, 128)],
          "max_configs": 2, "launches": (1_000, 3), "startup_runs": 1, "rep_ms": 20.0}
 
 
@@ -75,7 +80,7 @@ def at_least(ratio: float) -> Goal:
     return Goal(f"ratio >= {ratio:g}", lambda r: r["ratio"] >= ratio, True)
 
 
-#: the issues' goals per kind of measure (rows of matmul get theirs from issue 22's table)
+#: the issues' goals per kind of measure (rows of matmul and attention get theirs from issue 22's table)
 GOALS: dict[str, Goal] = {
     "GB/s": at_least(0.95),
     "us/launch": Goal("<= 8 us", lambda r: r["tritium"] <= 8.0, False),
@@ -107,6 +112,12 @@ def gbps(nbytes: int, ms: float) -> float:
 def matmul_flops(m: int, n: int, k: int) -> int:
     """A multiply and an add per term of each product."""
     return 2 * m * n * k
+
+
+def attention_flops(batch: int, heads: int, seq: int, head_dim: int, causal: bool) -> float:
+    """Two products (q @ k^T and p @ v) of 2 * seq^2 * head_dim each per head; causal does half."""
+    flops = 4 * batch * heads * seq * seq * head_dim
+    return flops / 2 if causal else flops
 
 
 def matmul_goal(dtype: str, size: int) -> Goal:
@@ -419,6 +430,40 @@ class Bench:
                         tuned={fw: self.kernels[fw].matmul_kernel for fw in ("tritium", "triton")},
                         goal=matmul_goal(dtype, size))
 
+    def attention(self, batch: int, heads: int, seq: int, head_dim: int, causal: bool) -> dict:
+        """Tutorial 06's forward, autotuned, fp16 q, k, v of N(0, 0.5); torch's fp16
+        scaled_dot_product_attention beside; all checked against torch's in fp32 (atol 1e-2, as the
+        tutorial's test)."""
+        torch = self.torch
+        shape = (batch, heads, seq, head_dim)
+        q, k, v = (torch.empty(shape, device="cuda", dtype=torch.float16).normal_(0.0, 0.5) for _ in range(3))
+        sm_scale = head_dim ** -0.5
+        outs = {fw: torch.empty_like(q) for fw in FRAMEWORKS}
+        lse = {fw: torch.empty(batch * heads, seq, device="cuda") for fw in ("tritium", "triton")}
+
+        def grid(meta):
+            return (cdiv(seq, meta["BLOCK_M"]), batch * heads)
+
+        def launch(fw):
+            kernel, o = self.kernels[fw].attention_fwd_kernel, outs[fw]
+            return lambda: kernel[grid](q, k, v, sm_scale, lse[fw], o, q.stride(0), q.stride(1), q.stride(2), heads, seq,
+                                        HEAD_DIM=head_dim, STAGE=3 if causal else 1)
+
+        sdpa = torch.nn.functional.scaled_dot_product_attention
+
+        def torch_attention():
+            outs["torch"] = sdpa(q, k, v, is_causal=causal, scale=sm_scale)
+        want = sdpa(q.float(), k.float(), v.float(), is_causal=causal, scale=sm_scale)
+        runs = {"tritium": launch("tritium"), "triton": launch("triton"), "torch": torch_attention}
+        kind = "causal" if causal else "not causal"
+        return self.row(f"attention fwd fp16 {batch * heads}x{seq} d{head_dim} {kind} (tutorial 06)",
+                        attention_flops(batch, heads, seq, head_dim, causal), runs,
+                        outputs={fw: (lambda fw=fw: outs[fw].float()) for fw in FRAMEWORKS}, want=want,
+                        tol={"rtol": 0.0, "atol": 1e-2}, unit="TFLOP/s",
+                        tuned={fw: self.kernels[fw].attention_fwd_kernel for fw in ("tritium", "triton")},
+                        goal=at_least(0.8))
+
+
 def cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
@@ -570,6 +615,7 @@ def main(argv: list[str] | None = None) -> int:
     rows += [bench.softmax(m, n) for m, n in sizes["softmax"]]
     rows += [bench.layernorm(m, n) for m, n in sizes["layernorm"]]
     rows += [bench.matmul(dtype, n) for dtype, n in sizes["matmul"]]
+    rows += [bench.attention(*shape, causal) for shape in sizes["attention"] for causal in (False, True)]
     rows.append(launch_overhead_row(*sizes["launches"], args.target))
     rows += startup_rows(args.startup_runs or sizes["startup_runs"], args.target)
     print(format_table(rows))

@@ -1,4 +1,5 @@
-"""The kernels of ``gpu.py``, written once for both compilers (Triton's tutorials 01, 02, 03 and 05).
+"""The kernels of ``gpu.py``, written once for both compilers (Triton's tutorials 01, 02, 03, 05 and
+06's forward).
 
 This file imports nothing: ``gpu.build_kernels`` executes it twice, once with ``triton`` bound to
 Triton and once to tritium (``tl`` to the matching ``language``), so both compile the same source
@@ -106,3 +107,76 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
     c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
     tl.store(c_ptrs, c, mask=c_mask)
 
+
+#: tutorial 06's forward, tuned over a few of its configs: (BLOCK_M, BLOCK_N, num_stages, num_warps)
+ATTENTION_TUNING = [(128, 64, 3, 4), (128, 64, 3, 8), (128, 64, 4, 4), (128, 64, 4, 8), (64, 64, 3, 4)]
+
+
+@triton.jit
+def attention_blocks(acc, l_i, m_i, q, K, V, stride_n, start_m, qk_scale, offs_m, offs_n, offs_d, N_CTX,
+                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, STAGE: tl.constexpr):
+    """The online softmax over one range of key blocks, as tutorial 06's inner loop: STAGE 1 the
+    blocks left of the diagonal (no mask), 2 the diagonal's blocks (masked), 3 all (not causal).
+    The tutorial's ``tl.multiple_of`` on the loop variable is left out: tritium refuses a hint on a
+    loop variable, and the range's step already tells Triton as much."""
+    if STAGE == 1:
+        lo, hi = 0, start_m * BLOCK_M
+    elif STAGE == 2:
+        lo, hi = start_m * BLOCK_M, (start_m + 1) * BLOCK_M
+        lo = tl.multiple_of(lo, BLOCK_M)
+    else:
+        lo, hi = 0, N_CTX
+    kt_ptrs = K + (lo + offs_n)[None, :] * stride_n + offs_d[:, None]  # k transposed: [HEAD_DIM, BLOCK_N]
+    v_ptrs = V + (lo + offs_n)[:, None] * stride_n + offs_d[None, :]
+    for start_n in range(lo, hi, BLOCK_N):
+        qk = tl.dot(q, tl.load(kt_ptrs))
+        if STAGE == 2:
+            keep = offs_m[:, None] >= (start_n + offs_n[None, :])
+            qk = qk * qk_scale + tl.where(keep, 0, -1.0e6)
+            m_new = tl.maximum(m_i, tl.max(qk, 1))
+            qk -= m_new[:, None]
+        else:
+            m_new = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
+            qk = qk * qk_scale - m_new[:, None]
+        p = tl.math.exp2(qk)
+        alpha = tl.math.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None]
+        acc = tl.dot(p.to(tl.float16), tl.load(v_ptrs), acc)
+        m_i = m_new
+        kt_ptrs += BLOCK_N * stride_n
+        v_ptrs += BLOCK_N * stride_n
+    return acc, l_i, m_i
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_stages=stages, num_warps=warps)
+                          for bm, bn, stages, warps in ATTENTION_TUNING],
+                 key=["N_CTX", "HEAD_DIM"], **AUTOTUNE)
+@triton.jit
+def attention_fwd_kernel(Q, K, V, sm_scale, M, Out, stride_z, stride_h, stride_n, H, N_CTX,
+                         HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, STAGE: tl.constexpr):
+    """Tutorial 06's forward on contiguous [Z, H, N_CTX, HEAD_DIM] fp16 q, k, v and out (N_CTX a
+    multiple of BLOCK_M): STAGE 3 is causal (the blocks left of the diagonal, then the diagonal's),
+    STAGE 1 not. M gets each row's log2-sum-exp2, which the backward pass would read."""
+    tl.static_assert(BLOCK_N <= HEAD_DIM)
+    start_m = tl.program_id(0)
+    off_hz = tl.program_id(1)
+    offset = (off_hz // H).to(tl.int64) * stride_z + (off_hz % H).to(tl.int64) * stride_h
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    m_i = tl.zeros([BLOCK_M], dtype=tl.float32) - float("inf")
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32) + 1.0
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
+    qk_scale = sm_scale * 1.44269504  # exp(x) = exp2(x / ln 2)
+    q = tl.load(Q + offset + offs_m[:, None] * stride_n + offs_d[None, :])
+    if STAGE & 1:
+        acc, l_i, m_i = attention_blocks(acc, l_i, m_i, q, K + offset, V + offset, stride_n, start_m, qk_scale,
+                                         offs_m, offs_n, offs_d, N_CTX, BLOCK_M, BLOCK_N, 4 - STAGE)
+    if STAGE & 2:
+        acc, l_i, m_i = attention_blocks(acc, l_i, m_i, q, K + offset, V + offset, stride_n, start_m, qk_scale,
+                                         offs_m, offs_n, offs_d, N_CTX, BLOCK_M, BLOCK_N, 2)
+    m_i += tl.math.log2(l_i)
+    acc = acc / l_i[:, None]
+    tl.store(M + off_hz * N_CTX + offs_m, m_i)
+    tl.store(Out + offset + offs_m[:, None] * stride_n + offs_d[None, :], acc.to(tl.float16))

@@ -45,6 +45,8 @@ def test_launch_parameters_follow_the_tutorials(gpu):
 
 def test_flops_and_goals(gpu):
     assert gpu.matmul_flops(4096, 4096, 4096) == 2 * 4096**3 == 137_438_953_472
+    full = gpu.attention_flops(4, 8, 4096, 64, causal=False)
+    assert full == 4 * 32 * 4096 * 4096 * 64 and gpu.attention_flops(4, 8, 4096, 64, causal=True) == full / 2
     assert gpu.RATES["TFLOP/s"](2e12, 2.0) == pytest.approx(1000.0)  # 2 TFLOP in 2 ms
     # issue 22: fp16 at 4096^3 and 8192^3 >= 0.9x Triton; 1024^3 and bf16 >= 0.8x
     assert [gpu.matmul_goal(d, n).text for d, n in [("fp16", 4096), ("fp16", 8192), ("fp16", 1024), ("bf16", 4096)]] \
@@ -88,6 +90,13 @@ def test_autotuning_lists(gpu, cpu_kernels):
     assert [gpu.config_dict(c) for c in k.matmul_kernel.configs] == \
         [{**kw, "num_warps": warps, "num_stages": stages} for kw, stages, warps in TUTORIAL_03_FP16]
     assert k.matmul_kernel.keys == ["M", "N", "K"]
+    assert [gpu.config_dict(c) for c in k.attention_fwd_kernel.configs] == [
+        {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 4, "num_stages": 3},
+        {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 3},
+        {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 4, "num_stages": 4},
+        {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 4},
+        {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 3}]
+    assert k.attention_fwd_kernel.keys == ["N_CTX", "HEAD_DIM"]
 
 
 def test_autotune_options(gpu):
@@ -251,3 +260,26 @@ def test_the_autotuned_matmul_runs_and_reports_its_config(gpu, cpu_kernels, dtyp
     want = a.astype(np.float64) @ b.astype(np.float64)
     np.testing.assert_allclose(c.astype(np.float64), want, rtol=2e-3, atol=2e-2)
 
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_the_attention_forward_computes_attention(gpu, cpu_kernels, causal):
+    """Tutorial 06's forward as the benchmark writes it (one config, through the autotuned
+    kernel's jit function), against float64 softmax(q k^T * scale) v, and its log2-sum-exp2 rows."""
+    k = cpu_kernels()
+    rng = np.random.default_rng(2)
+    batch, heads, seq, head_dim, scale = 1, 2, 128, 32, 0.3
+    q, kk, v = ((rng.standard_normal((batch, heads, seq, head_dim)) * 0.5).astype(np.float16) for _ in range(3))
+    out = np.full_like(q, np.nan)
+    lse = np.zeros((batch * heads, seq), np.float32)
+    elems = [s // q.itemsize for s in q.strides]
+    k.attention_fwd_kernel.fn[(seq // 64, batch * heads)](q, kk, v, scale, lse, out, elems[0], elems[1], elems[2],
+                                                         heads, seq, HEAD_DIM=head_dim, BLOCK_M=64, BLOCK_N=32,
+                                                         STAGE=3 if causal else 1, num_warps=4)
+    s = np.einsum("zhmd,zhnd->zhmn", q.astype(np.float64), kk.astype(np.float64)) * scale
+    if causal:
+        s = np.where(np.tril(np.ones((seq, seq), bool)), s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    want = p @ v.astype(np.float64) / p.sum(-1, keepdims=True)
+    np.testing.assert_allclose(out.astype(np.float64), want, rtol=0, atol=2e-3)
+    want_lse = (s.max(-1) + np.log(p.sum(-1))) / np.log(2)
+    np.testing.assert_allclose(lse.reshape(batch, heads, seq), want_lse, rtol=1e-5, atol=1e-5)
