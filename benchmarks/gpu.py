@@ -17,6 +17,8 @@ before it is timed. Measures:
   sizes 64 and 128, autotuned over 5 configs (BLOCK_M 128 and BLOCK_N 64 with 3 or 4 stages and 4 or
   8 warps, and 64 x 64); TFLOP/s = 4 * B * H * N^2 * D / time, halved when causal; torch's
   ``scaled_dot_product_attention`` beside;
+- cold compile of the autotuned matmul, every config it tunes over (``kernel.warmup``), each framework
+  in a new process with an empty cache (its runtime started first by one vector add, not timed);
 - launch overhead of a tiny kernel from Python, µs per launch (median over rounds of many launches,
   synchronized at the end of each round);
 - cold compile and first launch (a new process, an empty cache) and the first call in a new process
@@ -62,11 +64,11 @@ FRAMEWORKS = ("tritium", "triton", "torch")
 #: max_configs: how many of each autotuning list (None: all)
 FULL = {"vector_add": [2**24, 2**28], "softmax": [(4096, 1024), (16384, 8192)], "layernorm": [(16384, 8192)],
         "matmul": [("fp16", 1024), ("fp16", 4096), ("fp16", 8192), ("bf16", 4096)],
-        "attention": [(4, 8, 4096, 64), (4, 8, 4096, 128)], "max_configs": None,
+        "attention": [(4, 8, 4096, 64), (4, 8, 4096, 128)], "compile_size": 4096, "max_configs": None,
         "launches": (10_000, 7), "startup_runs": 3, "rep_ms": 100.0}
 QUICK = {"vector_add": [2**20], "softmax": [(1024, 1024)], "layernorm": [(1024, 2048)],
          "matmul": [("fp16", 512), ("bf16", 512)], "attention": [(1, 2, 256, 64), (1, 2, 256, 128)],
-         "max_configs": 2, "launches": (1_000, 3), "startup_runs": 1, "rep_ms": 20.0}
+         "compile_size": 512, "max_configs": 2, "launches": (1_000, 3), "startup_runs": 1, "rep_ms": 20.0}
 
 
 class Goal(NamedTuple):
@@ -86,6 +88,7 @@ GOALS: dict[str, Goal] = {
     "us/launch": Goal("<= 8 us", lambda r: r["tritium"] <= 8.0, False),
     "s cold": Goal("<= 0.5 s", lambda r: r["tritium"] <= 0.5, False),
     "s warm": Goal("<= 0.05 s", lambda r: r["tritium"] <= 0.05, False),
+    "s compile": Goal("ratio <= 1", lambda r: r["ratio"] <= 1.0, True),
 }
 
 
@@ -575,6 +578,41 @@ def startup_rows(runs: int, target: str) -> list[dict]:
             row("import (new process, warm cache)", "s", warm, "import_s")]
 
 
+def cold_compile(framework: str, size: int, max_configs: int | None) -> dict:
+    """In a fresh process with an empty cache: the framework's runtime started by one vector add
+    (compiled and launched, not timed), then every config of the autotuned matmul compiled without
+    launching (``warmup``) for fp16 operands of ``size``^3, as the matmul rows specialise them."""
+    import torch
+
+    kernels = build_kernels(framework, autotune_options(None, max_configs))
+    x = torch.ones(1024, device="cuda")
+    out = torch.empty_like(x)
+    kernels.add_kernel[(1,)](x, x, out, 1024, BLOCK_SIZE=1024)
+    torch.cuda.synchronize()
+    a = torch.empty(size, size, device="cuda", dtype=torch.float16)
+    c = torch.empty_like(a)
+    t0 = time.perf_counter()
+    compiled = kernels.matmul_kernel.warmup(a, a, c, size, size, size, a.stride(0), a.stride(1), a.stride(0),
+                                            a.stride(1), c.stride(0), c.stride(1), grid=(1,))
+    return {"s": time.perf_counter() - t0, "configs": len(compiled)}
+
+
+def cold_compile_row(size: int, max_configs: int | None, target: str) -> dict:
+    """Seconds to compile every config of the autotuned fp16 matmul, each framework in a new process
+    with a new, empty cache directory."""
+    row: dict = {"measure": "cold compile, autotuned matmul fp16, every config", "unit": "s compile",
+                 "errors": {}, "checks": {}, "torch": None}
+    for fw in ("tritium", "triton"):
+        try:
+            with tempfile.TemporaryDirectory(prefix=f"{fw}-bench-cache-") as cache:
+                got = _child(["--cold-compile", fw, str(size), str(max_configs or 0)],
+                             {"TRITIUM_CACHE_DIR": cache, "TRITON_CACHE_DIR": cache, "TRITIUM_TARGET": target})
+            row[fw], row.setdefault("configs_compiled", {})[fw] = got["s"], got["configs"]
+        except Exception as e:
+            row["errors"][fw], row[fw] = f"{type(e).__name__}: {e}", None
+    return finish_row(row)
+
+
 # -- main --------------------------------------------------------------------------------------------
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -587,6 +625,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="autotune over the first N configs of each list (default all, quick 2)")
     parser.add_argument("--first-call", choices=("tritium", "triton"), help=argparse.SUPPRESS)  # child process
     parser.add_argument("--launch-overhead", nargs=3, help=argparse.SUPPRESS)  # child: framework launches rounds
+    parser.add_argument("--cold-compile", nargs=3, help=argparse.SUPPRESS)  # child: framework size max_configs
     args = parser.parse_args(argv)
     if args.first_call:
         print(json.dumps(first_call(args.first_call)))
@@ -594,6 +633,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.launch_overhead:
         framework, launches, rounds = args.launch_overhead
         print(json.dumps(launch_overhead(framework, int(launches), int(rounds))))
+        return 0
+    if args.cold_compile:
+        framework, size, max_configs = args.cold_compile
+        print(json.dumps(cold_compile(framework, int(size), int(max_configs) or None)))
         return 0
     os.environ["TRITIUM_TARGET"] = args.target
     problem = requirements_problem(args.target)
@@ -616,6 +659,7 @@ def main(argv: list[str] | None = None) -> int:
     rows += [bench.layernorm(m, n) for m, n in sizes["layernorm"]]
     rows += [bench.matmul(dtype, n) for dtype, n in sizes["matmul"]]
     rows += [bench.attention(*shape, causal) for shape in sizes["attention"] for causal in (False, True)]
+    rows.append(cold_compile_row(sizes["compile_size"], max_configs, args.target))
     rows.append(launch_overhead_row(*sizes["launches"], args.target))
     rows += startup_rows(args.startup_runs or sizes["startup_runs"], args.target)
     print(format_table(rows))

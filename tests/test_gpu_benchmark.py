@@ -55,7 +55,10 @@ def test_flops_and_goals(gpu):
     assert gpu.finish_row(dict(row), gpu.matmul_goal("fp16", 4096))["goal_met"] is False  # 0.833 < 0.9
     assert gpu.finish_row(dict(row), gpu.matmul_goal("fp16", 1024))["goal_met"] is True  # 0.833 >= 0.8
     # a relative goal is not judged without Triton's number; an absolute one is
-    assert gpu.finish_row(dict(row, triton=None), gpu.matmul_goal("fp16", 1024))["goal_met"] is None
+    compile_row = gpu.finish_row({"measure": "c", "unit": "s compile", "tritium": 3.0, "triton": None, "torch": None})
+    assert compile_row["goal"] == "ratio <= 1" and compile_row["goal_met"] is None
+    assert gpu.finish_row({"measure": "c", "unit": "s compile", "tritium": 3.0, "triton": 2.0,
+                           "torch": None})["goal_met"] is False
     assert gpu.finish_row({"measure": "s", "unit": "s cold", "tritium": 0.2, "triton": None,
                            "torch": None})["goal_met"] is True
 
@@ -83,6 +86,26 @@ def cpu_kernels(gpu, monkeypatch, tmp_path):
     monkeypatch.setenv("TRITIUM_TARGET", "cpu")
     monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
     return lambda autotune=None: gpu.build_kernels("tritium", autotune)
+
+
+def test_cold_compile_runs_each_framework_in_a_new_empty_cache(gpu, monkeypatch):
+    calls = []
+
+    def child(args, env):
+        cache = Path(env["TRITIUM_CACHE_DIR"])
+        calls.append((args, env, cache.is_dir() and not any(cache.iterdir())))
+        if args[1] == "triton":
+            raise RuntimeError("--cold-compile triton process failed: no GPU")
+        return {"s": 2.5, "configs": 8}
+    monkeypatch.setattr(gpu, "_child", child)
+    row = gpu.cold_compile_row(4096, None, "nvptx")
+    assert [c[0] for c in calls] == [["--cold-compile", "tritium", "4096", "0"], ["--cold-compile", "triton", "4096", "0"]]
+    assert all(fresh for _, _, fresh in calls)  # the directory exists and is empty when the child starts
+    (_, env1, _), (_, env2, _) = calls
+    assert env1["TRITON_CACHE_DIR"] == env1["TRITIUM_CACHE_DIR"] != env2["TRITIUM_CACHE_DIR"]
+    assert env1["TRITIUM_TARGET"] == "nvptx" and not Path(env1["TRITIUM_CACHE_DIR"]).exists()  # removed after
+    assert row["tritium"] == 2.5 and row["configs_compiled"] == {"tritium": 8} and row["unit"] == "s compile"
+    assert row["triton"] is None and "no GPU" in row["errors"]["triton"] and row["goal_met"] is None
 
 
 def test_autotuning_lists(gpu, cpu_kernels):
