@@ -613,6 +613,20 @@ def cold_compile_row(size: int, max_configs: int | None, target: str) -> dict:
     return finish_row(row)
 
 
+def guarded(job: functools.partial) -> dict:
+    """``job()``'s row, shown on stderr as it comes (a run takes minutes); a measure that fails
+    outside the frameworks' own runs (allocating, torch's reference) becomes a row with its error,
+    so the other measures still report."""
+    try:
+        row = job()
+    except Exception as e:
+        row = finish_row({"measure": f"{job.func.__name__}{job.args}", "unit": "", "tritium": None, "triton": None,
+                          "torch": None, "checks": {}, "errors": {"measure": f"{type(e).__name__}: {e}"}})
+    print(f"{row['measure']} ({row['unit']}): " + ", ".join(f"{fw} {_cell(row, fw)}" for fw in FRAMEWORKS),
+          file=sys.stderr, flush=True)
+    return row
+
+
 # -- main --------------------------------------------------------------------------------------------
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -654,13 +668,15 @@ def main(argv: list[str] | None = None) -> int:
 
     timer = functools.partial(triton.testing.do_bench, warmup=25, rep=100)  # both autotuners time alike
     bench = Bench({fw: build_kernels(fw, autotune_options(timer, max_configs)) for fw in ("tritium", "triton")}, rep_ms)
-    rows = [bench.vector_add(n) for n in sizes["vector_add"]]
-    rows += [bench.softmax(m, n) for m, n in sizes["softmax"]]
-    rows += [bench.layernorm(m, n) for m, n in sizes["layernorm"]]
-    rows += [bench.matmul(dtype, n) for dtype, n in sizes["matmul"]]
-    rows += [bench.attention(*shape, causal) for shape in sizes["attention"] for causal in (False, True)]
-    rows.append(cold_compile_row(sizes["compile_size"], max_configs, args.target))
-    rows.append(launch_overhead_row(*sizes["launches"], args.target))
+    jobs = [*(functools.partial(bench.vector_add, n) for n in sizes["vector_add"]),
+            *(functools.partial(bench.softmax, m, n) for m, n in sizes["softmax"]),
+            *(functools.partial(bench.layernorm, m, n) for m, n in sizes["layernorm"]),
+            *(functools.partial(bench.matmul, dtype, n) for dtype, n in sizes["matmul"]),
+            *(functools.partial(bench.attention, *shape, causal) for shape in sizes["attention"]
+              for causal in (False, True)),
+            functools.partial(cold_compile_row, sizes["compile_size"], max_configs, args.target),
+            functools.partial(launch_overhead_row, *sizes["launches"], args.target)]
+    rows = [guarded(job) for job in jobs]
     rows += startup_rows(args.startup_runs or sizes["startup_runs"], args.target)
     print(format_table(rows))
 

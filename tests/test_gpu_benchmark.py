@@ -197,6 +197,20 @@ def test_table_lists_the_configs_that_won(gpu):
     assert "configs that won" not in gpu.format_table(_rows(gpu))
 
 
+def test_a_measure_that_fails_outside_the_frameworks_becomes_an_error_row(gpu, capsys):
+    import functools
+
+    def matmul(dtype, size):
+        raise MemoryError("CUDA out of memory")
+    row = gpu.guarded(functools.partial(matmul, "fp16", 8192))
+    assert row["measure"] == "matmul('fp16', 8192)" and row["errors"] == {"measure": "MemoryError: CUDA out of memory"}
+    assert gpu.failed([row]) and "  matmul('fp16', 8192), measure: MemoryError: CUDA out of memory" in \
+        gpu.format_table([row]).splitlines()
+    good = _rows(gpu)[0]
+    assert gpu.guarded(functools.partial(lambda: good)) is good
+    assert "vector add fp32 n=2^24 (GB/s): tritium 2900.0, triton 3000.0, torch 2950.0" in capsys.readouterr().err
+
+
 def test_json_document(gpu, tmp_path):
     when = datetime.datetime(2026, 11, 23, 12, 0, tzinfo=datetime.timezone.utc)
     path = gpu.results_path(tmp_path, when)
