@@ -10,25 +10,40 @@ before it is timed. Measures:
   GB/s = 2 * bytes of x / time;
 - layer norm forward fp16 (16384x8192; Triton's tutorial 05), GB/s from the bytes moved (x, w and b
   read, y written, mean and rstd written);
-- matmul fp16 4096^3 (Triton's tutorial 03 kernel with one of its configs), TFLOP/s, reported
-  without a goal (tritium's ``tl.dot`` runs on CUDA cores, Triton's on tensor cores);
+- matmul (Triton's tutorial 03 kernel, autotuned by each framework over the tutorial's 8 CUDA configs
+  for fp16, key M, N, K): fp16 1024^3, 4096^3 and 8192^3, bf16 4096^3; TFLOP/s = 2 * M * N * K / time;
+- attention forward fp16 (Triton's tutorial 06 forward: q @ k^T, an online softmax in exp2, p @ v into
+  a rescaled accumulator; causal and not through its constexpr STAGE), 32 heads x 4096 with head
+  sizes 64 and 128, autotuned over 5 configs (BLOCK_M 128 and BLOCK_N 64 with 3 or 4 stages and 4 or
+  8 warps, and 64 x 64); TFLOP/s = 4 * B * H * N^2 * D / time, halved when causal; torch's
+  ``scaled_dot_product_attention`` beside;
+- cold compile of the autotuned matmul, every config it tunes over (``kernel.warmup``), each framework
+  in a new process with an empty cache (its runtime started first by one vector add, not timed);
 - launch overhead of a tiny kernel from Python, µs per launch (median over rounds of many launches,
   synchronized at the end of each round);
 - cold compile and first launch (a new process, an empty cache) and the first call in a new process
   with a warm cache (imports reported separately), each framework in its own process.
 
-Prints a table (measure, tritium, triton, torch, ratio tritium/triton, goal) and writes JSON
-(``--out``, default ``benchmarks/results/gpu-<date>.json``) with the device and versions. Exit
+Both autotuners time configs with Triton's ``do_bench`` (one timer, as for the measures). An
+autotuned row records each framework's winning config and its compiled kernel's registers per thread
+and spilled bytes (tritium: ptxas's spill stores; Triton: the driver's local memory size, which also
+counts local arrays). The sizes keep a full run to a few minutes on an H100: the 8 configs are
+tutorial 03's fp16 ones (not its 8 extra fp8 ones), attention's are 5 of tutorial 06's;
+``--max-configs N`` tunes over the first N of each list (``--quick``: 2, small sizes).
+
+Prints a table (measure, tritium, triton, torch, ratio tritium/triton, goal), the configs that won,
+and writes JSON (``--out``, default ``benchmarks/results/gpu-<date>.json``) with the device and versions. Exit
 status 2 (with a message) when torch, triton, a CUDA device or tritium's target is missing; 1 when a
 kernel failed or computed a wrong result; else 0 (goals missed are reported, not an error).
 
-    python benchmarks/gpu.py [--quick] [--out PATH] [--rep-ms MS] [--startup-runs N]
+    python benchmarks/gpu.py [--quick] [--out PATH] [--rep-ms MS] [--startup-runs N] [--max-configs N]
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import importlib.util
 import json
 import os
@@ -39,24 +54,41 @@ import tempfile
 import time
 import types
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 HERE = Path(__file__).resolve().parent
 KERNELS = HERE / "gpu_kernels.py"
 FRAMEWORKS = ("tritium", "triton", "torch")
 
+#: matmul: (dtype, M = N = K); attention: (batch, heads, sequence, head size), each causal and not;
+#: max_configs: how many of each autotuning list (None: all)
 FULL = {"vector_add": [2**24, 2**28], "softmax": [(4096, 1024), (16384, 8192)], "layernorm": [(16384, 8192)],
-        "matmul": [4096],
+        "matmul": [("fp16", 1024), ("fp16", 4096), ("fp16", 8192), ("bf16", 4096)],
+        "attention": [(4, 8, 4096, 64), (4, 8, 4096, 128)], "compile_size": 4096, "max_configs": None,
         "launches": (10_000, 7), "startup_runs": 3, "rep_ms": 100.0}
-QUICK = {"vector_add": [2**20], "softmax": [(1024, 1024)], "layernorm": [(1024, 2048)], "matmul": [512],
-         "launches": (1_000, 3), "startup_runs": 1, "rep_ms": 20.0}
+QUICK = {"vector_add": [2**20], "softmax": [(1024, 1024)], "layernorm": [(1024, 2048)],
+         "matmul": [("fp16", 512), ("bf16", 512)], "attention": [(1, 2, 256, 64), (1, 2, 256, 128)],
+         "compile_size": 512, "max_configs": 2, "launches": (1_000, 3), "startup_runs": 1, "rep_ms": 20.0}
 
-#: the issue's goals per kind of measure: (what the goal says, test of a row)
-GOALS: dict[str, tuple[str, Callable[[dict], bool]]] = {
-    "GB/s": ("ratio >= 0.95", lambda r: r["ratio"] >= 0.95),
-    "us/launch": ("<= 8 us", lambda r: r["tritium"] <= 8.0),
-    "s cold": ("<= 0.5 s", lambda r: r["tritium"] <= 0.5),
-    "s warm": ("<= 0.05 s", lambda r: r["tritium"] <= 0.05),
+
+class Goal(NamedTuple):
+    """What a goal says and its test of a row; ``relative`` goals need Triton's number (the ratio)."""
+    text: str
+    met: Callable[[dict], bool]
+    relative: bool
+
+
+def at_least(ratio: float) -> Goal:
+    return Goal(f"ratio >= {ratio:g}", lambda r: r["ratio"] >= ratio, True)
+
+
+#: the issues' goals per kind of measure (rows of matmul and attention get theirs from issue 22's table)
+GOALS: dict[str, Goal] = {
+    "GB/s": at_least(0.95),
+    "us/launch": Goal("<= 8 us", lambda r: r["tritium"] <= 8.0, False),
+    "s cold": Goal("<= 0.5 s", lambda r: r["tritium"] <= 0.5, False),
+    "s warm": Goal("<= 0.05 s", lambda r: r["tritium"] <= 0.05, False),
+    "s compile": Goal("ratio <= 1", lambda r: r["ratio"] <= 1.0, True),
 }
 
 
@@ -80,11 +112,24 @@ def gbps(nbytes: int, ms: float) -> float:
     return nbytes / (ms * 1e-3) / 1e9
 
 
+def matmul_flops(m: int, n: int, k: int) -> int:
+    """A multiply and an add per term of each product."""
+    return 2 * m * n * k
+
+
+def attention_flops(batch: int, heads: int, seq: int, head_dim: int, causal: bool) -> float:
+    """Two products (q @ k^T and p @ v) of 2 * seq^2 * head_dim each per head; causal does half."""
+    flops = 4 * batch * heads * seq * seq * head_dim
+    return flops / 2 if causal else flops
+
+
+def matmul_goal(dtype: str, size: int) -> Goal:
+    """Issue 22: fp16 at 4096^3 and over >= 0.9x Triton, smaller or other dtypes >= 0.8x."""
+    return at_least(0.9 if dtype == "fp16" and size >= 4096 else 0.8)
+
+
 #: the rate each throughput unit reports: amount (bytes, floating-point operations) per ms -> unit
 RATES = {"GB/s": gbps, "TFLOP/s": lambda flops, ms: flops / (ms * 1e-3) / 1e12}
-#: tutorial 03's matmul config for fp16 on an H100 (one of its autotuning configs, fixed for both)
-MATMUL_CONFIG = {"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 128, "BLOCK_SIZE_K": 64, "GROUP_SIZE_M": 8}
-MATMUL_WARPS = 8
 
 
 def next_power_of_2(n: int) -> int:
@@ -110,14 +155,45 @@ def ratio(row: dict) -> float | None:
     return t / r if isinstance(t, (int, float)) and isinstance(r, (int, float)) and r else None
 
 
-def finish_row(row: dict) -> dict:
-    """Add the ratio, the goal and whether it is met (None when there is no value to judge)."""
+def finish_row(row: dict, goal: Goal | None = None) -> dict:
+    """Add the ratio, the goal (``goal``, else the one of the row's unit) and whether it is met
+    (None when there is no value to judge)."""
     row["ratio"] = ratio(row)
-    goal = GOALS.get(row["unit"])
-    row["goal"] = goal[0] if goal else ""
-    judged = row["tritium"] is not None and (row["ratio"] is not None or row["unit"] not in RATES)
-    row["goal_met"] = goal[1](row) if goal and judged else None
+    goal = goal or GOALS.get(row["unit"])
+    row["goal"] = goal.text if goal else ""
+    judged = goal is not None and row["tritium"] is not None and (row["ratio"] is not None or not goal.relative)
+    row["goal_met"] = goal.met(row) if judged else None
     return row
+
+
+def first_configs(n: int) -> Callable[..., list]:
+    """An ``early_config_prune`` for both autotuners: the first ``n`` configs of the list."""
+    def prune(configs: list, named_args: dict, **kwargs: Any) -> list:
+        return list(configs)[:n]
+    return prune
+
+
+def autotune_options(timer: Callable | None, max_configs: int | None) -> dict:
+    """The ``autotune`` keyword arguments both frameworks' kernels get (``build_kernels``)."""
+    options: dict = {"do_bench": timer}
+    if max_configs:
+        options["prune_configs_by"] = {"early_config_prune": first_configs(max_configs)}
+    return options
+
+
+def config_dict(config: Any) -> dict:
+    """A Config of either framework as JSON: its meta-parameters, num_warps and num_stages."""
+    return {**config.kwargs, "num_warps": config.num_warps, "num_stages": config.num_stages}
+
+
+def kernel_resources(kernel: Any) -> dict:
+    """Registers per thread and spilled bytes of a launched compiled kernel: tritium's from ptxas
+    (``metadata``), Triton's from the driver (``n_regs``, and ``n_spills``: local memory in words)."""
+    meta = getattr(kernel, "metadata", None)
+    if isinstance(meta, dict):
+        return {"registers": meta.get("registers"), "spill_bytes": meta.get("spills")}
+    spills = getattr(kernel, "n_spills", None)
+    return {"registers": getattr(kernel, "n_regs", None), "spill_bytes": None if spills is None else 4 * spills}
 
 
 def _cell(row: dict, framework: str) -> str:
@@ -131,19 +207,31 @@ def _cell(row: dict, framework: str) -> str:
     return f"{value:.4g}" if row["unit"].startswith("s") else f"{value:.1f}"
 
 
+def describe_config(config: dict, resources: dict | None) -> str:
+    """``BLOCK_SIZE_M=128 ... num_warps=8 num_stages=3; 168 registers, 0 bytes spilled``."""
+    text = " ".join(f"{k}={v}" for k, v in config.items())
+    if resources and resources.get("registers") is not None:
+        text += f"; {resources['registers']} registers, {resources.get('spill_bytes')} bytes spilled"
+    return text
+
+
 def format_table(rows: list[dict]) -> str:
-    """The table the benchmark prints, with the errors and wrong results listed under it."""
-    head = f"{'measure':44} {'tritium':>9} {'triton':>9} {'torch':>9} {'tritium/triton':>15}  goal"
+    """The table the benchmark prints, then the configs that won the autotuned rows, then the
+    errors and wrong results."""
+    head = f"{'measure':64} {'tritium':>9} {'triton':>9} {'torch':>9} {'tritium/triton':>15}  goal"
     lines = [head, "-" * len(head)]
-    notes = []
+    notes, won = [], []
     for r in rows:
         rat = "-" if r["ratio"] is None else f"{r['ratio']:.3f}"
         met = "" if r["goal_met"] is None else (" met" if r["goal_met"] else " MISSED")
-        lines.append(f"{r['measure'] + ' (' + r['unit'] + ')':44} {_cell(r, 'tritium'):>9} {_cell(r, 'triton'):>9} "
+        lines.append(f"{r['measure'] + ' (' + r['unit'] + ')':64} {_cell(r, 'tritium'):>9} {_cell(r, 'triton'):>9} "
                      f"{_cell(r, 'torch'):>9} {rat:>15}  {r['goal']}{met}")
+        won += [f"  {r['measure']}, {fw}: {describe_config(config, r.get('resources', {}).get(fw))}"
+                for fw, config in r.get("configs", {}).items()]
         notes += [f"  {r['measure']}, {fw}: {msg}" for fw, msg in r.get("errors", {}).items()]
         notes += [f"  {r['measure']}, {fw}: {msg}" for fw, msg in r.get("checks", {}).items() if msg != "ok"]
-    return "\n".join(lines + (["", "problems:", *notes] if notes else []))
+    return "\n".join(lines + (["", "configs that won (registers per thread, spilled bytes):", *won] if won else [])
+                     + (["", "problems:", *notes] if notes else []))
 
 
 def failed(rows: list[dict]) -> bool:
@@ -207,8 +295,10 @@ def versions(target: str) -> dict:
     return out
 
 
-def build_kernels(framework: str) -> types.ModuleType:
-    """``gpu_kernels.py`` executed with ``jit`` and ``tl`` bound to ``framework``'s (tritium or triton)."""
+def build_kernels(framework: str, autotune: dict | None = None) -> types.ModuleType:
+    """``gpu_kernels.py`` executed with ``triton`` and ``tl`` bound to ``framework``'s (tritium or
+    triton), and ``AUTOTUNE`` to ``autotune``: keyword arguments of both frameworks' ``autotune``
+    (``do_bench``, ``prune_configs_by``) given to every autotuned kernel."""
     if framework == "tritium":
         import tritium as jit_module
         import tritium.language as tl
@@ -218,7 +308,7 @@ def build_kernels(framework: str) -> types.ModuleType:
     name = f"gpu_kernels_{framework}"
     module = types.ModuleType(name)
     module.__file__ = str(KERNELS)
-    module.jit, module.tl = jit_module.jit, tl
+    module.triton, module.tl, module.AUTOTUNE = jit_module, tl, dict(autotune or {})
     sys.modules[name] = module
     exec(compile(KERNELS.read_text(), str(KERNELS), "exec"), module.__dict__)
     return module
@@ -238,16 +328,22 @@ class Bench:
     def time_ms(self, fn: Callable[[], Any]) -> float:
         return self.do_bench(fn, warmup=self.rep_ms / 4, rep=self.rep_ms, return_mode="median")
 
-    def row(self, measure: str, nbytes: int, runs: dict[str, Callable[[], Any]],
-            outputs: dict[str, Callable[[], Any]], want: Any, tol: dict | None = None, unit: str = "GB/s") -> dict:
+    def row(self, measure: str, nbytes: float, runs: dict[str, Callable[[], Any]],
+            outputs: dict[str, Callable[[], Any]], want: Any, tol: dict | None = None, unit: str = "GB/s",
+            tuned: dict[str, Any] | None = None, goal: Goal | None = None) -> dict:
         """``unit`` (GB/s of ``nbytes`` moved, or TFLOP/s of ``nbytes`` operations) of each framework's
         ``runs[fw]``; first ``outputs[fw]()`` after one run is compared with ``want``
-        (torch.testing.assert_close, its default tolerances unless ``tol``)."""
+        (torch.testing.assert_close, its default tolerances unless ``tol``). ``tuned[fw]`` is the
+        autotuned kernel that ``runs[fw]`` launches (returning the compiled kernel): the row records
+        the config that won and the compiled kernel's registers and spills."""
         row: dict = {"measure": measure, "unit": unit, "bytes": nbytes, "ms": {}, "errors": {}, "checks": {}}
         for fw, run in runs.items():
             try:
-                run()
+                compiled = run()  # the first run of an autotuned kernel tunes it
                 self.torch.cuda.synchronize()
+                if fw in (tuned or {}):
+                    row.setdefault("configs", {})[fw] = config_dict(tuned[fw].best_config)
+                    row.setdefault("resources", {})[fw] = kernel_resources(compiled)
                 row["checks"][fw] = _compare(self.torch, outputs[fw](), want, tol or {})
                 ms = self.time_ms(run)
                 row["ms"][fw], row[fw] = ms, RATES[unit](nbytes, ms)
@@ -256,7 +352,7 @@ class Bench:
                 row[fw] = None
         for fw in FRAMEWORKS:
             row.setdefault(fw, None)
-        return finish_row(row)
+        return finish_row(row, goal)
 
     def vector_add(self, n: int) -> dict:
         torch = self.torch
@@ -312,25 +408,63 @@ class Bench:
                         outputs={fw: (lambda fw=fw: outs[fw].float()) for fw in FRAMEWORKS}, want=want,
                         tol={"rtol": 0.0, "atol": 1e-2})
 
-    def matmul(self, size: int) -> dict:
-        """Tutorial 03's kernel, fp16 inputs, fp32 accumulation, fp16 result; no goal (tritium's
-        tl.dot is an FMA loop on CUDA cores, Triton's uses tensor cores)."""
+    def matmul(self, dtype: str, size: int) -> dict:
+        """Tutorial 03's autotuned kernel on ``dtype`` inputs (fp32 accumulation, an fp16 result as
+        the tutorial writes it); torch's matmul (its result in ``dtype``) beside."""
         torch = self.torch
-        a = torch.randn(size, size, device="cuda", dtype=torch.float16)
-        b = torch.randn(size, size, device="cuda", dtype=torch.float16)
-        outs = {fw: torch.empty(size, size, device="cuda", dtype=torch.float16) for fw in FRAMEWORKS}
-        grid = (cdiv(size, MATMUL_CONFIG["BLOCK_SIZE_M"]) * cdiv(size, MATMUL_CONFIG["BLOCK_SIZE_N"]),)
+        tdtype = {"fp16": torch.float16, "bf16": torch.bfloat16}[dtype]
+        a = torch.randn(size, size, device="cuda", dtype=tdtype)
+        b = torch.randn(size, size, device="cuda", dtype=tdtype)
+        outs = {fw: torch.empty(size, size, device="cuda", dtype=torch.float16) for fw in ("tritium", "triton")}
+        outs["torch"] = torch.empty(size, size, device="cuda", dtype=tdtype)
+
+        def grid(meta):
+            return (cdiv(size, meta["BLOCK_SIZE_M"]) * cdiv(size, meta["BLOCK_SIZE_N"]),)
 
         def launch(fw):
-            k = self.kernels[fw].matmul_kernel
-            return lambda: k[grid](a, b, outs[fw], size, size, size, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
-                                   outs[fw].stride(0), outs[fw].stride(1), num_warps=MATMUL_WARPS, **MATMUL_CONFIG)
+            k, c = self.kernels[fw].matmul_kernel, outs[fw]
+            return lambda: k[grid](a, b, c, size, size, size, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+                                   c.stride(0), c.stride(1))
         runs = {"tritium": launch("tritium"), "triton": launch("triton"),
                 "torch": lambda: torch.matmul(a, b, out=outs["torch"])}
-        want = (a.float() @ b.float()).half()
-        return self.row(f"matmul fp16 {size}^3 (tutorial 03)", 2 * size ** 3, runs,
-                        outputs={fw: (lambda fw=fw: outs[fw]) for fw in FRAMEWORKS}, want=want,
-                        tol={"rtol": 1e-2, "atol": 1e-1}, unit="TFLOP/s")
+        return self.row(f"matmul {dtype} {size}^3 (tutorial 03, autotuned)", matmul_flops(size, size, size), runs,
+                        outputs={fw: (lambda fw=fw: outs[fw].float()) for fw in FRAMEWORKS}, want=a.float() @ b.float(),
+                        tol={"rtol": 1e-2, "atol": 1e-1}, unit="TFLOP/s",
+                        tuned={fw: self.kernels[fw].matmul_kernel for fw in ("tritium", "triton")},
+                        goal=matmul_goal(dtype, size))
+
+    def attention(self, batch: int, heads: int, seq: int, head_dim: int, causal: bool) -> dict:
+        """Tutorial 06's forward, autotuned, fp16 q, k, v of N(0, 0.5); torch's fp16
+        scaled_dot_product_attention beside; all checked against torch's in fp32 (atol 1e-2, as the
+        tutorial's test)."""
+        torch = self.torch
+        shape = (batch, heads, seq, head_dim)
+        q, k, v = (torch.empty(shape, device="cuda", dtype=torch.float16).normal_(0.0, 0.5) for _ in range(3))
+        sm_scale = head_dim ** -0.5
+        outs = {fw: torch.empty_like(q) for fw in FRAMEWORKS}
+        lse = {fw: torch.empty(batch * heads, seq, device="cuda") for fw in ("tritium", "triton")}
+
+        def grid(meta):
+            return (cdiv(seq, meta["BLOCK_M"]), batch * heads)
+
+        def launch(fw):
+            kernel, o = self.kernels[fw].attention_fwd_kernel, outs[fw]
+            return lambda: kernel[grid](q, k, v, sm_scale, lse[fw], o, q.stride(0), q.stride(1), q.stride(2), heads, seq,
+                                        HEAD_DIM=head_dim, STAGE=3 if causal else 1)
+
+        sdpa = torch.nn.functional.scaled_dot_product_attention
+
+        def torch_attention():
+            outs["torch"] = sdpa(q, k, v, is_causal=causal, scale=sm_scale)
+        want = sdpa(q.float(), k.float(), v.float(), is_causal=causal, scale=sm_scale)
+        runs = {"tritium": launch("tritium"), "triton": launch("triton"), "torch": torch_attention}
+        kind = "causal" if causal else "not causal"
+        return self.row(f"attention fwd fp16 {batch * heads}x{seq} d{head_dim} {kind} (tutorial 06)",
+                        attention_flops(batch, heads, seq, head_dim, causal), runs,
+                        outputs={fw: (lambda fw=fw: outs[fw].float()) for fw in FRAMEWORKS}, want=want,
+                        tol={"rtol": 0.0, "atol": 1e-2}, unit="TFLOP/s",
+                        tuned={fw: self.kernels[fw].attention_fwd_kernel for fw in ("tritium", "triton")},
+                        goal=at_least(0.8))
 
 
 def cdiv(a: int, b: int) -> int:
@@ -444,6 +578,55 @@ def startup_rows(runs: int, target: str) -> list[dict]:
             row("import (new process, warm cache)", "s", warm, "import_s")]
 
 
+def cold_compile(framework: str, size: int, max_configs: int | None) -> dict:
+    """In a fresh process with an empty cache: the framework's runtime started by one vector add
+    (compiled and launched, not timed), then every config of the autotuned matmul compiled without
+    launching (``warmup``) for fp16 operands of ``size``^3, as the matmul rows specialise them."""
+    import torch
+
+    kernels = build_kernels(framework, autotune_options(None, max_configs))
+    x = torch.ones(1024, device="cuda")
+    out = torch.empty_like(x)
+    kernels.add_kernel[(1,)](x, x, out, 1024, BLOCK_SIZE=1024)
+    torch.cuda.synchronize()
+    a = torch.empty(size, size, device="cuda", dtype=torch.float16)
+    c = torch.empty_like(a)
+    t0 = time.perf_counter()
+    compiled = kernels.matmul_kernel.warmup(a, a, c, size, size, size, a.stride(0), a.stride(1), a.stride(0),
+                                            a.stride(1), c.stride(0), c.stride(1), grid=(1,))
+    return {"s": time.perf_counter() - t0, "configs": len(compiled)}
+
+
+def cold_compile_row(size: int, max_configs: int | None, target: str) -> dict:
+    """Seconds to compile every config of the autotuned fp16 matmul, each framework in a new process
+    with a new, empty cache directory."""
+    row: dict = {"measure": "cold compile, autotuned matmul fp16, every config", "unit": "s compile",
+                 "errors": {}, "checks": {}, "torch": None}
+    for fw in ("tritium", "triton"):
+        try:
+            with tempfile.TemporaryDirectory(prefix=f"{fw}-bench-cache-") as cache:
+                got = _child(["--cold-compile", fw, str(size), str(max_configs or 0)],
+                             {"TRITIUM_CACHE_DIR": cache, "TRITON_CACHE_DIR": cache, "TRITIUM_TARGET": target})
+            row[fw], row.setdefault("configs_compiled", {})[fw] = got["s"], got["configs"]
+        except Exception as e:
+            row["errors"][fw], row[fw] = f"{type(e).__name__}: {e}", None
+    return finish_row(row)
+
+
+def guarded(job: functools.partial) -> dict:
+    """``job()``'s row, shown on stderr as it comes (a run takes minutes); a measure that fails
+    outside the frameworks' own runs (allocating, torch's reference) becomes a row with its error,
+    so the other measures still report."""
+    try:
+        row = job()
+    except Exception as e:
+        row = finish_row({"measure": f"{job.func.__name__}{job.args}", "unit": "", "tritium": None, "triton": None,
+                          "torch": None, "checks": {}, "errors": {"measure": f"{type(e).__name__}: {e}"}})
+    print(f"{row['measure']} ({row['unit']}): " + ", ".join(f"{fw} {_cell(row, fw)}" for fw in FRAMEWORKS),
+          file=sys.stderr, flush=True)
+    return row
+
+
 # -- main --------------------------------------------------------------------------------------------
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -452,8 +635,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--target", default="nvptx", help="tritium's target (default nvptx)")
     parser.add_argument("--rep-ms", type=float, help="do_bench's rep per measurement (default 100, quick 20)")
     parser.add_argument("--startup-runs", type=int, help="process pairs per startup measure (default 3, quick 1)")
+    parser.add_argument("--max-configs", type=int,
+                        help="autotune over the first N configs of each list (default all, quick 2)")
     parser.add_argument("--first-call", choices=("tritium", "triton"), help=argparse.SUPPRESS)  # child process
     parser.add_argument("--launch-overhead", nargs=3, help=argparse.SUPPRESS)  # child: framework launches rounds
+    parser.add_argument("--cold-compile", nargs=3, help=argparse.SUPPRESS)  # child: framework size max_configs
     args = parser.parse_args(argv)
     if args.first_call:
         print(json.dumps(first_call(args.first_call)))
@@ -461,6 +647,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.launch_overhead:
         framework, launches, rounds = args.launch_overhead
         print(json.dumps(launch_overhead(framework, int(launches), int(rounds))))
+        return 0
+    if args.cold_compile:
+        framework, size, max_configs = args.cold_compile
+        print(json.dumps(cold_compile(framework, int(size), int(max_configs) or None)))
         return 0
     os.environ["TRITIUM_TARGET"] = args.target
     problem = requirements_problem(args.target)
@@ -473,16 +663,25 @@ def main(argv: list[str] | None = None) -> int:
     device, vers = device_info(), versions(args.target)
     print(f"{device['name']} ({device['capability']}); " + ", ".join(f"{k} {v}" for k, v in vers.items()), flush=True)
 
-    bench = Bench({fw: build_kernels(fw) for fw in ("tritium", "triton")}, rep_ms)
-    rows = [bench.vector_add(n) for n in sizes["vector_add"]]
-    rows += [bench.softmax(m, n) for m, n in sizes["softmax"]]
-    rows += [bench.layernorm(m, n) for m, n in sizes["layernorm"]]
-    rows += [bench.matmul(n) for n in sizes["matmul"]]
-    rows.append(launch_overhead_row(*sizes["launches"], args.target))
+    max_configs = args.max_configs or sizes["max_configs"]
+    import triton.testing
+
+    timer = functools.partial(triton.testing.do_bench, warmup=25, rep=100)  # both autotuners time alike
+    bench = Bench({fw: build_kernels(fw, autotune_options(timer, max_configs)) for fw in ("tritium", "triton")}, rep_ms)
+    jobs = [*(functools.partial(bench.vector_add, n) for n in sizes["vector_add"]),
+            *(functools.partial(bench.softmax, m, n) for m, n in sizes["softmax"]),
+            *(functools.partial(bench.layernorm, m, n) for m, n in sizes["layernorm"]),
+            *(functools.partial(bench.matmul, dtype, n) for dtype, n in sizes["matmul"]),
+            *(functools.partial(bench.attention, *shape, causal) for shape in sizes["attention"]
+              for causal in (False, True)),
+            functools.partial(cold_compile_row, sizes["compile_size"], max_configs, args.target),
+            functools.partial(launch_overhead_row, *sizes["launches"], args.target)]
+    rows = [guarded(job) for job in jobs]
     rows += startup_rows(args.startup_runs or sizes["startup_runs"], args.target)
     print(format_table(rows))
 
     settings = {"quick": args.quick, "rep_ms": rep_ms, "timer": "triton.testing.do_bench, median",
+                "autotune_timer": "triton.testing.do_bench, warmup 25 ms, rep 100 ms", "max_configs": max_configs,
                 "target": args.target}
     out = Path(args.out) if args.out else results_path(HERE / "results", when)
     out.parent.mkdir(parents=True, exist_ok=True)

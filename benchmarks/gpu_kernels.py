@@ -1,15 +1,17 @@
-"""The kernels of ``gpu.py``, written once for both compilers (Triton's tutorials 01, 02 and 05).
+"""The kernels of ``gpu.py``, written once for both compilers (Triton's tutorials 01, 02, 03, 05 and
+06's forward).
 
-This file imports nothing: ``gpu.build_kernels`` executes it twice, once with ``jit`` and ``tl``
-bound to ``triton.jit`` / ``triton.language`` and once to ``tritium.jit`` / ``tritium.language``, so
-both compile the same source text. (Both compilers read a kernel's source from its file.)
+This file imports nothing: ``gpu.build_kernels`` executes it twice, once with ``triton`` bound to
+Triton and once to tritium (``tl`` to the matching ``language``), so both compile the same source
+text (both compilers read a kernel's source from its file). ``AUTOTUNE`` (also given) holds the
+options both autotuners get: one shared timer and, in quick runs, a pruning of the config lists.
 """
 
-# ``jit`` and ``tl`` are given by gpu.build_kernels
+# ``triton``, ``tl`` and ``AUTOTUNE`` are given by gpu.build_kernels
 # ruff: noqa: F821
 
 
-@jit
+@triton.jit
 def add_kernel(x_ptr, y_ptr, output_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
     pid = tl.program_id(axis=0)
     offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
@@ -19,7 +21,7 @@ def add_kernel(x_ptr, y_ptr, output_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
     tl.store(output_ptr + offsets, x + y, mask=mask)
 
 
-@jit
+@triton.jit
 def softmax_kernel(output_ptr, input_ptr, input_row_stride, output_row_stride, n_cols, BLOCK_SIZE: tl.constexpr):
     row_idx = tl.program_id(0)
     col_offsets = tl.arange(0, BLOCK_SIZE)
@@ -31,7 +33,7 @@ def softmax_kernel(output_ptr, input_ptr, input_row_stride, output_row_stride, n
     tl.store(output_ptr + row_idx * output_row_stride + col_offsets, numerator / denominator, mask=mask)
 
 
-@jit
+@triton.jit
 def layer_norm_fwd_kernel(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK_SIZE: tl.constexpr):
     row = tl.program_id(0)
     Y += row * stride
@@ -63,7 +65,17 @@ def layer_norm_fwd_kernel(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK_SIZE: tl
         tl.store(Y + cols, y, mask=mask)
 
 
-@jit
+#: tutorial 03's CUDA configs for fp16 inputs (its list less the ones it marks as for fp8 inputs):
+#: (BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, num_stages, num_warps), GROUP_SIZE_M 8 in each
+MATMUL_TUNING = [(128, 256, 64, 3, 8), (64, 256, 32, 4, 4), (128, 128, 32, 4, 4), (128, 64, 32, 4, 4),
+                 (64, 128, 32, 4, 4), (128, 32, 32, 4, 4), (64, 32, 32, 5, 2), (32, 64, 32, 5, 2)]
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK_SIZE_M": bm, "BLOCK_SIZE_N": bn, "BLOCK_SIZE_K": bk, "GROUP_SIZE_M": 8},
+                                        num_stages=stages, num_warps=warps)
+                          for bm, bn, bk, stages, warps in MATMUL_TUNING],
+                 key=["M", "N", "K"], **AUTOTUNE)
+@triton.jit
 def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
                   BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
                   GROUP_SIZE_M: tl.constexpr):
@@ -94,3 +106,77 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
     c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
     c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
     tl.store(c_ptrs, c, mask=c_mask)
+
+
+#: tutorial 06's forward, tuned over a few of its configs: (BLOCK_M, BLOCK_N, num_stages, num_warps)
+ATTENTION_TUNING = [(128, 64, 3, 4), (128, 64, 3, 8), (128, 64, 4, 4), (128, 64, 4, 8), (64, 64, 3, 4)]
+
+
+@triton.jit
+def attention_blocks(acc, l_i, m_i, q, K, V, stride_n, start_m, qk_scale, offs_m, offs_n, offs_d, N_CTX,
+                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, STAGE: tl.constexpr):
+    """The online softmax over one range of key blocks, as tutorial 06's inner loop: STAGE 1 the
+    blocks left of the diagonal (no mask), 2 the diagonal's blocks (masked), 3 all (not causal).
+    The tutorial's ``tl.multiple_of`` on the loop variable is left out: tritium refuses a hint on a
+    loop variable, and the range's step already tells Triton as much."""
+    if STAGE == 1:
+        lo, hi = 0, start_m * BLOCK_M
+    elif STAGE == 2:
+        lo, hi = start_m * BLOCK_M, (start_m + 1) * BLOCK_M
+        lo = tl.multiple_of(lo, BLOCK_M)
+    else:
+        lo, hi = 0, N_CTX
+    kt_ptrs = K + (lo + offs_n)[None, :] * stride_n + offs_d[:, None]  # k transposed: [HEAD_DIM, BLOCK_N]
+    v_ptrs = V + (lo + offs_n)[:, None] * stride_n + offs_d[None, :]
+    for start_n in range(lo, hi, BLOCK_N):
+        qk = tl.dot(q, tl.load(kt_ptrs))
+        if STAGE == 2:
+            keep = offs_m[:, None] >= (start_n + offs_n[None, :])
+            qk = qk * qk_scale + tl.where(keep, 0, -1.0e6)
+            m_new = tl.maximum(m_i, tl.max(qk, 1))
+            qk -= m_new[:, None]
+        else:
+            m_new = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
+            qk = qk * qk_scale - m_new[:, None]
+        p = tl.math.exp2(qk)
+        alpha = tl.math.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None]
+        acc = tl.dot(p.to(tl.float16), tl.load(v_ptrs), acc)
+        m_i = m_new
+        kt_ptrs += BLOCK_N * stride_n
+        v_ptrs += BLOCK_N * stride_n
+    return acc, l_i, m_i
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_stages=stages, num_warps=warps)
+                          for bm, bn, stages, warps in ATTENTION_TUNING],
+                 key=["N_CTX", "HEAD_DIM"], **AUTOTUNE)
+@triton.jit
+def attention_fwd_kernel(Q, K, V, sm_scale, M, Out, stride_z, stride_h, stride_n, H, N_CTX,
+                         HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, STAGE: tl.constexpr):
+    """Tutorial 06's forward on contiguous [Z, H, N_CTX, HEAD_DIM] fp16 q, k, v and out (N_CTX a
+    multiple of BLOCK_M): STAGE 3 is causal (the blocks left of the diagonal, then the diagonal's),
+    STAGE 1 not. M gets each row's log2-sum-exp2, which the backward pass would read."""
+    tl.static_assert(BLOCK_N <= HEAD_DIM)
+    start_m = tl.program_id(0)
+    off_hz = tl.program_id(1)
+    offset = (off_hz // H).to(tl.int64) * stride_z + (off_hz % H).to(tl.int64) * stride_h
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    m_i = tl.zeros([BLOCK_M], dtype=tl.float32) - float("inf")
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32) + 1.0
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
+    qk_scale = sm_scale * 1.44269504  # exp(x) = exp2(x / ln 2)
+    q = tl.load(Q + offset + offs_m[:, None] * stride_n + offs_d[None, :])
+    if STAGE & 1:
+        acc, l_i, m_i = attention_blocks(acc, l_i, m_i, q, K + offset, V + offset, stride_n, start_m, qk_scale,
+                                         offs_m, offs_n, offs_d, N_CTX, BLOCK_M, BLOCK_N, 4 - STAGE)
+    if STAGE & 2:
+        acc, l_i, m_i = attention_blocks(acc, l_i, m_i, q, K + offset, V + offset, stride_n, start_m, qk_scale,
+                                         offs_m, offs_n, offs_d, N_CTX, BLOCK_M, BLOCK_N, 2)
+    m_i += tl.math.log2(l_i)
+    acc = acc / l_i[:, None]
+    tl.store(M + off_hz * N_CTX + offs_m, m_i)
+    tl.store(Out + offset + offs_m[:, None] * stride_n + offs_d[None, :], acc.to(tl.float16))
