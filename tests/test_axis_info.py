@@ -367,3 +367,29 @@ def test_a_hint_on_a_helper_parameter_is_refused():
     with pytest.raises(tritium.CompilationError, match="hint on a parameter of a @jit helper is lost"):
         compile_specialized(helper_hint_kernel, FrontendOnly(), {"x_ptr": "*fp32", "n": "i32", "m": "i32"},
                             {}, {}, {})
+
+
+@tritium.jit
+def _hinted_loop_variable(x_ptr, n, start0, B: tl.constexpr):
+    for start in range(start0, n, B):
+        start = tl.multiple_of(start, B)
+        tl.store(x_ptr + start + tl.arange(0, B), 1.0)
+
+
+def test_a_hint_on_a_loop_variable_reaches_the_axis_analysis():
+    """Triton's tutorial 06 hints ``start_n = tl.multiple_of(start_n, BLOCK_N)``; with an unknown
+    start the hint is all the analysis has."""
+    import re as _re
+
+    from tritium.runtime.compiler import compile_specialized
+
+    from .kernels.frontend_only import FrontendOnly
+
+    asm = compile_specialized(_hinted_loop_variable, FrontendOnly(), {"x_ptr": "*fp32", "n": "i32", "start0": "i32"},
+                              {"B": 16}, {}, {}).asm
+    assert _re.search(r"tile.iv_divisibility = array<i32: 16>", asm["tile"])
+    with tile.context():
+        module = ir.Module.parse(asm["tile-opt"])
+        infos = analyze(module)
+        loop = next(op for op in walk(module.operation) if op.name == "scf.for")
+        assert infos[loop.regions[0].blocks[0].arguments[0]].divisibility[0] == 16

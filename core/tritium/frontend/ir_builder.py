@@ -128,7 +128,8 @@ class IRBuilder:
     def hint(self, h: ir.Value, field: str, values: Sequence[int]) -> None:
         """Record ``tl.multiple_of``/``max_contiguous``/``max_constancy`` as the attribute
         ``tile.<field>`` (one value per dimension) of the op defining ``h``, or of the kernel
-        argument ``h``, for the axis analysis."""
+        argument ``h``, or as ``tile.iv_<field>`` of the loop whose induction variable ``h`` is,
+        for the axis analysis."""
         from ..language.semantic import SemanticError
 
         attr = ir.DenseI32ArrayAttr.get(list(values))
@@ -137,6 +138,9 @@ class IRBuilder:
             owner.attributes[f"tile.{field}"] = attr
             return
         fn = owner.owner.operation
+        if fn.name == "scf.for" and h.arg_number == 0:  # the induction variable (tutorial 06's start_n)
+            fn.attributes[f"tile.iv_{field}"] = attr
+            return
         if fn.name != "func.func":
             raise SemanticError("a hint on a loop-carried value is not supported; hint the value "
                                 "where it is computed")

@@ -167,6 +167,8 @@ class _Analysis:
         iv = body.arguments[0]
         if _tracked(iv.type):
             div = gcd(lb.divisibility[0], step.divisibility[0]) if lb and step else 1
+            if "tile.iv_divisibility" in op.attributes:  # tl.multiple_of on the induction variable
+                div = max(div, ir.DenseI32ArrayAttr(op.attributes["tile.iv_divisibility"])[0])
             self.infos[iv] = _uniform((1,), 1, div, None)
         carried = list(body.arguments)[1:]
         inits = [self.get(v) if _tracked(v.type) else None for v in op.operands[3:]]
