@@ -133,6 +133,15 @@ def vectorizer_abort_kernel(x1, x2, xl, out0, s0, n, K, BLOCK: tl.constexpr, C0:
 SIGNATURE = {"x1": "*i32", "x2": "*fp32", "xl": "*u8", "out0": "*fp32", "s0": "fp32", "n": "i32", "K": "i32"}
 
 
+def test_the_vectorizer_abort_kernel_compiles_for_nvptx_without_a_gpu():
+    pytest.importorskip("tritium_nvptx", reason="tritium-nvptx is not installed")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LLVMFallbackWarning)  # the normal pipeline: no vectorizer to fail
+        compiled = tritium.compile(vectorizer_abort_kernel, signature=SIGNATURE, constants={"BLOCK": 1, "C0": 3},
+                                   target="nvptx")
+    assert ".entry vectorizer_abort_kernel" in compiled.asm["ptx"]
+
+
 def test_the_vectorizer_abort_kernel_gives_the_interpreters_answer(target):
     rng = np.random.default_rng(30)
     n, K = 5, 3

@@ -1,7 +1,8 @@
 """The NVPTX compiler half: the ``tile-layout``, ``llir``, ``ptx`` and ``cubin`` stages.
 
 ``tile-layout`` and ``llir`` are core's GPU layout pass and per-thread code generator with the
-NVPTX hooks; ``ptx`` links libdevice when the kernel calls it, optimises at -O3 and emits PTX for the arch with llvmlite, in a worker
+NVPTX hooks; ``ptx`` links libdevice when the kernel calls it, optimises at -O3 without the
+vectorizers (SIMT code gains nothing from them) and emits PTX for the arch with llvmlite, in a worker
 process (``tritium.passes.llvm_worker``); ``cubin`` assembles it with ptxas and records registers
 and spills, or, without ptxas, passes the PTX on for the driver's JIT (``metadata["binary_format"] == "ptx"``).
 """
@@ -71,7 +72,7 @@ def ptx(llir_text: str, ctx) -> str:
             module = llvm.parse_assembly(llir_text)
             link_libdevice(module)
             module.verify()
-            optimize(module, tm, vectorize=True, safe=safe)
+            optimize(module, tm, vectorize=False, safe=safe)  # one lane per thread: nothing to vectorize
             return tm.emit_assembly(module)
 
         return run_isolated(ctx.signature.name, "ptx", emit)
