@@ -66,8 +66,7 @@ def run_isolated(kernel: str, stage: str, work: Callable[[bool], T]) -> T:
         return again
     raise CompilationError(kernel, f"LLVM failed in stage '{stage}', also with its conservative pipeline, and "
                            f"the compilation was stopped (the process lives on). LLVM said:\n{again}\n"
-                           "This is a compiler bug: please report the kernel; simplifying the expression "
-                           "named in the message may avoid it.")
+                           "This is a bug of tritium or LLVM: please report the kernel with this message.")
 
 
 def _in_child(work: Callable[[bool], T], safe: bool) -> tuple[bool, Any]:
