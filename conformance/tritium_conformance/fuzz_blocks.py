@@ -170,13 +170,16 @@ class BlockStatements:
     def _matrix(self, t: str, rows: int, cols: int) -> tuple[str, Val]:
         """A new ``rows`` x ``cols`` matrix argument, loaded whole (the same for every program)."""
         ptr = self.fresh("w") + "_ptr"
-        data = self.random_array(t, rows * cols)
+        data = self.random_array("fp32" if t == "bf16" else t, rows * cols)
+        if t == "bf16":  # no bf16 arrays: fp32 values that bf16 holds exactly, converted in the kernel
+            data = M.to_bf16(data)
         self.params.append(ptr)
         self.args.append(("array", ptr, data))
         arr = np.broadcast_to(data.reshape(1, rows, cols), (self.G, rows, cols)).copy()
         v = Val(t, (rows, cols), arr, np.zeros(arr.shape) if M.is_float(t) else None)
         r, c = f"tl.arange(0, {rows})", f"tl.arange(0, {cols})"
-        return self.add(f"tl.load({ptr} + {r}[:, None] * {cols} + {c}[None, :])", v, "w")
+        load = f"tl.load({ptr} + {r}[:, None] * {cols} + {c}[None, :])"
+        return self.add(load + (".to(tl.bfloat16)" if t == "bf16" else ""), v, "w")
 
     def _dot(self, xn: str, x: Val) -> None:
         if len(x.shape) != 2 or min(x.shape) < 16:  # another value of the pool may do
@@ -302,7 +305,7 @@ class BlockStatements:
             self.add(src, Val(t, shape, init.copy(), np.zeros(init.shape) if M.is_float(t) else None), "old")
         self.params.append(buf)
         self.args.append(("inout", buf, init.ravel().copy()))
-        self.inouts.append([len(self.lines), buf, t, new.reshape(self.G, -1), None if err is None else
+        self.inouts.append([len(self.lines) - 1, buf, t, new.reshape(self.G, -1), None if err is None else
                             err.reshape(self.G, -1), init.reshape(self.G, -1)])
         self.tags.append(f"atomic-{op}")
 

@@ -316,6 +316,8 @@ class _Gen(BlockStatements):
             v = Val(v.ty, shape, v.a.reshape((g,) + shape), None if v.err is None else v.err.reshape((g,) + shape))
             args = (f", axis={axis}" if axis is not None else "") + (", keep_dims=True" if keep else "")
             args += f", dtype={TL[dtype]}" if dtype else ""
+            if dtype:
+                self.tags.append("sum-dtype")
             self.add(f"tl.{op}({xn}{args})", v)
             if op != "sum" and M.bits(x.ty) < 32:
                 self.tags.append("narrow-max-min")
