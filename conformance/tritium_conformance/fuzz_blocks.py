@@ -237,7 +237,10 @@ class BlockStatements:
             self.add(f"tl.sort({xn}{', descending=True' if desc else ''})", sort(x, desc, None), "s")
             self.tags.append("sort")
             return
-        k = int(self.choice([kk for kk in (1, 2, 4, n) if kk <= n and (kk > 1 or "topk-1" not in self.exclude)]))
+        ks = [kk for kk in (1, 2, 4, n) if kk <= n and (kk > 1 or "topk-1" not in self.exclude)]
+        if not ks:
+            raise Reject("no k to take")
+        k = int(self.choice(ks))
         v = sort(x, True, k)
         if k == n or self.r.random() < 0.3:
             self.add(f"tl.topk({xn}, {k})", v, "s")

@@ -258,7 +258,13 @@ class _Gen(BlockStatements):
             op = {"bin": ["+", "-", "*"], "div": ["/", "//", "%"], "bit": ["&", "|", "^"], "shift": ["<<", ">>"],
                   "cmp": CMP, "minmax": ["max", "min"], "helper": ["+", "*", "-"]}[what]
             op = self.choice(op)
-            if what == "shift" and not y.is_lit and self.r.random() < 0.5:
+            other = [(n, v) for n, v in self.pool if not M.is_float(v.ty) and not M.is_float(x.ty)
+                     and M.unsigned(v.ty) != M.unsigned(x.ty)]
+            if what == "shift" and op == ">>" and other and self.r.random() < 0.5:
+                # mixed signedness, the amount kept in range: x >> (y & 7)
+                yn, y = self.choice(other)
+                yn, y = f"({yn} & 7)", M.binary("&", y, M.lit(7), g)
+            elif what == "shift" and not y.is_lit and self.r.random() < 0.5:
                 y = M.lit(int(self.r.integers(0, 8)))
                 yn = repr(y.lit)
             if what == "minmax":
