@@ -314,8 +314,10 @@ class BlockStatements:
 
     def block_ptr_load(self, ptr: str, t: str, data: np.ndarray) -> None:
         """A load through ``tl.make_block_ptr`` (sometimes moved there by ``tl.advance``), with a
-        boundary check and zero padding past ``n`` in a 1-D kernel."""
+        boundary check and zero padding past ``n`` in a 1-D kernel; a bool array reads as int8."""
         k = int(self.r.integers(1, 5)) if self.r.random() < 0.5 else 0
+        if t == "int1":  # Triton's make_block_ptr reads a bool array as int8
+            t, data = "int8", data.astype(np.int8)
         if self.two_d:
             shape, strides, block, order, check = f"({self.G * self.BM}, BN)", "(BN, 1)", "(BM, BN)", "(1, 0)", "(0, 1)"
             start, moved = f"(pid * BM + {k}, 0)", f"({-k}, 0)"
