@@ -230,6 +230,17 @@ def test_an_abort_while_compiling_is_a_crash_with_the_kernel_kept(tmp_path):
     assert (keep / "fuzz_5.py").read_text() == body
 
 
+def test_a_compile_that_llvm_passed_only_on_the_fallback_pipeline_is_an_abort():
+    body = ("import warnings\nfrom tritium.passes.llvm_worker import LLVMFallbackWarning\n"
+            "warnings.warn(\"kernel 'kernel': LLVM failed in stage 'ptx'\", LLVMFallbackWarning)\n"
+            "import tritium as triton\nimport tritium.language as tl\n\n"
+            "@triton.jit\ndef kernel(out):\n    tl.store(out, 7)\n")
+    k = Kernel(6, body, [("output", "out", (1, "int32"))], [Output("out", "int32", np.zeros(1, np.int32), None)],
+               (1,), {}, [])
+    found = fuzz.run([6], [], compile_only=["cpu"], generator=lambda seed, exclude: k)
+    assert [f.kind for f in found] == ["abort"] and "LLVM failed in stage 'ptx'" in found[0].detail
+
+
 # -- random kernels on every available target ----------------------------------------------------
 def test_fixed_seeds_agree_with_the_model():
     """120 random kernels: every target agrees with the model (re-run one with
