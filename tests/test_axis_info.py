@@ -223,6 +223,30 @@ def test_if_results_join_their_branches():
     assert facts(body)["res"] == AxisInfo((128,), (8,), (1,))
 
 
+def test_a_scalar_condition_selects_whole_tensors():
+    """``if s: y = ...`` over a 2-D value becomes ``arith.select`` on a scalar i1 after canonicalize;
+    the facts keep the tensor's rank (they once took the scalar's, and a later op indexed past them)."""
+    body = OFFS + """
+    %c0 = arith.constant 0 : i32
+    %cond = arith.cmpi slt, %n, %c0 : i32
+    %c8 = arith.constant dense<8> : tensor<128xi32>
+    %o8 = arith.addi %offs, %c8 : tensor<128xi32>
+    %sel = arith.select %cond, %offs, %o8 : tensor<128xi32> loc("sel")
+    %rows = "tile.expand_dims"(%r) {axis = 1 : i32} : (tensor<128xi32>) -> tensor<128x1xi32>
+    %cols = "tile.expand_dims"(%r) {axis = 0 : i32} : (tensor<128xi32>) -> tensor<1x128xi32>
+    %rb = "tile.broadcast"(%rows) : (tensor<128x1xi32>) -> tensor<128x128xi32>
+    %cb = "tile.broadcast"(%cols) : (tensor<1x128xi32>) -> tensor<128x128xi32>
+    %a = arith.addi %rb, %cb : tensor<128x128xi32>
+    %z = arith.constant dense<0> : tensor<128x128xi32>
+    %sel2 = arith.select %cond, %z, %a : tensor<128x128xi32> loc("sel2")
+    %eq = arith.cmpi eq, %sel2, %z : tensor<128x128xi32> loc("eq")
+"""
+    f = facts(body)
+    assert f["sel"] == AxisInfo((128,), (8,), (1,))  # either run of 128, 8-aligned: the runs survive
+    assert f["sel2"] == AxisInfo((1, 1), (1, 1), (1, 1))
+    assert f["eq"].rank == 2
+
+
 def test_text_names_values_by_location():
     with tile.context():
         text = axis_info_text(parse(OFFS))

@@ -34,3 +34,25 @@ def test_reduce_all_axes_keeps_dims_2d(target):
     out2 = dev.to_device(np.zeros(1, np.int32))
     max_all_keep_dims_2d[(1,)](dev.to_device(np.array([[3, -1], [8, 2]], dtype=np.int32)), out2, BM=2, BN=2)
     assert dev.to_host(out2).tolist() == [8]
+
+
+@triton.jit
+def select_in_if_2d(x, out, s, BM: tl.constexpr, BN: tl.constexpr):
+    r = tl.arange(0, BM)
+    c = tl.arange(0, BN)
+    a = tl.load(x + r[:, None] * BN + c[None, :])
+    y = a > 0
+    if s < 0:  # a 2-D value merged from the branches: a select on a scalar condition
+        y = tl.zeros((BM, BN), dtype=tl.uint64).to(tl.int1)
+    tl.store(out + r[:, None] * BN + c[None, :], (y.to(tl.int32) == 0).to(tl.int64))
+
+
+def test_a_2d_value_merged_from_an_if(target):
+    """Once an internal IndexError in the axis analysis on every compiled target."""
+    dev = target.driver
+    x = np.array([[-1.0, 2.0, 0.0, 3.0], [4.0, -5.0, 6.0, 0.5]], np.float32)
+    for s in (1, -1):
+        out = dev.to_device(np.full((2, 4), 7, np.int64))
+        select_in_if_2d[(1,)](dev.to_device(x), out, s, BM=2, BN=4)
+        expected = np.ones((2, 4), np.int64) if s < 0 else (x <= 0).astype(np.int64)
+        np.testing.assert_array_equal(dev.to_host(out), expected)

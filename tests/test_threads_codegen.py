@@ -160,7 +160,7 @@ def nvptx(module: ir.Module, num_warps: int, hooks=None) -> tuple[str, str]:
     text = generate(module, hooks, compiler.TRIPLE, compiler.datalayout(), num_warps)
     target = NvptxTarget()
     ctx = types.SimpleNamespace(target=target, options=target.parse_options({"arch": "sm_90", "num_warps": num_warps}),
-                                metadata={"shared": 0}, signature=None)
+                                metadata={"shared": 0}, signature=types.SimpleNamespace(name="kernel"))
     return text, compiler.ptx(text, ctx)
 
 

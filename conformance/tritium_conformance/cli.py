@@ -55,6 +55,7 @@ def _parser() -> argparse.ArgumentParser:
                     "with --target) and compare each with a numpy model of Triton's semantics")
     fz.add_argument("--seed", type=int, default=0, help="first seed (default 0): seeds S .. S+N-1 run")
     fz.add_argument("--jobs", type=int, default=1, help="kernels run in parallel (default 1)")
+    fz.add_argument("--keep", metavar="DIR", help="save each kernel with a finding (module and arguments) in DIR")
     fz.add_argument("--without", action="append", default=[], metavar="KIND",
                     help="generate no statement or load of KIND (repeatable; e.g. helper, mode, offset-bool: to "
                     "look past a known bug; the same seed then gives another kernel)")
@@ -72,13 +73,15 @@ def fuzz_main(args: argparse.Namespace) -> int:
     try:
         if unknown:
             raise ValueError(f"unknown kind(s) {sorted(unknown)}; kinds: {sorted(kinds)}")
-        targets = fuzz.available_targets(args.target)
+        compile_only = fuzz.compile_only_targets(args.target)
+        targets = [t for t in fuzz.available_targets(args.target) if t not in compile_only]
     except ValueError as e:
         print(f"tritium-conformance: {e}", file=sys.stderr)
         return 2
     without = f" without {', '.join(args.without)}" if args.without else ""
     print(f"tritium fuzz: {args.fuzz} kernels (seeds {args.seed}..{args.seed + args.fuzz - 1}){without} on "
-          f"{', '.join(targets)}", flush=True)
+          f"{', '.join(targets)}" + (f"; compiled only for {', '.join(compile_only)}" if compile_only else ""),
+          flush=True)
 
     def show(seed: int, found: list) -> None:
         for f in found:
@@ -89,7 +92,7 @@ def fuzz_main(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     timeout = 60.0 if args.timeout is None else args.timeout
     findings = fuzz.run(range(args.seed, args.seed + args.fuzz), targets, args.jobs, timeout, show,
-                         frozenset(args.without))
+                         frozenset(args.without), compile_only, args.keep)
     seeds = sorted({f.seed for f in findings})
     print(f"{args.fuzz} kernels in {time.perf_counter() - t0:.1f} s: {len(findings)} findings in {len(seeds)} "
           f"kernels" + (f" (seeds {' '.join(map(str, seeds))})" if seeds else ""))

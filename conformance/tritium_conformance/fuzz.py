@@ -5,8 +5,12 @@ on every target in worker processes (``fuzz_worker`` through ``workers``; one pe
 restarted after a crash or a hang) and compares every output with the model (``fuzz_model``), exactly for integers
 and within the model's error bound for floats. A kernel runs only on the targets that have what it
 ``needs`` (bf16: not the interpreter, whose numpy has none). A ``Finding`` is a mismatch, a crash, a hang, an
-error (compile failure) or an overrun (a write past the end of an output) on one target; it
-carries the seed, so ``--fuzz 1 --seed S`` re-runs it.
+error (compile failure), an abort (LLVM died and the compile passed only with the fallback
+pipeline) or an overrun (a write past the end of an output) on one target; it carries the seed, so
+``--fuzz 1 --seed S`` re-runs it, and ``keep`` saves the kernel of each finding as a module.
+
+A target that compiles but cannot run here (nvptx without a GPU) takes part compile-only
+(``compile_only``): its findings are crashes, hangs, aborts and compile errors.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import dataclasses
 import functools
 import os
 import pickle
+import shutil
 import tempfile
 import threading
 from typing import Callable, Iterable
@@ -30,7 +35,7 @@ from .workers import Death, Worker, run_lanes
 class Finding:
     seed: int
     target: str
-    kind: str          #: mismatch, crash, hang, error or overrun (a write past an output's end)
+    kind: str          #: mismatch, crash, hang, error, abort or overrun (a write past an output's end)
     detail: str
     source: str
     tags: list[str]    #: constructs of the kernel that known bugs involve (a hint for triage)
@@ -43,9 +48,9 @@ class Finding:
 class _Worker(Worker):
     """The worker process of one target (``fuzz_worker``)."""
 
-    def __init__(self, target: str, workdir: str, timeout: float):
-        super().__init__(["tritium_conformance.fuzz_worker", target], timeout,
-                         dict(os.environ, TRITIUM_CACHE_DISABLE="1"), workdir)
+    def __init__(self, target: str, workdir: str, timeout: float, compile_only: bool = False):
+        super().__init__(["tritium_conformance.fuzz_worker", target] + (["--compile-only"] if compile_only else []),
+                         timeout, dict(os.environ, TRITIUM_CACHE_DISABLE="1"), workdir)
         self.target = target
 
     def run(self, path: str) -> dict:
@@ -79,7 +84,7 @@ def compare(kernel: Kernel, results: dict[str, dict]) -> list[Finding]:
     """Findings of one kernel: each target's failure or each output that differs from the model."""
     found = []
     for target, res in results.items():
-        for kind in ("crash", "hang", "error", "overrun"):
+        for kind in ("crash", "hang", "error", "abort", "overrun"):
             if kind in res:
                 found.append(Finding(kernel.seed, target, kind, res[kind], kernel.source, kernel.tags))
         if "outputs" not in res:
@@ -120,23 +125,43 @@ def available_targets(names: Iterable[str] | None = None) -> list[str]:
     return [n for n, t in installed.items() if plugins.availability(t)[0]]
 
 
+def compile_only_targets(names: Iterable[str] | None = None) -> list[str]:
+    """The named targets (default: every installed one) that compile kernels but cannot run them
+    here, such as nvptx without a GPU: the tester compiles its kernels for them."""
+    from tritium import plugins
+
+    installed = plugins.targets()
+    return [n for n in (names or installed) if n in installed and installed[n].compiles
+            and not plugins.availability(installed[n])[0]]
+
+
 def run(seeds: Iterable[int], targets: list[str], jobs: int = 1, timeout: float = 60.0,
         on_kernel: Callable[[int, list[Finding]], None] | None = None,
-        exclude: frozenset[str] = frozenset()) -> list[Finding]:
-    """Fuzz ``seeds`` on ``targets`` with ``jobs`` lanes of workers; returns every finding."""
+        exclude: frozenset[str] = frozenset(), compile_only: Iterable[str] = (),
+        keep: str | None = None, generator: Callable[[int, frozenset[str]], Kernel] = generate) -> list[Finding]:
+    """Fuzz ``seeds`` on ``targets`` (and compile them for ``compile_only``) with ``jobs`` lanes of
+    workers; returns every finding. ``keep``: a directory where each kernel with a finding is
+    saved (``fuzz_<seed>.py`` and its arguments, ``fuzz_<seed>.job``); ``generator`` makes each
+    seed's kernel."""
+    compile_only = list(compile_only)
     seeds = list(seeds)
     findings: list[Finding] = []
     lock = threading.Lock()
     with tempfile.TemporaryDirectory(prefix="tritium-fuzz-") as workdir:
         def lane(mine: list[int]) -> None:
             workers = {t: _Worker(t, workdir, timeout) for t in targets}
-            missing = {t: lacks(t) for t in targets}
+            workers.update({t: _Worker(t, workdir, timeout, compile_only=True) for t in compile_only})
+            missing = {t: lacks(t) for t in workers}
             try:
                 for seed in mine:
-                    kernel = generate(seed, exclude)
+                    kernel = generator(seed, exclude)
                     stem = write_job(kernel, workdir)
                     found = compare(kernel, {t: w.run(stem) for t, w in workers.items()
                                              if not kernel.needs & missing[t]})
+                    if found and keep:
+                        os.makedirs(keep, exist_ok=True)
+                        for suffix in (".py", ".job"):
+                            shutil.copy(stem + suffix, keep)
                     with lock:
                         findings.extend(found)
                         if on_kernel is not None:

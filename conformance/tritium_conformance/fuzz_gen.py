@@ -13,7 +13,10 @@ step, a trip count known only at run time, an ``if`` inside), ``not`` and ``tl.w
 conditions, ``@jit`` helpers returning tuples, reductions with ``axis=None`` or ``keep_dims``,
 bitcasts, ``tl.full``/``tl.zeros``, ``tl.cdiv``, ``tl.expand_dims``,
 bf16 values made in the kernel (stored as fp32; ``Kernel.needs`` keeps them off targets without
-bf16) and ``debug=True`` launches (nothing is out of bounds: results must not change).
+bf16) and ``debug=True`` launches (nothing is out of bounds: results must not change); and the
+block-level statements of ``fuzz_blocks`` (``tl.dot``, scans, sort and topk, gather, ``xor_sum``,
+atomics, loads through block pointers), ``tl.sum(dtype=)``, ``tl.maximum``/``minimum`` with Python
+numbers and ``>>`` of operands of mixed signedness.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import dataclasses
 import numpy as np
 
 from . import fuzz_model as M
+from .fuzz_blocks import BLOCK_STATEMENTS, BlockStatements
 from .fuzz_model import FLOATS, INTS, NP, TL, Reject, Val
 
 CMP = ["<", "<=", ">", ">=", "==", "!="]
@@ -33,12 +37,13 @@ TYPES = INTS + FLOATS
 #: (``--without``) leaves some out, e.g. to look past a known bug
 STATEMENTS = (["bin"] * 6 + ["div"] * 2 + ["bit"] * 2 + ["shift", "cmp", "cmp", "where", "unary", "math", "cast",
               "cast", "minmax", "reduce", "loop", "if", "expand", "helper"] * 2 +
-              ["mode", "outer", "bitcast", "full", "cdiv"])
+              ["mode", "outer", "bitcast", "full", "cdiv"] + ["dot"] * 4 + ["sum-dtype"] + BLOCK_STATEMENTS)
 #: kernel-level constructs, each in a fraction of kernels (``--without`` takes these too)
-FEATURES = ["grid-2d", "early-return", "bf16", "debug", "keep-dims-all-axes"]
+FEATURES = ["grid-2d", "early-return", "bf16", "debug", "keep-dims-all-axes", "minmax-number", "shift-mixed",
+            "topk-1", "dot-fp16-acc"]
 #: the ways a loop is written: ``for i in range``, ``while`` with a carried counter, ``tl.static_range``
 LOOPS = ["for", "while", "static_range", "tl.range"]
-LOAD_FORMS = ["plain", "plain", "offset-cast", "offset-bool", "reverse"]
+LOAD_FORMS = ["plain", "plain", "offset-cast", "offset-bool", "reverse", "block-ptr"]
 
 
 @dataclasses.dataclass
@@ -62,7 +67,7 @@ class Kernel:
     debug: bool = False        # launched with ``debug=True`` (bounds checks: results must not change)
 
 
-class _Gen:
+class _Gen(BlockStatements):
     def __init__(self, seed: int, exclude: frozenset[str]):
         self.seed, self.exclude = seed, exclude
         self.r = np.random.default_rng(seed)
@@ -83,6 +88,8 @@ class _Gen:
         self.tags: list[str] = []
         self.used: set[str] = set()
         self.int_args: list[tuple[str, int]] = []
+        #: buffers of atomics: [line, ptr, type, want, err, initial contents] (want per program)
+        self.inouts: list[list] = []
 
     # -- helpers ----------------------------------------------------------------------------------
     def choice(self, seq):
@@ -147,7 +154,7 @@ class _Gen:
             self.add(f"tl.num_programs({len(self.grid) - 1})", Val("int32", (), np.full(G, self.grid[-1], np.int32)),
                      "np")
         if self.two_d:
-            self.BM, self.BN = self.choice([(2, 4), (4, 8), (8, 4), (4, 16)])
+            self.BM, self.BN = self.choice([(2, 4), (4, 8), (8, 4), (4, 16), (16, 16), (16, 32), (32, 16)])
             self.meta = {"BM": self.BM, "BN": self.BN}
             rm = (np.arange(G)[:, None] * self.BM + np.arange(self.BM)).astype(np.int32)
             self.emit("rm = pid * BM + tl.arange(0, BM)")
@@ -176,7 +183,9 @@ class _Gen:
             size = {"tile": G * BM * BN, "row": BN, "col": G * BM}[kind]
             data = self.random_array(t, size)
             self.args.append(("array", ptr, data))
-            if kind == "tile":
+            if kind == "tile" and "block-ptr" not in self.exclude and r.random() < 0.25:
+                self.block_ptr_load(ptr, t, data)
+            elif kind == "tile":
                 self.add(f"tl.load({ptr} + offs)", Val(t, (BM, BN), data.reshape(G, BM, BN)), "a")
             elif kind == "row":
                 self.add(f"tl.load({ptr} + rn)", Val(t, (BN,), np.tile(data, (G, 1))), "a")
@@ -194,6 +203,9 @@ class _Gen:
             other = bool(other) if t == "int1" else other
         fill = NP[t](other)
         form = self.choice([f for f in LOAD_FORMS if f not in self.exclude] or ["plain"])
+        if form == "block-ptr":
+            self.block_ptr_load(ptr, t, data)
+            return
         if form == "offset-bool" and n >= 2:
             k = int(r.integers(0, G * self.B + 1))
             idx = (offs >= k).astype(np.int64)
@@ -246,7 +258,13 @@ class _Gen:
             op = {"bin": ["+", "-", "*"], "div": ["/", "//", "%"], "bit": ["&", "|", "^"], "shift": ["<<", ">>"],
                   "cmp": CMP, "minmax": ["max", "min"], "helper": ["+", "*", "-"]}[what]
             op = self.choice(op)
-            if what == "shift" and not y.is_lit and self.r.random() < 0.5:
+            other = [(n, v) for n, v in self.pool if not M.is_float(v.ty) and not M.is_float(x.ty)
+                     and M.unsigned(v.ty) != M.unsigned(x.ty)]
+            if what == "shift" and op == ">>" and other and self.r.random() < 0.5:
+                # mixed signedness, the amount kept in range: x >> (y & 7)
+                yn, y = self.choice(other)
+                yn, y = f"({yn} & 7)", M.binary("&", y, M.lit(7), g)
+            elif what == "shift" and not y.is_lit and self.r.random() < 0.5:
                 y = M.lit(int(self.r.integers(0, 8)))
                 yn = repr(y.lit)
             if what == "minmax":
@@ -280,10 +298,13 @@ class _Gen:
             a, e = M.cast_array(x.a, x.err, x.ty, t)
             self.add(f"{xn}.to({TL[t]})", Val(t, x.shape, a, e))
             self.tag_cast(x.ty, t)
-        elif what == "reduce":
+        elif what in BLOCK_STATEMENTS:
+            self.block_statement(what, xn, x)
+        elif what in ("reduce", "sum-dtype"):
             if not x.shape:
                 raise Reject("reduce of a scalar")
-            op = self.choice(["sum", "max", "min"])
+            op = "sum" if what == "sum-dtype" else self.choice(["sum", "max", "min"])
+            dtype = self.choice(["int8", "int32", "uint8", "int64", "fp16", "fp32"]) if what == "sum-dtype" else None
             axis = int(self.r.integers(0, len(x.shape))) if self.r.random() < 0.8 else None
             keep = self.r.random() < 0.25
             if keep and axis is None:
@@ -293,13 +314,16 @@ class _Gen:
             if axis is None:   # Triton reshapes to one dimension and reduces that
                 size = int(np.prod(x.shape))
                 flat = Val(x.ty, (size,), x.a.reshape(g, size), None if x.err is None else x.err.reshape(g, size))
-                v = M.reduce(op, flat, 0, g)
+                v = M.reduce(op, flat, 0, g, dtype)
                 shape = (1,) * len(x.shape) if keep else ()
             else:
-                v = M.reduce(op, x, axis, g)
+                v = M.reduce(op, x, axis, g, dtype)
                 shape = x.shape[:axis] + (1,) + x.shape[axis + 1:] if keep else v.shape
             v = Val(v.ty, shape, v.a.reshape((g,) + shape), None if v.err is None else v.err.reshape((g,) + shape))
             args = (f", axis={axis}" if axis is not None else "") + (", keep_dims=True" if keep else "")
+            args += f", dtype={TL[dtype]}" if dtype else ""
+            if dtype:
+                self.tags.append("sum-dtype")
             self.add(f"tl.{op}({xn}{args})", v)
             if op != "sum" and M.bits(x.ty) < 32:
                 self.tags.append("narrow-max-min")
@@ -474,6 +498,13 @@ class _Gen:
         self.add(f"tl.{red}({xn}[:, None] {op} {yn}[None, :], axis={axis})", v)
 
     def tag_binary(self, op: str, x: Val, y: Val) -> None:
+        """Tag what known bugs involve; refuse what ``--without`` leaves out (the caller rolls back)."""
+        kind = ("minmax-number" if op in ("max", "min") and (x.is_lit or y.is_lit) else
+                "shift-mixed" if op == ">>" and not y.is_lit and M.unsigned(x.ty) != M.unsigned(y.ty) else None)
+        if kind in self.exclude:
+            raise Reject("excluded")
+        if kind:
+            self.tags.append(kind)
         if op in ("/", "%") and "fp16" in (x.ty, y.ty) and "fp64" not in (x.ty, y.ty):
             self.tags.append("fp16-div")
         if op in ("+", "-") and x.ty == y.ty == "int1" and not y.is_lit:
@@ -556,6 +587,16 @@ class _Gen:
                 out[4] = np.where(pick, 0 if alt_err is None else alt_err, 0 if err is None else err)
         self.lines[at:at] = ["    " + x for x in lines + ["    return"]]
         self.tags.append("early-return")
+        for buf in self.inouts:  # the programs that return skip the atomics after the return
+            if buf[0] >= at:
+                buf[3] = np.where(c.a[:, None], buf[5], buf[3])
+                buf[4] = None if buf[4] is None else np.where(c.a[:, None], 0, buf[4])
+
+    def inout(self, buf: list) -> Output:
+        """The final contents of an atomics' buffer (already among the arguments)."""
+        _, ptr, t, want, err, _ = buf
+        return Output(ptr, t, np.ascontiguousarray(want.ravel()), None if err is None else
+                      np.ascontiguousarray(err.ravel()))
 
     def output(self, out: list) -> Output:
         ptr, t, block, want, err = out
@@ -586,12 +627,14 @@ def generate(seed: int, exclude: frozenset[str] = frozenset(), statements: tuple
         if done == ret_at and ret_mark is None:
             ret_mark = (len(g.lines), len(g.pool))
         tries += 1
-        mark = (len(g.lines), len(g.helpers), len(g.pool), len(g.globals), len(g.tags))
+        kept = (g.lines, g.helpers, g.pool, g.globals, g.tags, g.args, g.params, g.inouts)
+        mark = [len(x) for x in kept]
         try:
             g.statement()
             done += 1
         except Reject:
-            del g.lines[mark[0]:], g.helpers[mark[1]:], g.pool[mark[2]:], g.globals[mark[3]:], g.tags[mark[4]:]
+            for x, n in zip(kept, mark):
+                del x[n:]
     # store the last value and up to two others that nothing used, so that most statements count
     storable = [(n, v) for n, v in g.pool if g.storable(v.shape)]
     unused = [p for p in storable[:-1] if p[0] not in g.used] or storable[:-1]
@@ -599,7 +642,7 @@ def generate(seed: int, exclude: frozenset[str] = frozenset(), statements: tuple
     outs = [g.store(n, v) for n, v in picks]
     if ret_mark is not None:
         g.early_return(*ret_mark, outs)
-    outputs = [g.output(o) for o in outs]
+    outputs = [g.inout(b) for b in g.inouts] + [g.output(o) for o in outs]
     params = g.params + ([] if g.two_d else ["n"]) + [f"{k}: tl.constexpr" for k in g.meta]
     src = ["import tritium as triton", "import tritium.language as tl", ""] + g.globals + [""] + g.helpers + [
         "@triton.jit", f"def kernel({', '.join(params)}):"] + g.lines

@@ -19,6 +19,8 @@ generator then tries another operation.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import operator
 
 import numpy as np
 
@@ -309,15 +311,17 @@ def binary(op: str, x: Val, y: Val, programs: int) -> Val:
         fn = {"+": np.add, "-": np.subtract, "*": np.multiply}[op]
         out, err = _float_op(fn, [a, b], [ea, eb], t)
         return Val(t, shape, out, err)
-    if op == ">>" and not x.is_lit and not unsigned(x.ty) and unsigned(t):
-        a = a.view(np.dtype(f"i{a.dtype.itemsize}"))  # Triton shifts as the left tensor is signed
+    # Triton picks ashr by the signedness of the tensor the operator is called on (the right one for
+    # a number on the left: ``__rrshift__``), then promotes
+    if op == ">>" and not unsigned((y if x.is_lit else x).ty):
+        op = ">>a"
     return Val(t, shape, _int_op(op, a, b, t), None)
 
 
 def _int_op(op: str, a: np.ndarray, b: np.ndarray, t: str) -> np.ndarray:
     pa, pb = to_python(a), to_python(b)
     n = bits(t)
-    if op in ("<<", ">>"):
+    if op in ("<<", ">>", ">>a"):
         if any(not 0 <= s < n for s in pb):
             raise Reject("shift amount out of range")
     if op in ("//", "%"):
@@ -346,8 +350,10 @@ def _int_op(op: str, a: np.ndarray, b: np.ndarray, t: str) -> np.ndarray:
             r = p ^ q
         elif op == "<<":
             r = p << q
-        else:  # >>: arithmetic for negative values (of a signed left operand), else logical
-            r = p >> q
+        elif op == ">>a":  # arithmetic: the bits of t read as signed, shifted with the sign
+            r = (p - (1 << n) if p >= 1 << (n - 1) else p) >> q
+        else:  # logical: the bits of t read as unsigned
+            r = (p % (1 << n)) >> q
         out.append(r)
     return wrap_ints(out, t).reshape(a.shape)
 
@@ -414,20 +420,22 @@ def unary(op: str, x: Val, programs: int) -> Val:
     return Val(x.ty, x.shape, out, err)
 
 
-def _minmax_operand(v: Val, programs: int) -> Val:
-    """An operand of tl.maximum/minimum as Triton makes it: a literal becomes a tensor of its own
-    type (``to_tensor``: no weak typing), and bf16 becomes fp32."""
-    if v.is_lit:
-        a, e = as_type(v, v.ty, (), programs)
-        v = Val(v.ty, (), a, e)
-    if v.ty == "bf16":
-        a, e = cast_array(v.a, v.err, "bf16", "fp32")
-        v = Val("fp32", v.shape, a, e)
-    return v
+def to_tensor(v: Val, programs: int) -> Val:
+    """Triton's ``to_tensor``: a Python number becomes a scalar tensor of its literal type (int32,
+    uint32, int64, uint64 or fp32), no longer weakly typed; a tensor stays."""
+    if not v.is_lit:
+        return v
+    a = np.full((programs,), v.lit, dtype=NP[v.ty])
+    return Val(v.ty, (), a, np.zeros(a.shape) if is_float(v.ty) else None)
 
 
 def minmax(op: str, x: Val, y: Val, programs: int) -> Val:
-    x, y = _minmax_operand(x, programs), _minmax_operand(y, programs)
+    """``tl.maximum``/``tl.minimum``: Triton's ``core.maximum`` makes numbers tensors (``to_tensor``)
+    and bf16 fp32 before the usual promotion, so ``maximum(x_uint8, 0)`` is int32."""
+    x, y = (to_tensor(v, programs) for v in (x, y))
+    if "bf16" in (x.ty, y.ty):
+        x, y = (Val("fp32", v.shape, *cast_array(v.a, v.err, v.ty, "fp32")) if v.ty == "bf16" else v
+                for v in (x, y))
     t = computation_type(x, y, False)
     shape = broadcast_shape(x, y)
     a, ea = as_type(x, t, shape, programs)
@@ -456,10 +464,16 @@ def where(c: Val, x: Val, y: Val, programs: int) -> Val:
     return Val(t, shape, np.where(cond, a, b), None if err is None else err * np.ones(a.shape))
 
 
-def reduce(op: str, x: Val, axis: int, programs: int) -> Val:
-    """``tl.sum``/``tl.max``/``tl.min`` over ``axis`` with Triton's accumulation types."""
+def reduce(op: str, x: Val, axis: int, programs: int, dtype: str | None = None) -> Val:
+    """``tl.sum``/``tl.max``/``tl.min``/``tl.xor_sum`` over ``axis`` with Triton's accumulation
+    types; ``tl.sum(dtype=D)`` casts to ``D`` first and sums in it (``_pick_sum_dtype``)."""
     t = x.ty
-    if op == "sum":
+    if dtype is not None:
+        t = dtype
+    elif op == "xor_sum":
+        if is_float(t):
+            raise Reject("xor_sum of floats")
+    elif op == "sum":
         if not is_float(t) and bits(t) < 32:
             t = "uint32" if unsigned(t) else "int32"
     elif bits(t) < 32:
@@ -470,7 +484,7 @@ def reduce(op: str, x: Val, axis: int, programs: int) -> Val:
     if not is_float(t):
         cols = np.moveaxis(a, ax, -1)
         flat = cols.reshape(-1, cols.shape[-1])
-        fn = {"sum": sum, "max": max, "min": min}[op]
+        fn = {"sum": sum, "max": max, "min": min, "xor_sum": lambda row: functools.reduce(operator.xor, row)}[op]
         out = wrap_ints([fn(to_python(row)) for row in flat], t).reshape(cols.shape[:-1])
         return Val(t, shape, out)
     f = a.astype(np.float64)

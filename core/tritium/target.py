@@ -195,7 +195,9 @@ class Target:
 
     def add_stages(self, stages: "Any", options: Any) -> None:
         """Append this target's stages (``tile-layout``, ``llir``, its assembly and binary) to the
-        ordered ``stages`` mapping of stage name to callable."""
+        ordered ``stages`` mapping of stage name to callable. Stages that run LLVM's optimiser or
+        back end do so through ``tritium.passes.llvm_worker.run_isolated``, so an LLVM abort is a
+        ``CompilationError`` rather than the end of the user's process."""
         raise NotImplementedError
 
     def stage_suffix(self, stage: str, output: str | bytes) -> str:

@@ -159,7 +159,7 @@ class tensor:
     def __lshift__(self, o): return semantic.shift("shl", self, o)
     def __rlshift__(self, o): return semantic.shift("shl", o, self)
     def __rshift__(self, o): return semantic.shift("shr", self, o)
-    def __rrshift__(self, o): return semantic.shift("shr", o, self)
+    def __rrshift__(self, o): return semantic.shift("shr", o, self, self.dtype.is_int_signed())
     def __neg__(self): return semantic.neg(self)
     def __pos__(self): return self
     def __invert__(self): return semantic.invert(self)

@@ -294,10 +294,12 @@ def _transfer(op: ir.Operation, args: list[AxisInfo | None]) -> AxisInfo | None:
         cond, a, b = args
         if cond.constant is not None:
             return a if cond.constant else b
+        # a scalar condition (an ``if`` that canonicalize turned into a select) picks whole tensors
+        uniform = cond.constancy if isinstance(op.operands[0].type, ir.RankedTensorType) else shape
         g = lambda *xs: tuple(gcd(*v) for v in zip(*xs))  # noqa: E731
-        contig = g(a.contiguity, b.contiguity, cond.constancy)
+        contig = g(a.contiguity, b.contiguity, uniform)
         div = tuple(gcd(_run_divisibility(a, d, c), _run_divisibility(b, d, c)) for d, c in enumerate(contig))
-        return AxisInfo(contig, div, g(a.constancy, b.constancy, cond.constancy),
+        return AxisInfo(contig, div, g(a.constancy, b.constancy, uniform),
                         a.constant if a.constant == b.constant else None)
     if name == "tile.load":  # equal pointers, mask and other give equal values
         constancy = tuple(gcd(*ks) for ks in zip(*(a.constancy for a in args)))

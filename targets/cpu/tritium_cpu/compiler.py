@@ -6,8 +6,8 @@ import functools
 import threading
 
 from llvmlite import binding as llvm
+from tritium.passes.llvm_worker import OPT_LEVEL, optimize, run_isolated
 
-OPT_LEVEL = 3
 _LLVM = threading.Lock()  # one compilation at a time: modules and the shared machine are not thread-safe
 
 
@@ -49,16 +49,19 @@ def host_triple_and_layout() -> tuple[str, str]:
 
 
 @functools.lru_cache(maxsize=8)
-def optimized(llir: str) -> llvm.ModuleRef:
-    """Parse, verify and optimise LLVM IR text at -O3 for the host."""
-    tm = host_target_machine()
+def machine_code(llir: str, kernel: str) -> tuple[str, bytes]:
+    """Host assembly and object of LLVM IR text, optimised at -O3 once for both, in a worker process
+    (``tritium.passes.llvm_worker``: an LLVM abort is a ``CompilationError``)."""
+    tm = host_target_machine()  # made here, so every worker (and later compile) has it
     _llvm_options()
-    module = llvm.parse_assembly(llir)
-    module.verify()
-    pto = llvm.create_pipeline_tuning_options(speed_level=OPT_LEVEL)
-    pb = llvm.create_pass_builder(tm, pto)
-    pb.getModulePassManager().run(module, pb)
-    return module
+
+    def emit(safe: bool) -> tuple[str, bytes]:
+        module = llvm.parse_assembly(llir)
+        module.verify()
+        optimize(module, tm, vectorize=True, safe=safe)
+        return tm.emit_assembly(module), tm.emit_object(module)
+
+    return run_isolated(kernel, "asm", emit)
 
 
 def llir(module, ctx) -> str:
@@ -72,10 +75,10 @@ def llir(module, ctx) -> str:
 def asm(llir_text: str, ctx) -> str:
     """Optimise the LLVM IR at -O3 and print host assembly."""
     with _LLVM:
-        return host_target_machine().emit_assembly(optimized(llir_text))
+        return machine_code(llir_text, ctx.signature.name)[0]
 
 
 def obj(_assembly: str, ctx) -> bytes:
     """Compile the ``llir`` stage's LLVM IR (optimised once, shared with ``asm``) to a host object."""
     with _LLVM:
-        return host_target_machine().emit_object(optimized(ctx.outputs["llir"]))
+        return machine_code(ctx.outputs["llir"], ctx.signature.name)[1]

@@ -91,6 +91,7 @@ def test_generated_ptx_header_has_the_chosen_version(target, monkeypatch, vector
     monkeypatch.setattr(target, "_driver_cuda", lambda: 12040)
     ctx = type("Ctx", (), {})()
     ctx.target, ctx.options, ctx.metadata = target, target.parse_options({"arch": "sm_80"}), {}
+    ctx.signature = KernelSignature("vector_add", (), ())
     ptx = compiler.ptx(vector_add_ir(), ctx)
     assert "\n.version 8.4\n.target sm_80\n" in ptx and ctx.metadata["ptx_version"] == "8.4"
 

@@ -1,9 +1,10 @@
 """The NVPTX compiler half: the ``tile-layout``, ``llir``, ``ptx`` and ``cubin`` stages.
 
 ``tile-layout`` and ``llir`` are core's GPU layout pass and per-thread code generator with the
-NVPTX hooks; ``ptx`` links libdevice when the kernel calls it, optimises at -O3 and emits PTX for
-the arch with llvmlite; ``cubin`` assembles it with ptxas and records registers and spills, or,
-without ptxas, passes the PTX on for the driver's JIT (``metadata["binary_format"] == "ptx"``).
+NVPTX hooks; ``ptx`` links libdevice when the kernel calls it, optimises at -O3 without the
+vectorizers (SIMT code gains nothing from them) and emits PTX for the arch with llvmlite, in a worker
+process (``tritium.passes.llvm_worker``); ``cubin`` assembles it with ptxas and records registers
+and spills, or, without ptxas, passes the PTX on for the driver's JIT (``metadata["binary_format"] == "ptx"``).
 """
 
 from __future__ import annotations
@@ -17,11 +18,11 @@ import threading
 
 from llvmlite import binding as llvm
 from tritium.errors import TritiumError
+from tritium.passes.llvm_worker import OPT_LEVEL, optimize, run_isolated
 
 from . import toolchain
 
 TRIPLE = "nvptx64-nvidia-cuda"
-OPT_LEVEL = 3
 WARP_SIZE = 32
 _LLVM = threading.Lock()  # llvmlite modules and target machines are not thread-safe
 
@@ -61,20 +62,24 @@ def llir(module, ctx) -> str:
 
 
 def ptx(llir_text: str, ctx) -> str:
-    """Link libdevice if the kernel calls it, optimise at -O3 and emit PTX for the options' arch."""
+    """Link libdevice if the kernel calls it, optimise at -O3 and emit PTX for the options' arch (in a
+    worker process: an LLVM abort is a ``CompilationError``)."""
     target = ctx.target
     arch = target.arch(ctx.options)
     version = target.ptx_version(arch)
     _launch_metadata(llir_text, ctx)
     ctx.metadata.update(arch=arch, ptx_version=f"{version // 10}.{version % 10}")
     with _LLVM:
-        module = llvm.parse_assembly(llir_text)
-        link_libdevice(module)
-        module.verify()
-        tm = target_machine(arch, version)
-        pb = llvm.create_pass_builder(tm, llvm.create_pipeline_tuning_options(speed_level=OPT_LEVEL))
-        pb.getModulePassManager().run(module, pb)
-        return tm.emit_assembly(module)
+        tm = target_machine(arch, version)  # made here, so every worker (and later compile) has it
+
+        def emit(safe: bool) -> str:
+            module = llvm.parse_assembly(llir_text)
+            link_libdevice(module)
+            module.verify()
+            optimize(module, tm, vectorize=False, safe=safe)  # one lane per thread: nothing to vectorize
+            return tm.emit_assembly(module)
+
+        return run_isolated(ctx.signature.name, "ptx", emit)
 
 
 def _launch_metadata(llir_text: str, ctx) -> None:
