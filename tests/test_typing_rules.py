@@ -4,6 +4,8 @@ differential testing); checked as numbers on every installed target that runs he
 import numpy as np
 import pytest
 
+import tritium
+
 from tritium.errors import CompilationError
 
 from .kernels.typing_rules import (bf16_plus_int_kernel, binary_kernel, invert_bool_kernel, literal_kernel,
@@ -172,6 +174,23 @@ def test_shift_right_is_arithmetic_when_the_left_tensor_is_signed(target, a_type
         out = dev.to_device(np.zeros(8, expected.dtype))
         shift_kernel[(1,)](dev.to_device(a), dev.to_device(b), out, OP=op, BLOCK=8)
         np.testing.assert_array_equal(dev.to_host(out), expected, err_msg=f"{a_type} >> {b_type}: {op}")
+
+
+@pytest.mark.parametrize("b_type,expected", [("uint8", [200, 100, 50, 25]), ("int16", [200, 100, 50, 25]),
+                                             ("int8", None)])
+def test_a_number_shifted_by_a_tensor_shifts_as_the_tensor_is_signed(target, b_type, expected):
+    """``200 >> x``: Triton's ``__rrshift__`` picks the shift by the tensor's signedness. With a
+    uint8 ``x`` the number is uint8 200 (top bit set), shifted logically: 100, not 228."""
+    b = np.array([0, 1, 2, 3], _INTS[b_type])
+    dev = target.driver
+    if expected is None:  # 200 does not fit int8: refused, as every weakly typed number
+        with pytest.raises(tritium.CompilationError, match="200"):
+            shift_kernel[(1,)](dev.to_device(b), dev.to_device(b), dev.to_device(np.zeros(4, np.int8)),
+                               OP="number_left", BLOCK=4)
+        return
+    out = dev.to_device(np.zeros(4, _INTS[b_type]))
+    shift_kernel[(1,)](dev.to_device(b), dev.to_device(b), out, OP="number_left", BLOCK=4)
+    np.testing.assert_array_equal(dev.to_host(out), expected)
 
 
 @pytest.mark.parametrize("dtype,op,expected", [

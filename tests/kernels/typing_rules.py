@@ -84,6 +84,8 @@ def shift_kernel(a_ptr, b_ptr, out_ptr, OP: tl.constexpr, BLOCK: tl.constexpr):
     b = tl.load(b_ptr + offs)
     if OP == "tensors":
         r = a >> b
+    elif OP == "number_left":
+        r = 200 >> b
     else:
         r = a >> 3
     tl.store(out_ptr + offs, r)
