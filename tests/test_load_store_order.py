@@ -20,7 +20,7 @@ N = 16
 def dot_epilogue(X, Y, Z, ROWS: tl.constexpr, N: tl.constexpr):
     m = tl.arange(0, N)
     n = tl.arange(0, N)
-    acc = tl.dot(tl.load(X + m[:, None] * N + n[None, :]), tl.load(Y + m[:, None] * N + n[None, :]))
+    acc = tl.dot(tl.load(X + m[:, None] * N + n[None, :]), tl.load(Y + m[:, None] * N + n[None, :]), input_precision="ieee")
     if ROWS:
         acc += tl.load(Z + m * N)[:, None]  # column 0 of Z, written by each row's first chunk
     else:
