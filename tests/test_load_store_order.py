@@ -73,3 +73,26 @@ def test_element_read_by_every_chunk_has_its_old_value(target):
     out = dev.to_device(z)
     add_first[(1,)](out, N=64)
     np.testing.assert_array_equal(dev.to_host(out), z + z[0])
+
+
+@tritium.jit
+def shift_in_place(X, N: tl.constexpr, BY: tl.constexpr):
+    offs = tl.arange(0, N)
+    x = tl.load(X + offs)
+    tl.store(X + offs + BY, x, mask=(offs + BY >= 0) & (offs + BY < N))
+
+
+@pytest.mark.parametrize("by", [1, -1, 9])
+def test_a_shift_in_place_reads_everything_before_it_writes(target, by):
+    """A program loads the block, then stores it shifted into the same array: every element must be
+    read before any is overwritten (a later chunk must not read what an earlier one stored)."""
+    z = np.arange(64, dtype=np.float32)
+    want = z.copy()
+    if by > 0:
+        want[by:] = z[:-by]
+    else:
+        want[:by] = z[-by:]
+    dev = target.driver
+    out = dev.to_device(z)
+    shift_in_place[(1,)](out, N=64, BY=by)
+    np.testing.assert_array_equal(dev.to_host(out), want)

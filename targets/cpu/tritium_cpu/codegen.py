@@ -276,6 +276,7 @@ def plan_buffers(block: ir.Block, axis: dict[ir.Value, AxisInfo]) -> tuple[set[i
     store follows, an earlier chunk may already have overwritten what a later one reads again,
     while the program loaded it once, before the store; such loads are kept, and written whole
     before the next op (a kept broadcast operand is: the broadcast flushes the loop that writes it).
+    So is a load from memory a later store writes through other pointers (``_stored_elsewhere``).
     """
     ops = [op.operation for op in block.operations]
     position = {op: i for i, op in enumerate(ops)}
@@ -310,13 +311,46 @@ def plan_buffers(block: ir.Block, axis: dict[ir.Value, AxisInfo]) -> tuple[set[i
                 user, nested = user.parent, True
             users.add(position[user])
         last = max(users, default=i)
-        if op.name == "tile.load" and store_follows and _repeats_addresses(op, axis):
+        if op.name == "tile.load" and store_follows and (
+                _repeats_addresses(op, axis) or _stored_elsewhere(op, [ops[w] for w in writes if w > i])):
             first.add(res)
         hazard = loads[res] and any(i < wpos < last for wpos in writes) or res in first
         if (costly[res] and (len(users) > 1 or nested)) or hazard:
             keep.add(res)
             costly[res] = loads[res] = False
     return keep, first
+
+
+#: ops whose pointer result points into the same memory as their first operand
+_SAME_MEMORY = frozenset({"tile.addptr", "tile.splat", "tile.broadcast", "tile.expand_dims", "tile.convert_layout",
+                          "tile.reshape", "tile.trans"})
+
+
+def _pointer_root(ptr: ir.Value) -> ir.Value | None:
+    """The kernel argument (or other block argument) ``ptr`` is computed from by pointer arithmetic
+    and shape ops; None where it comes from anything else (a load, a select)."""
+    while not isinstance(ptr.owner, ir.Block):
+        if ptr.owner.name not in _SAME_MEMORY:
+            return None
+        ptr = ptr.owner.operands[0]
+    return ptr
+
+
+def _stored_elsewhere(load: ir.Operation, later: list[ir.Operation]) -> bool:
+    """Whether a later store of the block writes into the memory ``load`` reads (the same pointer
+    argument, or pointers of unknown origin) through other pointers than the load's: a chunk may
+    then store over what a later chunk reads (``x = load(X + i); store(X + i + 1, x)``). A store
+    through the load's own pointers writes each element after its own chunk read it, as in program
+    order. Distinct pointer arguments are taken not to overlap."""
+    ptr = load.opview.ptr
+    root = _pointer_root(ptr)
+    for op in later:
+        if op.name != "tile.store" or op.opview.ptr == ptr:
+            continue
+        other = _pointer_root(op.opview.ptr)
+        if root is None or other is None or root == other:
+            return True
+    return False
 
 
 def _repeats_addresses(load: ir.Operation, axis: dict[ir.Value, AxisInfo]) -> bool:
