@@ -417,3 +417,17 @@ def test_a_hint_on_a_loop_variable_reaches_the_axis_analysis():
         infos = analyze(module)
         loop = next(op for op in walk(module.operation) if op.name == "scf.for")
         assert infos[loop.regions[0].blocks[0].arguments[0]].divisibility[0] == 16
+
+
+def test_a_product_with_zero_is_the_constant_zero():
+    """``0 * m[:, None]`` (a kernel spelling a broadcast) is zero everywhere: the offsets it is added
+    to then repeat along that dimension, which the cpu's load-before-store ordering relies on."""
+    body = OFFS + """
+    %c0 = arith.constant dense<0> : tensor<128xi32>
+    %z = arith.muli %c0, %offs : tensor<128xi32> loc("zero_left")
+    %z2 = arith.muli %offs, %c0 : tensor<128xi32> loc("zero_right")
+    %sum = arith.addi %s, %z : tensor<128xi32> loc("sum")
+"""
+    f = facts(body)
+    assert f["zero_left"] == f["zero_right"] == AxisInfo((1,), (MAX_DIVISOR,), (128,), 0)
+    assert f["sum"].constancy == (128,)

@@ -96,3 +96,20 @@ def test_a_shift_in_place_reads_everything_before_it_writes(target, by):
     out = dev.to_device(z)
     shift_in_place[(1,)](out, N=64, BY=by)
     np.testing.assert_array_equal(dev.to_host(out), want)
+
+
+@tritium.jit
+def add_row0_by_zero_product(Z, N: tl.constexpr):
+    m = tl.arange(0, N)
+    n = tl.arange(0, N)
+    row0 = tl.load(Z + n[None, :] + 0 * m[:, None])  # row 0 in every row, spelled as a product with 0
+    z = Z + m[:, None] * N + n[None, :]
+    tl.store(z, tl.load(z) + row0)
+
+
+def test_a_row_repeated_by_a_product_with_zero_has_its_old_value(target):
+    z = np.arange(N * N, dtype=np.float32).reshape(N, N)
+    dev = target.driver
+    out = dev.to_device(z)
+    add_row0_by_zero_product[(1,)](out, N=N)
+    np.testing.assert_array_equal(dev.to_host(out), z + z[0])

@@ -374,6 +374,8 @@ def _binary(kind: str, op: ir.Operation, lhs: AxisInfo, rhs: AxisInfo, shape) ->
         return lhs
     if kind == "mul" and lhs.constant == 1:
         return rhs
+    if kind == "mul" and 0 in (lhs.constant, rc):  # 0 * m[:, None]: zeros, whatever the other side
+        return _uniform(shape, 1, MAX_DIVISOR, None, 0)
     if kind == "rem" and rc == 1:
         return _uniform(shape, 1, MAX_DIVISOR, None, 0)
     dims = range(len(shape))
