@@ -61,6 +61,21 @@ def _signals() -> signals.Signals:
     return signals.install(_jit(signals.handlers_ir(*host_triple_and_layout())))
 
 
+def grow_main_stack(size: int) -> None:
+    """Let the main thread's stack grow to ``size`` bytes, as the helpers' do: the launching thread
+    runs programs too, and kernels keep their tiles on the stack (a block at Triton's limit of 2**20
+    elements is megabytes). Linux grows the main stack on demand up to the soft ``RLIMIT_STACK``,
+    read at each fault, so raising that limit (never past the hard one) is enough."""
+    try:
+        import resource
+    except ImportError:  # not a POSIX system
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_STACK)
+    if soft == resource.RLIM_INFINITY or soft >= size:
+        return
+    resource.setrlimit(resource.RLIMIT_STACK, (size if hard == resource.RLIM_INFINITY else min(size, hard), hard))
+
+
 class WorkerPool:
     """``size - 1`` parked threads that, with the caller, run a kernel's grid entry per launch.
 
@@ -84,6 +99,7 @@ class WorkerPool:
         self._state_address = ctypes.addressof(self._state)
         self._job: tuple = ()
         self._wake = [threading.Lock() for _ in range(self.size - 1)]
+        grow_main_stack(WORKER_STACK_BYTES)
         previous = threading.stack_size(WORKER_STACK_BYTES)
         try:
             for wake in self._wake:
