@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import sys
 import threading
 
 from llvmlite import binding as llvm
@@ -69,7 +71,24 @@ def llir(module, ctx) -> str:
     from .codegen import generate  # imports the MLIR bindings: only when compiling, not on a cache hit
     from .vecmath import CpuMathHooks
 
-    return generate(module, CpuMathHooks(), *host_triple_and_layout(), debug=ctx.options.debug)
+    with deep_recursion(CODEGEN_RECURSION):
+        return generate(module, CpuMathHooks(), *host_triple_and_layout(), debug=ctx.options.debug)
+
+
+#: how deep the code generator's expression evaluation may recurse: a sort's network over a block
+#: of Triton's largest size nests a few thousand operations (Python's default is 1000)
+CODEGEN_RECURSION = 50_000
+
+
+@contextlib.contextmanager
+def deep_recursion(limit: int):
+    """Python's recursion limit raised to at least ``limit`` while the body runs."""
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(before, limit))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(before)
 
 
 def asm(llir_text: str, ctx) -> str:
