@@ -24,31 +24,12 @@ os.environ["TRITIUM_CACHE_DISABLE"] = "1"  # every case compiles from scratch
 import tritium  # noqa: E402
 import tritium.language as tl  # noqa: E402
 from tritium.errors import TritiumError  # noqa: E402
+from tritium_conformance.kernels import blockwide_kernel  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 
 
-@tritium.jit
-def blockwide_kernel(x_ptr, i_ptr, o_ptr, B: tl.constexpr, OP: tl.constexpr):
-    offs = tl.arange(0, B)[:, None] * B + tl.arange(0, B)[None, :]
-    x = tl.load(x_ptr + offs)
-    if OP == "gather":
-        tl.store(o_ptr + offs, tl.gather(x, tl.load(i_ptr + offs), 1))
-    elif OP == "histogram":
-        tl.store(i_ptr + tl.arange(0, 2), tl.histogram(tl.ravel(tl.load(i_ptr + offs)), 2))
-    elif OP == "sort":
-        tl.store(o_ptr + tl.arange(0, B), tl.min(tl.sort(x, 1), 1))
-    elif OP == "topk":
-        tl.store(o_ptr + tl.arange(0, B)[:, None] * 4 + tl.arange(0, 4)[None, :], tl.topk(x, 4))
-    elif OP == "cumsum":
-        tl.store(o_ptr + offs, tl.cumsum(x, 0, reverse=True))
-    elif OP == "trans":
-        tl.store(o_ptr + offs, tl.trans(x))
-    elif OP == "interleave":
-        tl.store(o_ptr + tl.arange(0, B)[:, None] * (2 * B) + tl.arange(0, 2 * B)[None, :], tl.interleave(x, x))
-
-
-OPS = ("gather", "histogram", "sort", "topk", "cumsum", "trans", "interleave")
+OPS = ("gather", "histogram", "sort", "topk", "cumsum", "trans", "interleave", "ravel")
 SIGNATURE = {"x_ptr": "*fp32", "i_ptr": "*i32", "o_ptr": "*fp32"}
 
 

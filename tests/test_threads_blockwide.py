@@ -12,6 +12,7 @@ import tritium
 import tritium.language as tl
 from tritium.ir import tile
 from tritium.passes.axis_info import walk
+from tritium_conformance.kernels import blockwide_kernel
 
 from .test_threads_codegen import nvptx_hooks
 from .test_threads_shape import laid_out
@@ -72,24 +73,6 @@ def idiom_kernel(x_ptr, s_ptr, o_ptr, h_ptr, N: tl.constexpr, BINS: tl.constexpr
     tl.store(h_ptr + tl.arange(0, BINS), tl.sum(hit.to(tl.int32), 0))
     picked = tl.where(hit, tl.load(s_ptr + tl.arange(0, BINS))[None, :], 0)
     tl.store(o_ptr + tl.arange(0, N), tl.reduce(picked, 1, _or))
-
-
-@tritium.jit
-def block_kernel(x_ptr, o_ptr, B: tl.constexpr, OP: tl.constexpr):
-    offs = tl.arange(0, B)[:, None] * B + tl.arange(0, B)[None, :]
-    x = tl.load(x_ptr + offs)
-    if OP == "sort":
-        tl.store(o_ptr + tl.arange(0, B), tl.min(tl.sort(x, 1), 1))
-    elif OP == "topk":
-        tl.store(o_ptr + tl.arange(0, B)[:, None] * 4 + tl.arange(0, 4)[None, :], tl.topk(x, 4))
-    elif OP == "cumsum":
-        tl.store(o_ptr + offs, tl.cumsum(x, 0, reverse=True))
-    elif OP == "trans":
-        tl.store(o_ptr + offs, tl.trans(x))
-    elif OP == "interleave":
-        tl.store(o_ptr + tl.arange(0, B)[:, None] * (2 * B) + tl.arange(0, 2 * B)[None, :], tl.interleave(x, x))
-    elif OP == "ravel":
-        tl.store(o_ptr + tl.arange(0, B * B), tl.ravel(tl.trans(x)))
 
 
 _TYPES = {np.float32: "fp32", np.float16: "fp16", np.int64: "i64", np.int8: "i8", np.int16: "i16", np.int32: "i32",
@@ -241,6 +224,6 @@ def test_ir_of_other_block_ops_grows_with_elements_per_thread(op, steps):
     """Sorting, scans and the re-indexing ops: from 64x64 to 128x128, the nvptx LLVM IR grows with
     the elements per thread (4x) times the rounds of the sorting network (an unrolled network, as
     Triton's, has one per round)."""
-    signature = {"x_ptr": "*fp32", "o_ptr": "*fp32"}
-    small = _llir_lines(block_kernel, signature, {"B": 64, "OP": op})
-    assert _llir_lines(block_kernel, signature, {"B": 128, "OP": op}) <= 4.5 * steps * small
+    signature = {"x_ptr": "*fp32", "i_ptr": "*i32", "o_ptr": "*fp32"}
+    small = _llir_lines(blockwide_kernel, signature, {"B": 64, "OP": op})
+    assert _llir_lines(blockwide_kernel, signature, {"B": 128, "OP": op}) <= 4.5 * steps * small

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import tritium.language as tl
+from tritium.codegen.device import WarpMatrixOp
 from tritium.ir import tile
 from tritium.ir.mlir import ir
 from tritium.layout.distributed import Fragment, Mma, distribute, layout_of_type
@@ -20,10 +21,10 @@ from tritium.passes.gpu_layout import assign_gpu_layouts
 from .kernels.dots import attention_block_kernel, carried_kernel, dot_kernel, matmul_kernel
 from .test_dot import EPS, check, operands
 from .test_threads_codegen import tile_opt
-from .threads_emulator import HostThreadHooks, MatrixShape, run
+from .threads_emulator import HostThreadHooks, run
 
 #: a 4 x 4 x 4 instruction for 8-lane warps: lane bits 0-2 step A's K by 2 and its rows by 1 and 2
-TOY = MatrixShape(m=4, n=4, k=4, k_pack=2,
+TOY = WarpMatrixOp(m=4, n=4, k=4, k_pack=2, emit=None,
                   a=Fragment(((0, 0),), ((0, 2), (1, 0), (2, 0))),
                   b=Fragment(((0, 0),), ((2, 0), (0, 1), (0, 2))),
                   c=Fragment(((0, 0), (0, 1)), ((0, 2), (1, 0), (2, 0))))

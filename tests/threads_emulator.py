@@ -20,7 +20,6 @@ from llvmlite import binding as llvm
 from llvmlite import ir as ll
 
 from tritium.codegen.device import DeviceHooks, WarpMatrixOp
-from tritium.layout.distributed import Fragment
 from tritium.codegen.threads import generate
 
 I32 = ll.IntType(32)
@@ -39,37 +38,20 @@ _LOAD = ctypes.CFUNCTYPE(None, ctypes.c_int32, ctypes.c_void_p, ctypes.c_int32, 
 _KINDS = {"fp16": 0, "bf16": 1, "tf32": 2}
 
 
-@dataclasses.dataclass(frozen=True)
-class MatrixShape:
-    """A matrix instruction to emulate: its tile, the K elements packed per 32-bit register and the
-    fragments (as ``WarpMatrixOp`` has them); fp16 and bf16 operands into fp32. ``truth``, where
-    given, is what the hardware does instead: ``(a, b, c)`` objects whose ``coordinates(lane, entry)``
-    the emulated instruction reads and writes by, so a target's declared fragments are checked
-    against an independent statement of its instruction."""
-
-    m: int
-    n: int
-    k: int
-    k_pack: int
-    a: Fragment
-    b: Fragment
-    c: Fragment
-    truth: tuple | None = None
-    #: whether the instruction has ``WarpMatrixOp.load`` (``ldmatrix``; 32-lane warps), emulated by ``_load``
-    load: bool = False
-
-
 class HostThreadHooks(DeviceHooks):
     global_address_space = 0
     shared_address_space = 0
 
-    def __init__(self, warp_size: int, matrix: MatrixShape | None = None):
+    def __init__(self, warp_size: int, matrix: WarpMatrixOp | None = None):
         self.warp_size = warp_size
         self.matrix = matrix
 
     def warp_matrix_op(self, operand: str, accumulator: str) -> WarpMatrixOp | None:
-        """``matrix``, run by the Python callback ``_mma``: the warp's lanes meet there, and each
-        gets its fragment of ``A @ B + C`` computed in float64 from every lane's fragments."""
+        """``matrix`` (a target's declaration of its instruction: the tile, the K elements a 32-bit
+        register packs and the fragments; its ``emit`` is not used) run by the Python callback
+        ``_mma``: the warp's lanes meet there, and each gets its fragment of ``A @ B + C``, computed
+        in float64 from every lane's fragments. Where the declaration has a ``load`` (``ldmatrix``;
+        32-lane warps), ``_load`` emulates it; fp16, bf16 and tf32 operands into fp32."""
         spec = self.matrix
         if spec is None or operand not in _KINDS or accumulator != "fp32":
             return None
@@ -94,8 +76,7 @@ class HostThreadHooks(DeviceHooks):
                 ll.Constant(I32, int(transposed)), b.bitcast(out, ll.PointerType())])
             return [b.load(b.gep(out, [ll.Constant(I32, 0), ll.Constant(I32, i)])) for i in range(count)]
 
-        return WarpMatrixOp(m=spec.m, n=spec.n, k=spec.k, k_pack=spec.k_pack, a=spec.a, b=spec.b, c=spec.c, emit=emit,
-                            load=load if spec.load else None)
+        return dataclasses.replace(spec, emit=emit, load=load if spec.load is not None else None)
 
     def kernel(self, module: ll.Module, name: str, params: list[ll.Type], num_threads: int) -> ll.Function:
         return ll.Function(module, ll.FunctionType(ll.VoidType(), params + [I32] * EXTRA), name)
@@ -155,10 +136,10 @@ class HostThreadHooks(DeviceHooks):
 class Program:
     """What the emulated threads of one program share: the barrier and the shuffle exchange."""
 
-    def __init__(self, threads: int, warp_size: int, matrix: MatrixShape | None):
+    def __init__(self, threads: int, warp_size: int, matrix: WarpMatrixOp | None, truth: tuple | None):
         self.barrier = threading.Barrier(threads, timeout=60)
         self.exchange = [0] * threads
-        self.warp_size, self.matrix = warp_size, matrix
+        self.warp_size, self.matrix, self.truth = warp_size, matrix, truth
         self.fragments: list = [None] * threads
 
 
@@ -214,7 +195,7 @@ def _operands(bits: np.ndarray, kind: int) -> np.ndarray:
 def _mma(tid: int, kind: int, a_ptr, b_ptr, c_ptr, d_ptr) -> None:
     p, spec = _current, _current.matrix
     pack = spec.k_pack
-    frag_a, frag_b, frag_c = spec.truth or (spec.a, spec.b, spec.c)
+    frag_a, frag_b, frag_c = p.truth or (spec.a, spec.b, spec.c)
     take = lambda ptr, n: np.ctypeslib.as_array(ptr, (n,)).copy()  # noqa: E731
     p.fragments[tid] = (take(a_ptr, len(spec.a.entries)), take(b_ptr, len(spec.b.entries)),
                         take(c_ptr, len(spec.c.entries)))
@@ -265,10 +246,13 @@ _CTYPES = {"i1": ctypes.c_bool, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i32
 
 
 def run(module, grid: tuple[int, ...], args: list, num_warps: int = 2, warp_size: int = 8,
-        matrix: MatrixShape | None = None) -> str:
+        matrix: WarpMatrixOp | None = None, truth: tuple | None = None) -> str:
     """Generate ``module`` (tile-layout stage) for the host and run it on ``args`` (numpy arrays are
     passed by address) over ``grid``, with ``matrix`` as the emulated matrix instruction; returns
-    the LLVM IR."""
+    the LLVM IR. ``truth``, where given, is what the hardware does instead of what ``matrix``
+    declares: ``(a, b, c)`` objects whose ``coordinates(lane, entry)`` the emulated instruction
+    reads and writes by, so that a target's declared fragments are checked against an independent
+    statement of its instruction."""
     global _current
     llvm.initialize_all_targets()
     llvm.initialize_all_asmprinters()
@@ -294,7 +278,7 @@ def run(module, grid: tuple[int, ...], args: list, num_warps: int = 2, warp_size
     grid = tuple(grid) + (1,) * (3 - len(grid))
     threads = num_warps * warp_size
     for pid in np.ndindex(*grid[::-1]):
-        _current = Program(threads, warp_size, matrix)
+        _current = Program(threads, warp_size, matrix, truth)
         workers = [threading.Thread(target=kernel, args=(*values, tid, *pid[::-1], *grid)) for tid in range(threads)]
         for w in workers:
             w.start()

@@ -346,3 +346,29 @@ def softmax_fn_kernel(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr, DIM: tl.
     else:
         offs = tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :]
         tl.store(out_ptr + offs, tl.softmax(tl.load(x_ptr + offs), DIM, keep_dims=True, ieee_rounding=IEEE))
+
+
+# -- block-wide operations on a B x B block (their compile cost: benchmarks/compile.py and the
+# -- IR-size tests of the GPU lowering) -----------------------------------------------------------
+@triton.jit
+def blockwide_kernel(x_ptr, i_ptr, o_ptr, B: tl.constexpr, OP: tl.constexpr):
+    """One block-wide operation ``OP`` on a B x B block: gather along rows by indices, a histogram
+    of the indices, a row sort or top 4, a reverse cumsum, a transpose, an interleave, a ravel."""
+    offs = tl.arange(0, B)[:, None] * B + tl.arange(0, B)[None, :]
+    x = tl.load(x_ptr + offs)
+    if OP == "gather":
+        tl.store(o_ptr + offs, tl.gather(x, tl.load(i_ptr + offs), 1))
+    elif OP == "histogram":
+        tl.store(i_ptr + tl.arange(0, 2), tl.histogram(tl.ravel(tl.load(i_ptr + offs)), 2))
+    elif OP == "sort":
+        tl.store(o_ptr + tl.arange(0, B), tl.min(tl.sort(x, 1), 1))
+    elif OP == "topk":
+        tl.store(o_ptr + tl.arange(0, B)[:, None] * 4 + tl.arange(0, 4)[None, :], tl.topk(x, 4))
+    elif OP == "cumsum":
+        tl.store(o_ptr + offs, tl.cumsum(x, 0, reverse=True))
+    elif OP == "trans":
+        tl.store(o_ptr + offs, tl.trans(x))
+    elif OP == "interleave":
+        tl.store(o_ptr + tl.arange(0, B)[:, None] * (2 * B) + tl.arange(0, 2 * B)[None, :], tl.interleave(x, x))
+    elif OP == "ravel":
+        tl.store(o_ptr + tl.arange(0, B * B), tl.ravel(tl.trans(x)))

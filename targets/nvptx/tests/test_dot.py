@@ -191,11 +191,11 @@ def test_the_tensor_core_fragments_compute_the_product(target, core_kernels, thr
     out = np.full((m, n), np.nan, np.float32)
     mma = NvptxHooks().warp_matrix_op("tf32" if dtype == "fp32" else dtype, "fp32")
     isa = tuple(_IsaFragment(x, tf32=dtype == "fp32") for x in "abc")
-    spec = threads_emulator.MatrixShape(mma.m, mma.n, mma.k, mma.k_pack, mma.a, mma.b, mma.c, truth=isa, load=True)
     threads_emulator.conflicting_loads.clear()
     with tile.context():
         module = ir.Module.parse(compiled.asm["tile-layout"])
-        llvm_ir = threads_emulator.run(module, (1,), [a, b, c, out], num_warps=num_warps, warp_size=32, matrix=spec)
+        llvm_ir = threads_emulator.run(module, (1,), [a, b, c, out], num_warps=num_warps, warp_size=32, matrix=mma,
+                                       truth=isa)
     assert "emulator_load" in llvm_ir  # the fragments were read with the emulated ldmatrix
     assert not threads_emulator.conflicting_loads  # from swizzled shared memory, without bank conflicts
     want, bound = 2 * (a64 @ b64) + c, 2 * (np.abs(a64) @ np.abs(b64)) + np.abs(c)
@@ -236,11 +236,10 @@ def test_a_transposed_operand_is_stored_transposed_and_read_by_block_loads(targe
     out = np.full((m, d), np.nan, np.float32)
     mma = NvptxHooks().warp_matrix_op("fp16", "fp32")
     isa = (_IsaFragment("a"), _IsaFragment("b"), _IsaFragment("c"))
-    spec = threads_emulator.MatrixShape(mma.m, mma.n, mma.k, mma.k_pack, mma.a, mma.b, mma.c, truth=isa, load=True)
     threads_emulator.conflicting_loads.clear()
     with tile.context():
         threads_emulator.run(ir.Module.parse(compiled.asm["tile-layout"]), (1,), [q, k, v, out], num_warps=4,
-                             warp_size=32, matrix=spec)
+                             warp_size=32, matrix=mma, truth=isa)
     assert not threads_emulator.conflicting_loads
     s = q.astype(np.float64) @ k.astype(np.float64).T
     p = np.exp(s - s.max(1, keepdims=True))
