@@ -4,17 +4,20 @@ tensor-core ``mma``), where the layout stage gave it the instruction's accumulat
 
 The accumulator arrives, and the result stays, in registers: each thread's registers of the
 ``Mma`` distribution are its fragments of the warp's tiles, in the order the instruction takes
-them. The operands pass through the op's scratch in shared memory, both row-major as they are
-(A ``[M, K]``, then B ``[K, N]``) with each row's 16-byte chunks permuted by an XOR with the row
-(``swizzled``), so that the eight 16-byte row pieces one fragment block reads lie in different
-banks:
+them. A chained product's A, held in the first product's layout, is read from its registers
+(``register_fragments``). Other operands pass through shared memory: a software pipeline's ring
+slot where it put them there (``codegen.threads.rings``), else the op's scratch. There an operand
+is stored row-major, or transposed where its threads hold runs down its columns (``storage``),
+with each row's 16-byte chunks permuted by an XOR with the row (``swizzled``), so that the eight
+16-byte row pieces one fragment block reads lie in different banks:
 
-1. every thread writes the operand elements it holds that are not in a ring yet, runs of consecutive
-   elements along a row as one vector store (16 bytes from a blocked layout); a barrier;
+1. every thread writes the operand elements it holds that are in no ring, runs of consecutive
+   elements along a stored row as one vector store (16 bytes from a blocked layout); a barrier;
 2. a loop over K in steps of the instruction's ``k`` reads each lane's fragments of its warp's
    tiles (``layout.matrix.operand_distribution``), with the instruction's collective load where the
    target has one and the fragments are its blocks (``WarpMatrixOp.load``: ``ldmatrix``), else
-   with plain loads; then runs the instruction on each tile, the accumulators in registers (phis).
+   with plain loads; then runs the instruction on each tile, the accumulators in registers (phis;
+   the steps unrolled where A comes from registers).
 """
 
 from __future__ import annotations
