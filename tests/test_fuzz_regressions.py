@@ -56,3 +56,22 @@ def test_a_2d_value_merged_from_an_if(target):
         select_in_if_2d[(1,)](dev.to_device(x), out, s, BM=2, BN=4)
         expected = np.ones((2, 4), np.int64) if s < 0 else (x <= 0).astype(np.int64)
         np.testing.assert_array_equal(dev.to_host(out), expected)
+
+
+@triton.jit
+def bf16_self_compare(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    a = tl.load(x_ptr + (n - 1 - offs), mask=mask, other=-1)
+    b = offs.to(tl.bfloat16)
+    tl.store(out_ptr + offs, (b == b) + a, mask=mask)
+
+
+def test_a_bf16_block_compared_with_itself_compiles(compiling_target):
+    """Seed 31072: LLVM's x86 back end could not select the [16] bf16 ``x == x`` (an ORD compare)
+    on AVX2; the cpu compares bf16 as fp32. (The interpreter has no bf16.)"""
+    dev = compiling_target.driver
+    x = np.arange(34, dtype=np.int16)
+    out = dev.to_device(np.zeros(34, np.int64))
+    bf16_self_compare[(3,)](dev.to_device(x), out, 34, BLOCK=16)
+    assert dev.to_host(out).tolist() == (x[::-1] + 1).tolist()

@@ -118,7 +118,7 @@ def _cmpf(b, ops, ty, attrs, hooks):
     if pred in (0, 15):  # always false / always true
         return const(ty, int(pred == 15))
     op, ordered = _FCMP[pred]
-    return (b.fcmp_ordered if ordered else b.fcmp_unordered)(op, *ops)
+    return hooks.compare(b, op, ordered, *ops)
 
 
 def _math(fn: str) -> Emitter:

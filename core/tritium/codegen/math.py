@@ -66,3 +66,9 @@ class MathHooks:
         ``ty``. A target whose backend would call a runtime helper for some pairs lowers those itself."""
         return getattr(builder, method)(value, ty)
 
+    def compare(self, builder: ll.IRBuilder, op: str, ordered: bool, x: ll.Value, y: ll.Value) -> ll.Value:
+        """``arith.cmpf``: the ordered (or unordered) comparison ``op`` (LLVM's ``fcmp`` spelling:
+        ``"=="``, ``"<"``, ``"ord"``, ...) of floats. A target whose back end mishandles some types'
+        compares lowers those itself."""
+        return (builder.fcmp_ordered if ordered else builder.fcmp_unordered)(op, x, y)
+

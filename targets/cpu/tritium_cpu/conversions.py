@@ -52,6 +52,12 @@ def convert(b: ll.IRBuilder, method: str, value: ll.Value, ty: ll.Type) -> ll.Va
     return getattr(b, method)(value, ty)
 
 
+def bfloat_bits_to_float(b: ll.IRBuilder, x: ll.Value) -> ll.Value:
+    """A bfloat (scalar or vector) as the float with the same value: its 16 bits, shifted up."""
+    i16, i32 = _like(x.type, ll.IntType(16)), _like(x.type, ll.IntType(32))
+    return b.bitcast(b.shl(b.zext(b.bitcast(x, i16), i32), const(i32, 16)), _like(x.type, F32))
+
+
 def _int_to_half(b: ll.IRBuilder, wide: ll.Value, ty: ll.Type) -> ll.Value:
     """An int already converted to float, to half; ints past half's range are explicitly inf.
 

@@ -38,6 +38,13 @@ class CpuMathHooks(MathHooks):
     def convert(self, builder: ll.IRBuilder, method: str, value: ll.Value, ty: ll.Type) -> ll.Value:
         return conversions.convert(builder, method, value, ty)
 
+    def compare(self, builder: ll.IRBuilder, op: str, ordered: bool, x: ll.Value, y: ll.Value) -> ll.Value:
+        """bf16 compares as fp32 (exact), widened on the bits so LLVM does not fold them back:
+        its x86 back end cannot select some bf16 vector compares (``x == x`` of a [16] block on AVX2)."""
+        if str(scalar_of(x.type)) == "bfloat":
+            x, y = conversions.bfloat_bits_to_float(builder, x), conversions.bfloat_bits_to_float(builder, y)
+        return super().compare(builder, op, ordered, x, y)
+
 
 class _Emitter:
     """Arithmetic on one float type (scalar or vector) and its same-shaped i32 type."""
