@@ -66,6 +66,37 @@ def gather_kernel(s_ptr, i_ptr, o_ptr, SM: tl.constexpr, SN: tl.constexpr, IM: t
 
 
 @tritium.jit
+def gather1d_kernel(s_ptr, i_ptr, o_ptr, S: tl.constexpr, I: tl.constexpr):
+    s = tl.load(s_ptr + tl.arange(0, S))
+    tl.store(o_ptr + tl.arange(0, I), tl.gather(s, tl.load(i_ptr + tl.arange(0, I)), 0))
+
+
+@tritium.jit
+def gather3d_kernel(s_ptr, i_ptr, o_ptr, A: tl.constexpr, B: tl.constexpr, C: tl.constexpr, N: tl.constexpr,
+                    AXIS: tl.constexpr):
+    s = tl.load(s_ptr + tl.arange(0, A)[:, None, None] * (B * C) + tl.arange(0, B)[None, :, None] * C
+                + tl.arange(0, C)[None, None, :])
+    IA: tl.constexpr = N if AXIS == 0 else A
+    IB: tl.constexpr = N if AXIS == 1 else B
+    IC: tl.constexpr = N if AXIS == 2 else C
+    offs = (tl.arange(0, IA)[:, None, None] * (IB * IC) + tl.arange(0, IB)[None, :, None] * IC
+            + tl.arange(0, IC)[None, None, :])
+    tl.store(o_ptr + offs, tl.gather(s, tl.load(i_ptr + offs), AXIS))
+
+
+@tritium.jit
+def gather_loop_kernel(x_ptr, i_ptr, y_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    x = tl.load(x_ptr + offs)
+    index = tl.load(i_ptr + offs)
+    for k in range(3):
+        x = tl.gather(x, index, 0) * 2 + k
+    tl.store(x_ptr + offs, x)
+    y = tl.load(y_ptr + offs)
+    tl.store(y_ptr + offs, tl.gather(y + tl.gather(tl.cumsum(y, 0), index, 0), N - 1 - offs, 0))
+
+
+@tritium.jit
 def bad_kernel(x_ptr, CASE: tl.constexpr):
     x = tl.load(x_ptr + tl.arange(0, 16))
     if CASE == "topk-k":
@@ -203,6 +234,56 @@ def test_gather(target, axis, dtype, index_dtype):
     want = np.take_along_axis(src, index.astype(np.int64) % n, axis)
     got = target.driver.to_host(out)
     np.testing.assert_array_equal(got.view(f"u{got.itemsize}"), want.view(f"u{want.itemsize}"))  # bit-exact
+
+
+@pytest.mark.parametrize("shape,axis", [((128, 128), 0), ((128, 128), 1), ((2 ** 16,), 0)])
+def test_gather_of_blocks_triton_accepts(target, shape, axis):
+    """A 128x128 gather along each axis (2**21 index-position pairs) and a 1-D one of 2**16 elements
+    (2**32 pairs): the one-hot form refused both; indices outside the axis wrap modulo its size."""
+    rng = np.random.default_rng(len(shape) + axis)
+    src = rng.standard_normal(shape).astype(np.float32)
+    n = shape[axis]
+    index = rng.integers(-n, 2 * n, shape).astype(np.int32)
+    out = _put(target, np.full(shape, 7, np.float32))
+    if len(shape) == 1:
+        gather1d_kernel[(1,)](_put(target, src), _put(target, index), out, S=n, I=n)
+    else:
+        gather_kernel[(1,)](_put(target, src), _put(target, index), out, SM=shape[0], SN=shape[1], IM=shape[0],
+                            IN=shape[1], AXIS=axis)
+    np.testing.assert_array_equal(target.driver.to_host(out), np.take_along_axis(src, index % n, axis))
+
+
+@pytest.mark.parametrize("axis", [0, 2])
+@pytest.mark.parametrize("dtype,index_dtype", [(np.bool_, np.int8), (np.uint8, np.uint8), (np.float64, np.int16),
+                                               (np.int16, np.uint32), (np.float32, np.uint64)])
+def test_gather_3d_with_narrow_and_unsigned_indices(target, axis, dtype, index_dtype):
+    """Every index type (negative narrow indices wrap as their value does, not as their bits
+    widened without sign), a boolean and a 64-bit source, a 3-D block gathered along an outer and
+    the inner axis into a longer one."""
+    shape = (2, 4, 8)
+    n = shape[axis]
+    index_shape = tuple(16 if d == axis else s for d, s in enumerate(shape))
+    rng = np.random.default_rng(axis)
+    src = (rng.standard_normal(shape) * 50).astype(dtype)
+    info = np.iinfo(index_dtype)
+    index = rng.integers(max(info.min, -3 * n), 3 * n, index_shape).astype(index_dtype)
+    out = _put(target, np.zeros(index_shape, dtype))
+    gather3d_kernel[(1,)](_put(target, src), _put(target, index), out, A=2, B=4, C=8, N=16, AXIS=axis)
+    np.testing.assert_array_equal(target.driver.to_host(out), np.take_along_axis(src, index.astype(np.int64) % n, axis))
+
+
+def test_gather_in_a_loop_and_stored_over_its_source(target):
+    """A gather of its own result carried by a loop, of a scan, and a reversal stored over its own
+    source (every element read before any is stored, as on a GPU)."""
+    rng = np.random.default_rng(11)
+    x, y = rng.integers(-9, 9, 64).astype(np.int32), rng.integers(-9, 9, 64).astype(np.int32)
+    index = rng.integers(0, 64, 64).astype(np.int32)
+    xs, ys = _put(target, x), _put(target, y)
+    gather_loop_kernel[(1,)](xs, _put(target, index), ys, N=64)
+    for k in range(3):
+        x = x[index] * 2 + k
+    np.testing.assert_array_equal(target.driver.to_host(xs), x)
+    np.testing.assert_array_equal(target.driver.to_host(ys), (y + np.cumsum(y)[index])[::-1])
 
 
 @pytest.mark.parametrize("case,message", [

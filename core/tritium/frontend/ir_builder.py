@@ -95,6 +95,9 @@ class IRBuilder:
     def flip(self, h, t: dtype, axis: int, shape) -> ir.Value:
         return tile.FlipOp(h, tile.i32_attr(axis), res=ir_type(t, shape)).res
 
+    def gather(self, src, index, axis: int, t: dtype, shape) -> ir.Value:
+        return tile.GatherOp(src, index, tile.i32_attr(axis), ir_type(t, shape)).res
+
     def arith(self, op: str, operands: Sequence[ir.Value], t: dtype, shape) -> ir.Value:
         if op in _IEEE:
             return ir.Operation.create(_IEEE[op], results=[ir_type(t, shape)], operands=list(operands),

@@ -176,6 +176,13 @@ class NumpyBuilder:
     def flip(self, h, t, axis, shape):
         return _each(h, lambda a: np.flip(a, axis))
 
+    def gather(self, src, index, axis, t, shape):
+        """``tile.gather``: 0 where an index is outside the axis (the language passes none)."""
+        index = np.asarray(index)
+        inside = (index >= 0) & (index < np.shape(src)[axis])
+        picked = np.take_along_axis(np.asarray(src), np.where(inside, index, 0), axis)
+        return np.where(inside, picked, np.zeros((), picked.dtype))
+
     def arith(self, op: str, operands, t: dtype, shape):
         if t.is_bool() and op in _WRAPPING:  # i1 arithmetic wraps modulo 2 (True + True == False)
             operands = [np.asarray(o, dtype=np.uint8) for o in operands]

@@ -161,14 +161,15 @@ class FlipOp(Tile.Operation, name="flip", traits=[Pure]):
 REINDEXING = frozenset({"tile.reshape", "tile.trans", "tile.join", "tile.split", "tile.flip"})
 
 
-# Block-wide selection ops. The language writes ``tl.gather`` and ``tl.histogram`` as one-hot
-# comparisons that every target runs; a GPU target raises them to these ops
-# (``passes.blockwide``), whose code grows with the elements per thread, not with the block squared.
+# Block-wide selection ops, whose code grows with the elements per thread, not with the block
+# squared. ``tl.gather`` emits ``tile.gather``; ``tl.histogram`` is written as one-hot comparisons
+# that every target runs, and a GPU target raises them to ``tile.histogram`` (``passes.blockwide``).
 
 
 class GatherOp(Tile.Operation, name="gather", traits=[Pure]):
     """``res[i] = src[i with dimension axis replaced by index[i]]``; 0 where ``index[i]`` is outside
-    ``[0, src.shape[axis])``. ``index`` has the result's shape; ``src`` matches it off ``axis``."""
+    ``[0, src.shape[axis])`` (``tl.gather`` passes indices already reduced modulo that size).
+    ``index`` has the result's shape; ``src`` matches it off ``axis``."""
 
     src: Operand[Any] = operand()
     index: Operand[Any] = operand()

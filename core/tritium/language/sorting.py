@@ -11,10 +11,10 @@ any ``dim`` is sorted (moved last and back); and NaN orders above every number (
 when ascending, first when descending, and first in ``topk``), where Triton's comparison would
 duplicate it over its partner.
 
-``histogram`` compares each value with every bin and sums the matches; ``gather`` selects with a
-one-hot comparison of each index with every position and an or-reduction of the selected bit
-patterns (exact for every dtype). Both hold ``values x bins`` (or ``index x positions``) elements at
-once, so they suit the small blocks that Triton's own lowering targets.
+``histogram`` compares each value with every bin and sums the matches: it holds ``values x bins``
+elements at once (GPU targets raise the pattern to ``tile.histogram``: ``passes.blockwide``).
+``gather`` is one op, ``tile.gather``, which each target lowers by reading the source by index (a
+buffer on the host, shared memory on GPUs), so any shape Triton accepts is accepted.
 """
 
 from __future__ import annotations
@@ -200,12 +200,6 @@ def bitonic_merge(x, dim=None, descending=0) -> tensor:
 # -- histogram and gather --------------------------------------------------------------------------
 
 
-def _fits(numel: int, what: str, hint: str) -> None:
-    if numel > TRITON_MAX_TENSOR_NUMEL:
-        raise SemanticError(f"{what} compares every element with every {hint}: {numel} pairs exceed the "
-                            f"{TRITON_MAX_TENSOR_NUMEL} elements a block may hold; use smaller blocks")
-
-
 def histogram(input, num_bins, mask=None) -> tensor:
     """int32 counts of the values of a 1-D integer block in each bin ``0 .. num_bins - 1``; values
     outside ``[0, num_bins)`` and those where ``mask`` is False are not counted."""
@@ -217,7 +211,9 @@ def histogram(input, num_bins, mask=None) -> tensor:
     bins = _unwrap(num_bins)
     if isinstance(bins, bool) or not isinstance(bins, int) or bins < 1 or bins & (bins - 1):
         raise SemanticError(f"tl.histogram: num_bins must be a constant power of 2, got {bins!r}")
-    _fits(x.shape[0] * bins, "tl.histogram", "bin")
+    if x.shape[0] * bins > TRITON_MAX_TENSOR_NUMEL:
+        raise SemanticError(f"tl.histogram compares every value with every bin: {x.shape[0] * bins} pairs exceed "
+                            f"the {TRITON_MAX_TENSOR_NUMEL} elements a block may hold; use smaller blocks")
     hit = semantic.compare("eq", semantic.expand_dims(x, 1), semantic.expand_dims(semantic.arange(0, bins), 0))
     mask = _unwrap(mask)
     if mask is not None:
@@ -249,14 +245,15 @@ def gather(src, index, axis) -> tensor:
             raise SemanticError(f"tl.gather: index dimension {d} must match src's ({src.shape[d]}), got shapes "
                                 f"{list(src.shape)} and {list(index.shape)}")
     n = src.shape[axis]
-    _fits(index.numel * n, "tl.gather", "position of src along axis")
-    position = semantic.bitwise("and", index, n - 1)
-    one_hot = semantic.compare("eq", semantic.expand_dims(position, axis + 1),
-                               _along(semantic.arange(0, n), axis + 1, rank + 1))
     value = _numeric_view(src)
-    bits = value if value.dtype.is_int() else semantic.cast(value, _bits_type(value.dtype), bitcast=True)
-    picked = semantic.where(one_hot, semantic.expand_dims(bits, axis), 0)
-    out = reduce_tensors([picked], axis + 1, lambda a, b: [semantic.bitwise("or", a[0], b[0])], False,
-                         "tl.gather")[0]
-    out = semantic.cast(out, value.dtype, bitcast=True) if out.dtype != value.dtype else out
+    out = tensor(semantic.builder().gather(value.handle, _position(index, n).handle, axis, value.dtype, index.shape),
+                 value.dtype, index.shape)
     return semantic.cast(out, src.dtype)
+
+
+def _position(index: tensor, n: int) -> tensor:
+    """``index`` modulo ``n`` (a power of 2) as int32: narrow indices are widened first, keeping
+    their sign, so that ``n - 1`` fits their type; the result is then in ``[0, n)`` on every target."""
+    if index.dtype.primitive_bitwidth < 32:
+        index = semantic.cast(index, T.int32)
+    return semantic.cast(semantic.bitwise("and", index, n - 1), T.int32)

@@ -43,13 +43,14 @@ from .dot import Dots
 from .map_elementwise import MapElementwise
 from .evaluate import (BUFFER_ALIGN, CHUNK_OPS, HEAVY_OPS, REINDEXING_OPS, VIRTUAL, Buffer, ChunkEvaluator,
                        check_chunk_width, cpu_type, is_tensor, scalar_constant, shape_of)
+from .gather import Gathers
 from .reductions import Reductions, unsupported
 from .roots import Group, MaterializeRoot, StoreRoot
 
 TERMINATORS = frozenset({"scf.yield", "scf.condition", "func.return", "tile.reduce_return"})
 
 
-class KernelCodegen(ControlFlow, Reductions, Dots, DebugOps, BoundsChecks, Atomics, MapElementwise,
+class KernelCodegen(ControlFlow, Reductions, Dots, Gathers, DebugOps, BoundsChecks, Atomics, MapElementwise,
                     ChunkEvaluator):
     """Builds the LLVM function of one kernel (``func.func``) in ``module``."""
 
@@ -144,6 +145,8 @@ class KernelCodegen(ControlFlow, Reductions, Dots, DebugOps, BoundsChecks, Atomi
             self.emit_scan(op)
         elif name == "tile.dot":
             self.emit_dot(op)
+        elif name == "tile.gather":
+            self.emit_gather(op)
         elif name == "tile.map_elementwise":
             self.emit_map_elementwise(op)
         elif name in ("scf.for", "scf.if", "scf.while"):
