@@ -23,8 +23,8 @@ The rules, as in Triton:
   layout they come (``codegen.threads.dot``, ``codegen.threads.warp_matrix``);
 - ``tile.gather`` gives its index's layout, its source stays in whatever layout it comes;
   ``tile.histogram`` gives the 1-D default, its mask converted to its source's layout (both pass
-  through shared memory: ``codegen.threads.blockwide``; a GPU's one-hot gathers and histograms
-  are raised to these ops before layouts, by ``passes.blockwide``);
+  through shared memory: ``codegen.threads.blockwide``; a GPU's one-hot histograms are raised to
+  ``tile.histogram`` before layouts, by ``passes.blockwide``);
 - ``tile.map_elementwise`` with ``pack`` > 1 takes its operands in, and gives its results, a layout
   whose threads hold runs of ``pack`` elements along the last dimension (``packed``);
 - elementwise ops take the layout of their first operand that is not *free* (made from nothing,

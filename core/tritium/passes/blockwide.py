@@ -1,21 +1,15 @@
-"""Raise the language's one-hot ``tl.gather`` and ``tl.histogram`` to ``tile.gather`` and
-``tile.histogram`` for the GPU layout stage.
+"""Raise the language's one-hot ``tl.histogram`` to ``tile.histogram`` for the GPU layout stage.
 
-The language writes both as comparisons of every element with every position (or bin) and a
-reduction over them (``language.sorting``), which every target runs; but a GPU's per-thread code
-then holds ``index x positions`` (``values x bins``) elements: its size grows with the square of
-the block. The raised ops go through shared memory instead (``codegen.threads.blockwide``), with
-code that grows with the elements each thread holds.
+The language writes it as a comparison of every value with every bin and a sum over them
+(``language.sorting``), which every target runs; but a GPU's per-thread code then holds
+``values x bins`` elements: its size grows with the square of the block. The raised op goes
+through shared memory instead (``codegen.threads.blockwide``), with code that grows with the
+elements each thread holds. (``tl.gather`` needs no raising: the language emits ``tile.gather``.)
 
-The patterns, up to broadcasts, operand order and casts of the position ranges:
-
-- ``reduce(or, select(expand_dims(P, k) == range(n) along k, expand_dims(V, k - 1), 0), axis=k)``
-  is ``gather(V, P, axis=k - 1)``, since a position outside ``[0, n)`` selects nothing (0);
-- ``reduce(add, extui(expand_dims(X, 1) == range(bins) along 1 [and expand_dims(M, 1)]), axis=0)``
-  is ``histogram(X [, mask=M])``.
-
-Anything else is left as it is (it stays right, only larger). The ops the match leaves unused
-are removed.
+The pattern, up to broadcasts, operand order and casts of the bin range:
+``reduce(add, extui(expand_dims(X, 1) == range(bins) along 1 [and expand_dims(M, 1)]), axis=0)``
+is ``histogram(X [, mask=M])``. Anything else is left as it is (it stays right, only larger). The
+ops the match leaves unused are removed.
 """
 
 from __future__ import annotations
@@ -33,7 +27,7 @@ _REMOVABLE = ("arith.", "tile.broadcast", "tile.expand_dims", "tile.splat", "til
 
 
 def raise_blockwide(module: ir.Module) -> None:
-    """Replace the one-hot gathers and histograms of ``module`` (a ``tile-opt`` module, in place)."""
+    """Replace the one-hot histograms of ``module`` (a ``tile-opt`` module, in place)."""
     with module.context, ir.Location.unknown():
         for op in [op for op in walk(module.operation) if op.name == "tile.reduce"]:
             _raise(op)
@@ -41,17 +35,10 @@ def raise_blockwide(module: ir.Module) -> None:
 
 
 def _raise(op: ir.Operation) -> None:
-    """Replace the reduction ``op`` by the op it computes, if it is one of the patterns."""
-    if len(op.operands) != 1:
+    """Replace the reduction ``op`` by the histogram it computes, if it is the pattern."""
+    if len(op.operands) != 1 or _combine(op) != "arith.addi":
         return
-    combine = _combine(op)
-    axis = ir.IntegerAttr(op.attributes["axis"]).value
-    if combine == "arith.ori":
-        new = _gather(op, axis)
-    elif combine == "arith.addi":
-        new = _histogram(op, axis)
-    else:
-        return
+    new = _histogram(op, ir.IntegerAttr(op.attributes["axis"]).value)
     if new is not None:
         op.results[0].replace_all_uses_with(new)
         op.erase()
@@ -65,23 +52,6 @@ def _combine(op: ir.Operation) -> str | None:
             and list(ops[1].operands) == [ops[0].result]:
         return ops[0].name
     return None
-
-
-def _gather(op: ir.Operation, k: int) -> ir.Value | None:
-    """``tile.gather`` for an or-reduction along ``k`` of a one-hot select, else None."""
-    select = _owner(op.operands[0], "arith.select")
-    if k < 1 or select is None or not _is_zero(select.operands[2]):
-        return None
-    cond, values = select.operands[0], select.operands[1]
-    n = ir.RankedTensorType(values.type).shape[k]
-    position = _compared_with_range(cond, k, n)
-    source = _expanded(values, k - 1)
-    shape = list(ir.RankedTensorType(op.results[0].type).shape)
-    if position is None or source is None or _shape(position) != shape or \
-            _shape(source) != shape[:k - 1] + [n] + shape[k:]:  # not broadcast along another dimension
-        return None
-    with ir.InsertionPoint(op):
-        return tile.GatherOp(source, position, tile.i32_attr(k - 1), op.results[0].type, loc=op.location).res
 
 
 def _histogram(op: ir.Operation, axis: int) -> ir.Value | None:
@@ -167,21 +137,6 @@ def _is_range(value: ir.Value, dim: int, n: int) -> bool:
         if name not in ("tile.expand_dims", "tile.broadcast") + _WIDENING:
             return False
         value = owner.operands[0]
-
-
-def _is_zero(value: ir.Value) -> bool:
-    value = _unbroadcast(value)
-    splat = _owner(value, "tile.splat")
-    if splat is not None:
-        value = splat.operands[0]
-    const = _owner(value, "arith.constant")
-    if const is None:
-        return False
-    attr = const.attributes["value"]
-    if isinstance(attr, ir.IntegerAttr):
-        return attr.value == 0
-    dense = ir.DenseElementsAttr(attr) if _is_tensor(value) else None
-    return dense is not None and dense.is_splat and ir.IntegerAttr(dense.get_splat_value()).value == 0
 
 
 def _shape(value: ir.Value) -> list[int] | None:

@@ -3,7 +3,7 @@
 Target-neutral: a GPU target gives its warp (wave) size, the launch options give ``num_warps``.
 In order:
 
-0. one-hot gathers and histograms become ``tile.gather``/``tile.histogram`` (``passes.blockwide``);
+0. one-hot histograms become ``tile.histogram`` (``passes.blockwide``);
 1. the axis analysis (``passes.axis_info``) and the memory accesses choose one blocked layout per
    tensor rank (``layout.choose``);
 2. every tensor gets a layout, ``tile.convert_layout`` where producer and consumer disagree

@@ -1,6 +1,6 @@
 """``tile.gather`` and ``tile.histogram`` through shared memory, in code that grows with the
-registers of a thread, not with the block (``passes.blockwide`` raises them from the language's
-one-hot forms).
+registers of a thread, not with the block (``tl.gather`` emits the first; ``passes.blockwide``
+raises the second from the language's one-hot form).
 
 - gather: every thread writes its registers of the source at their row-major positions in the
   op's scratch (threads holding copies write the same values), waits at a barrier, and reads each
