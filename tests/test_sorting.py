@@ -272,6 +272,18 @@ def test_gather_3d_with_narrow_and_unsigned_indices(target, axis, dtype, index_d
     np.testing.assert_array_equal(target.driver.to_host(out), np.take_along_axis(src, index.astype(np.int64) % n, axis))
 
 
+@pytest.mark.parametrize("index_dtype", [np.int8, np.uint8])
+def test_gather_with_a_narrow_index_over_a_longer_axis(target, index_dtype):
+    """An 8-bit index into an axis of 512: it was refused ("the number 511 is out of range for
+    tl.int8", a number the kernel does not hold); negative ones wrap as their value does."""
+    info = np.iinfo(index_dtype)
+    index = np.random.default_rng(2).integers(info.min, info.max + 1, 64).astype(index_dtype)
+    src = np.arange(512, dtype=np.float32) * 0.5
+    out = _put(target, np.zeros(64, np.float32))
+    gather1d_kernel[(1,)](_put(target, src), _put(target, index), out, S=512, I=64)
+    np.testing.assert_array_equal(target.driver.to_host(out), src[index.astype(np.int64) % 512])
+
+
 def test_gather_in_a_loop_and_stored_over_its_source(target):
     """A gather of its own result carried by a loop, of a scan, and a reversal stored over its own
     source (every element read before any is stored, as on a GPU)."""
