@@ -85,7 +85,8 @@ class Gathers:
             ptrs = b.gep(splat(b, src_ptr, w), [offset], source_etype=mem)
             ptrs.type = ll.VectorType(src_ptr.type, w)
             vty = vector_of(mem, w)
-            value = intrinsics.call_aligned(b, "llvm.masked.gather", [ptrs, const(ll.VectorType(ll.IntType(1), w), 1),
-                                                                      ll.Constant(vty, None)], vty, [vty, ptrs.type], align)
+            every = const(ll.VectorType(ll.IntType(1), w), 1)
+            value = intrinsics.call_aligned(b, "llvm.masked.gather", [ptrs, every, ll.Constant(vty, None)], vty,
+                                            [vty, ptrs.type], align)
         value = self.from_memory(value, elem)
-        return b.select(inside, value, const(value.type, 0 if isinstance(elem, ll.IntType) else 0.0))
+        return b.select(inside, value, ll.Constant(value.type, None))  # None: zero
