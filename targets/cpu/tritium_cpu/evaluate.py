@@ -233,9 +233,17 @@ class ChunkEvaluator:
             first, align = vector
             if mask is None:
                 return Chunk(b.load(first, typ=vty, align=align), w)
-            value = intrinsics.call_aligned(b, "llvm.masked.load", [first, mask.vec, passthru], vty,
-                                            [vty, first.type], align)
-            return Chunk(value, w)
+            with b.if_else(self.all_on(mask), likely=True) as (bulk, tail):
+                with bulk:
+                    whole, whole_in = b.load(first, typ=vty, align=align), b.block
+                with tail:
+                    value = intrinsics.call_aligned(b, "llvm.masked.load", [first, mask.vec, passthru], vty,
+                                                    [vty, first.type], align)
+                    value_in = b.block
+            phi = b.phi(vty)
+            phi.add_incoming(whole, whole_in)
+            phi.add_incoming(value, value_in)
+            return Chunk(phi, w)
         m = mask.vec if mask is not None else const(ll.VectorType(ll.IntType(1), w), 1)
         value = intrinsics.call_aligned(b, "llvm.masked.gather", [ptr.vec, m, passthru], vty,
                                         [vty, ptr.vec.type], align)
@@ -261,13 +269,26 @@ class ChunkEvaluator:
             first, align = vector
             if mask is None:
                 b.store(value, first, align=align)
-            else:
-                intrinsics.call_aligned(b, "llvm.masked.store", [value, first, mask.vec], ll.VoidType(),
-                                        [value.type, first.type], align, pointer_arg=1)
+                return
+            with b.if_else(self.all_on(mask), likely=True) as (bulk, tail):
+                with bulk:
+                    b.store(value, first, align=align)
+                with tail:
+                    intrinsics.call_aligned(b, "llvm.masked.store", [value, first, mask.vec], ll.VoidType(),
+                                            [value.type, first.type], align, pointer_arg=1)
             return
         m = mask.vec if mask is not None else const(ll.VectorType(ll.IntType(1), w), 1)
         intrinsics.call_aligned(b, "llvm.masked.scatter", [value, ptr.vec, m], ll.VoidType(),
                                 [value.type, ptr.vec.type], align, pointer_arg=1)
+
+    def all_on(self, mask: Chunk) -> ll.Value:
+        """An ``i1``: every lane of ``mask`` is on. A contiguous access branches on it to a plain
+        vector load or store, so only chunks that are partly masked (the tail of a bounds mask) pay
+        for masked memory instructions, which AMD's x86 cores microcode and run slowly. The accesses
+        of one chunk under one mask test it once: LLVM threads their branches into one."""
+        if mask.uniform is not None:
+            return mask.uniform
+        return intrinsics.call(self.b, "llvm.vector.reduce.and", [mask.vec], ll.IntType(1), [mask.vec.type])
 
     def _masked_scalar_load(self, ptr: ll.Value, mask: ll.Value, other: Chunk | None, mem: ll.Type) -> ll.Value:
         b = self.b
