@@ -109,7 +109,7 @@ def _pure(op: ir.Operation) -> bool:
 
 
 def _zero(value: ir.Value) -> bool:
-    """A constant all of whose elements are 0."""
+    """A constant (or a splat of one) all of whose elements are 0."""
     owner = value.owner
     if isinstance(owner, ir.Block):
         return False
@@ -118,12 +118,12 @@ def _zero(value: ir.Value) -> bool:
     if owner.name != "arith.constant":
         return False
     attr = owner.attributes["value"]
-    if isinstance(attr, (ir.IntegerAttr, ir.FloatAttr)):
-        return attr.value == 0
-    dense = ir.DenseElementsAttr(attr)
-    return dense.is_splat and float(ir.FloatAttr(dense.get_splat_value()).value
-                                    if isinstance(dense.get_splat_value(), ir.FloatAttr)
-                                    else ir.IntegerAttr(dense.get_splat_value()).value) == 0
+    if not isinstance(attr, (ir.IntegerAttr, ir.FloatAttr)):
+        dense = ir.DenseElementsAttr(attr)
+        if not dense.is_splat:
+            return False
+        attr = dense.get_splat_value()
+    return attr.value == 0  # an IntegerAttr or a FloatAttr
 
 
 class _Loop:

@@ -88,8 +88,7 @@ class WarpMatrixDots:
         def step(kk: ll.Value | int, accs: list[ll.Value]) -> list[ll.Value]:
             """One K step: ``kk`` is a loop's counter, or a Python int where the steps are unrolled."""
             k0 = kk * mma.k if isinstance(kk, int) else self.b.mul(kk, I32(mma.k))
-            a_vals, b_vals = (read(k0 if read is in_registers or not isinstance(k0, int) else I32(k0))
-                              for read in readers)
+            a_vals, b_vals = (read(k0) for read in readers)
             out = []
             for t in range(len(accs) // c_entries):  # the warp's tiles, row by row, as ``Mma`` orders them
                 ti, tj = divmod(t, tiles_n)
@@ -189,7 +188,7 @@ class WarpMatrixDots:
                         shape: tuple[int, int], transposed: bool, mem: ll.Type):
         """``read(k0)``: the lane's fragment registers (vectors of ``k_pack`` elements) of operand
         ``which`` (0: A ``[M, K]``; 1: B ``[K, N]``, of ``shape``, stored ``transposed`` or not) for
-        the K step starting at ``k0``."""
+        the K step starting at ``k0`` (an i32 value, or a Python int where the steps are unrolled)."""
         fragment = (mma.a, mma.b)[which]
         if transposed:  # everything in the stored matrix's coordinates
             frag, fragment, shape = _transposed(frag), _swapped(fragment), shape[::-1]
@@ -201,7 +200,8 @@ class WarpMatrixDots:
         if blocks is not None:
             lanes, counts, trans = blocks
 
-            def read_blocks(k0: ll.Value) -> list[ll.Value]:
+            def read_blocks(k0: ll.Value | int) -> list[ll.Value]:
+                k0 = I32(k0) if isinstance(k0, int) else k0  # a step of unrolled K steps
                 addresses = self.k_step_addresses(lanes, list(range(lanes.registers)), start, shape, mem, along, k0,
                                                    mma.k)
                 out = []
@@ -212,7 +212,8 @@ class WarpMatrixDots:
             return read_blocks
         size = self.element_bytes(mem)
 
-        def read_plain(k0: ll.Value) -> list[ll.Value]:
+        def read_plain(k0: ll.Value | int) -> list[ll.Value]:
+            k0 = I32(k0) if isinstance(k0, int) else k0  # a step of unrolled K steps
             if along:  # k_pack consecutive elements of a stored row: one load
                 addresses = self.k_step_addresses(frag, list(range(frag.registers)), start, shape, mem, along, k0,
                                                    mma.k)
