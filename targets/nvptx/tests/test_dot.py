@@ -157,6 +157,7 @@ class _IsaFragment:
 
 @pytest.mark.parametrize("dtype,shape,num_warps", [("fp16", (32, 32, 32), 2), ("bf16", (32, 32, 32), 2),
                                                    ("fp16", (64, 32, 64), 4), ("fp16", (16, 64, 16), 2),
+                                                   ("fp16", (16, 256, 32), 2), ("bf16", (32, 16, 128), 2),
                                                    ("fp32", (32, 32, 32), 2), ("fp32", (64, 32, 16), 4)])
 def test_the_tensor_core_fragments_compute_the_product(target, core_kernels, threads_emulator, dtype, shape,
                                                        num_warps):

@@ -8,8 +8,8 @@ them. A chained product's A, held in the first product's layout, is read from it
 (``register_fragments``). Other operands pass through shared memory: a software pipeline's ring
 slot where it put them there (``codegen.threads.rings``), else the op's scratch. There an operand
 is stored row-major, or transposed where its threads hold runs down its columns (``storage``),
-with each row's 16-byte chunks permuted by an XOR with the row (``swizzled``), so that the eight
-16-byte row pieces one fragment block reads lie in different banks:
+as a ``layout.swizzle.SwizzledTile`` (``swizzled``), so that the eight 16-byte row pieces one
+fragment block reads lie in different banks:
 
 1. every thread writes the operand elements it holds that are in no ring, runs of consecutive
    elements along a stored row as one vector store (16 bytes from a blocked layout); a barrier;
@@ -29,6 +29,7 @@ from llvmlite import ir as ll
 from ...ir.mlir import ir
 from ...layout.distributed import Distribution, Fragment, Mma, layout_of_type
 from ...layout.matrix import instruction, operand_distribution
+from ...layout.swizzle import PERIOD_ROWS, SwizzledTile
 from ..accumulate import phi_loop
 from ..device import WarpMatrixOp
 from ..types import memory_type, vector_of
@@ -130,31 +131,28 @@ class WarpMatrixDots:
         return read
 
     def swizzled(self, row: ll.Value, col: ll.Value, shape: tuple[int, int], mem: ll.Type) -> ll.Value:
-        """The element index of ``(row, col)`` in a row-major ``shape`` buffer whose rows' 16-byte chunks
-        are permuted: chunk ``c`` of row ``r`` is stored at ``c ^ phase(r)``, the phase changing
-        every row when a row has 8 chunks or more (128 bytes), else every ``8 / chunks`` rows, so that
-        8 consecutive rows' same chunk fall in 8 different 16-byte bank groups."""
-        b = self.b
-        per_chunk = max(1, MAX_VECTOR_BYTES // self.element_bytes(mem))
-        chunks = shape[1] // per_chunk
-        flat = b.mul(row, I32(shape[1]))
-        if chunks <= 1:
+        """The element index of ``(row, col)`` in the ``SwizzledTile`` of ``shape``."""
+        b, tile = self.b, SwizzledTile(*shape, self.element_bytes(mem))
+        log = lambda x: x.bit_length() - 1  # noqa: E731
+        flat = b.mul(row, I32(tile.block_cols))
+        if tile.block_cols < tile.cols:
+            flat = b.add(flat, b.mul(b.lshr(col, I32(log(tile.block_cols))), I32(tile.block_elements)))
+            col = b.and_(col, I32(tile.block_cols - 1))
+        if tile.chunks <= 1:
             return b.add(flat, col)
-        per_phase = max(1, BLOCK_ROWS // chunks)
-        phase = b.and_(b.lshr(row, I32(per_phase.bit_length() - 1)), I32(min(chunks, BLOCK_ROWS) - 1))
-        shift = per_chunk.bit_length() - 1
+        phase = b.and_(b.lshr(row, I32(log(tile.rows_per_phase))), I32(tile.chunks - 1))
+        shift = log(tile.chunk_elements)
         chunk = b.xor(b.lshr(col, I32(shift)), phase)
-        return b.add(flat, b.add(b.shl(chunk, I32(shift)), b.and_(col, I32(per_chunk - 1))))
+        return b.add(flat, b.add(b.shl(chunk, I32(shift)), b.and_(col, I32(tile.chunk_elements - 1))))
 
     def swizzled_addresses(self, dist: Distribution, registers: list[int], start: ll.Value, shape: tuple[int, int],
                            mem: ll.Type, offset: tuple[ll.Value, ll.Value] | None = None) -> list[ll.Value]:
         """The ``swizzled`` address of each register in ``registers`` of ``dist`` (``offset`` added
-        to its coordinates first). Rows 8 apart and columns a whole swizzle period apart share the
-        permutation, so registers that differ only so are one computed address plus a constant:
-        the addresses stay few registers and fold into the loads' and stores' offsets."""
-        per_chunk = max(1, MAX_VECTOR_BYTES // self.element_bytes(mem))
-        chunks = shape[1] // per_chunk
-        periods = (BLOCK_ROWS, per_chunk * min(chunks, BLOCK_ROWS)) if chunks > 1 else (1, 1)
+        to its coordinates first). Registers a whole period of the permutation apart
+        (``SwizzledTile.periods``) are one computed address plus a constant: the addresses stay
+        few registers and fold into the loads' and stores' offsets."""
+        tile = SwizzledTile(*shape, self.element_bytes(mem))
+        periods = tile.periods
         if any(plan(dist).wraps):  # coordinates taken modulo the shape: no constant steps
             periods = (1 << 30, 1 << 30)
         firsts: dict[tuple[int, int], tuple[tuple[int, int], ll.Value]] = {}
@@ -169,7 +167,7 @@ class WarpMatrixDots:
                 index = self.swizzled(*coords, shape, mem)
                 firsts[key] = (offsets, self.b.gep(start, [index], source_etype=mem))
             origin, address = firsts[key]
-            delta = (offsets[0] - origin[0]) * shape[1] + offsets[1] - origin[1]
+            delta = tile.delta(offsets[0] - origin[0], offsets[1] - origin[1])
             out.append(self.b.gep(address, [I32(delta)], source_etype=mem) if delta else address)
         return out
 
@@ -239,10 +237,11 @@ class WarpMatrixDots:
         """``swizzled_addresses`` of the step of ``k`` starting at ``k0``: along the columns (A), the
         step changes the permutation; down the rows (B), a step of whole periods of it (8 rows)
         moves every address by one constant offset."""
-        if along or k % BLOCK_ROWS:
+        if along or k % PERIOD_ROWS:
             offset = (I32(0), k0) if along else (k0, I32(0))
             return self.swizzled_addresses(dist, registers, start, shape, mem, offset)
-        step = self.b.gep(start, [self.b.mul(k0, I32(shape[1]))], source_etype=mem)
+        block_cols = SwizzledTile(*shape, self.element_bytes(mem)).block_cols
+        step = self.b.gep(start, [self.b.mul(k0, I32(block_cols))], source_etype=mem)
         return self.swizzled_addresses(dist, registers, step, shape, mem)
 
 
