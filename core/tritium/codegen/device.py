@@ -18,6 +18,7 @@ from llvmlite import ir as ll
 
 from ..errors import NotImplementedYet
 from ..layout.distributed import Fragment
+from ..layout.swizzle import SwizzledTile
 from . import atomics
 from .math import MathHooks
 from .types import size_in_bytes
@@ -56,6 +57,53 @@ class WarpMatrixOp:
     c: Fragment
     emit: Callable[[ll.IRBuilder, list[ll.Value], list[ll.Value], list[ll.Value]], list[ll.Value]]
     load: Callable[[ll.IRBuilder, ll.Value, int, bool], list[ll.Value]] | None = None
+    #: the same product issued by a group of warps from shared memory, where the target has one
+    group: "WarpgroupMatrixOp | None" = None
+
+
+@dataclasses.dataclass(frozen=True)
+class SharedOperand:
+    """An operand of a ``WarpgroupMatrixOp`` in shared memory: the instruction's block of it starts
+    at ``address`` (a chunk of a row whose row index is a multiple of 8) of ``tile``
+    (``layout.swizzle.SwizzledTile``, aligned to its ``alignment``), whose rows run along K
+    (``k_major``: A ``[M, K]``, B stored as ``[N, K]``) or along M or N (A stored as ``[K, M]``, B
+    ``[K, N]``)."""
+
+    address: ll.Value
+    tile: SwizzledTile
+    k_major: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class WarpgroupMatrixOp:
+    """A matrix multiply-accumulate that ``warps`` consecutive warps issue together, reading B (and A,
+    or A from registers) from shared memory: NVIDIA's Hopper ``wgmma``. Warp ``i`` of the group holds
+    the accumulator fragments of rows ``16 i ..`` of the group's ``m = warps * WarpMatrixOp.m`` rows,
+    as the warp-level instruction lays out its tiles (its ``c`` fragment, the ``n // 8`` column
+    tiles in order), and A's fragments from registers as that instruction's ``a``. So the warp-level
+    layouts serve both (``layout.matrix``); the group instruction is the code generator's choice.
+
+    - ``emit(b, a, b_, c, n)``: ``D[m, n] = A[m, k] @ B[k, n] + C`` for ``n`` a multiple of 8 up to
+      ``n_max``; ``a`` is a ``SharedOperand`` or the lane's A fragment registers, ``b_`` a
+      ``SharedOperand``, ``c`` the lane's accumulator scalars. The result is ready only after
+      ``wait``, and a product must ``fence`` before it reads registers other code wrote.
+    - ``fence(b)``, ``commit(b)``: order register writes before the group's instructions; close the
+      instructions issued since the last commit into one group.
+    - ``wait(b, values, pending)``: wait until at most ``pending`` groups run; returns ``values`` (the
+      accumulators), which code after it must use instead, so that nothing reads them earlier.
+    - ``publish(b)``: make this thread's plain stores to shared memory visible to the instruction
+      (before the barrier that orders them for the other threads).
+    - ``mn_major``: whether operands may be stored along M or N (else only K-major ones run)."""
+
+    warps: int
+    k: int
+    n_max: int
+    mn_major: bool
+    emit: Callable[..., list[ll.Value]]
+    fence: Callable[[ll.IRBuilder], None]
+    commit: Callable[[ll.IRBuilder], None]
+    wait: Callable[[ll.IRBuilder, list[ll.Value], int], list[ll.Value]]
+    publish: Callable[[ll.IRBuilder], None]
 
 
 class DeviceHooks(MathHooks):
@@ -151,7 +199,7 @@ class DeviceHooks(MathHooks):
             g = ll.GlobalVariable(module, ll.ArrayType(ll.IntType(8), 0), "tritium_shared",
                                   addrspace=self.shared_address_space)
             g.linkage = "external"
-            g.align = 16
+            g.align = 1024  # as ``passes.shared_memory`` aligns the buffers in it
         return g
 
     def load(self, b: ll.IRBuilder, ptr: ll.Value, ty: ll.Type, mask: ll.Value | None, other: ll.Value | None,

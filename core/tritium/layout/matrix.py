@@ -70,9 +70,11 @@ def mma_layout(op: ir.Operation, matrix_unit: MatrixUnit | None, num_warps: int,
     """The accumulator layout of ``op`` on the target's matrix instruction; None where the FMA path
     runs it (no instruction, extents the tiles do not divide, too few tiles for the warps).
 
-    Chained products (attention's ``p @ v`` of ``p = softmax(q @ k^T)``) split the warps along M
-    only, each warp holding whole rows: the first's result then holds in every lane the second's A
-    fragments (``chained``), which it reads from registers. ``a_layout`` is the layout A arrives in."""
+    Products a warpgroup instruction (``WarpMatrixOp.group``) can run, and chained products
+    (attention's ``p @ v`` of ``p = softmax(q @ k^T)``), split the warps along M only, each warp
+    holding whole rows: the group instruction's layout (``codegen.threads.warpgroup_matrix``), and
+    the first of chained products then holds in every lane the second's A fragments (``chained``),
+    which it reads from registers. ``a_layout`` is the layout A arrives in."""
     if matrix_unit is None or op.name != "tile.dot" or not matrix_unit_candidate(op):
         return None
     mma = instruction(op, matrix_unit)
@@ -82,7 +84,8 @@ def mma_layout(op: ir.Operation, matrix_unit: MatrixUnit | None, num_warps: int,
     if m % mma.m or n % mma.n or k % mma.k:
         return None
     rows_only = (num_warps, 1) if (m // mma.m) % num_warps == 0 else None
-    if rows_only and (chained(op) or (isinstance(a_layout, Mma) and a_layout.warps_per_cta == rows_only)):
+    group = mma.group is not None and num_warps % mma.group.warps == 0  # the group instruction's layout
+    if rows_only and (group or chained(op) or (isinstance(a_layout, Mma) and a_layout.warps_per_cta == rows_only)):
         return Mma((mma.m, mma.n), rows_only, mma.c)
     grid = warp_grid(m // mma.m, n // mma.n, num_warps, mma)
     return Mma((mma.m, mma.n), grid, mma.c) if grid else None

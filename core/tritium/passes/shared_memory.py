@@ -9,8 +9,10 @@ program's shared memory.
 
 Offsets are allocated over liveness intervals in program order: two buffers share bytes only when
 their intervals do not overlap. A scratch buffer lives during its op alone, so today every buffer
-may sit at offset 0; the allocator is written for buffers that live longer. Offsets are 16-byte
-aligned (the widest vector access).
+may sit at offset 0; the allocator is written for buffers that live longer. Offsets are aligned
+to the largest power of two that divides a buffer's size, from 16 bytes (the widest vector access)
+to 1024 (a swizzled operand tile's period, ``layout.swizzle``, which a warpgroup instruction's
+descriptors need aligned).
 
 A software pipeline's ring (``passes.software_pipeline``: the ops that share one ``tile.ring``) lives
 from its first op to its last; its ops order their own uses (its waits end with a barrier), so
@@ -36,6 +38,7 @@ from .software_pipeline import RING, RING_BYTES
 
 OFFSET = "tile.shared_offset"
 ALIGN = 16
+MAX_ALIGN = 1024
 
 
 @dataclasses.dataclass
@@ -58,7 +61,7 @@ def allocate(buffers: list[Buffer]) -> int:
         for other in live:
             if offset + buf.size <= other.offset:
                 break
-            offset = max(offset, _align(other.offset + other.size))
+            offset = max(offset, _align(other.offset + other.size, _alignment(buf.size)))
         buf.offset = offset
         placed.append(buf)
     return max((b.offset + b.size for b in buffers), default=0)
@@ -127,8 +130,13 @@ def place_barriers(module: ir.Module, pointer_bits: PointerBits = pointers_of_64
         _Barriers(ranges).region_tree(module.operation)
 
 
-def _align(n: int) -> int:
-    return -(-n // ALIGN) * ALIGN
+def _alignment(size: int) -> int:
+    """The alignment of a buffer of ``size`` bytes (see the module docstring)."""
+    return max(ALIGN, min(MAX_ALIGN, size & -size))
+
+
+def _align(n: int, alignment: int = ALIGN) -> int:
+    return -(-n // alignment) * alignment
 
 
 Dirty = frozenset  # of (first byte, end byte) ranges used since the last barrier

@@ -27,6 +27,8 @@ from tritium.codegen.device import DeviceHooks, WarpMatrixOp
 from tritium.layout.distributed import Fragment
 from tritium.codegen.types import const, scalar_of, size_in_bytes
 
+from .wgmma import warpgroup_op
+
 I1, I8, I32, I64 = ll.IntType(1), ll.IntType(8), ll.IntType(32), ll.IntType(64)
 GENERIC = ll.PointerType()  # a pointer in the generic address space, what CUDA's C functions take
 LOG2E = 1.4426950408889634
@@ -67,6 +69,7 @@ class NvptxHooks(DeviceHooks):
     def __init__(self, fp_fusion: bool = True, arch: str = "sm_90"):
         self.fp_flags = ("contract",) if fp_fusion else ()
         self.arch = int(re.match(r"sm_(\d+)", arch).group(1))
+        self.warpgroups = arch == "sm_90a"  # wgmma is sm_90a's alone
 
     # -- kernel and indices -------------------------------------------------------------------
     def kernel(self, module: ll.Module, name: str, params: list[ll.Type], num_threads: int) -> ll.Function:
@@ -210,7 +213,8 @@ class NvptxHooks(DeviceHooks):
             return [b.extract_value(got, i) for i in range(count)] if count > 1 else [got]
 
         half = k // 2  # the second half of K: a2, a3 and b1
-        return WarpMatrixOp(m=16, n=8, k=k, k_pack=step, emit=emit, load=load,
+        group = warpgroup_op(kind) if self.warpgroups and operand != "tf32" else None
+        return WarpMatrixOp(m=16, n=8, k=k, k_pack=step, emit=emit, load=load, group=group,
                             a=Fragment(((0, 0), (8, 0), (0, half), (8, half)), t_bits + g_bits),
                             b=Fragment(((0, 0), (half, 0)), tuple((c, r) for r, c in t_bits + g_bits)),
                             c=Fragment(((0, 0), (0, 1), (8, 0), (8, 1)), ((0, 2), (0, 4)) + g_bits))

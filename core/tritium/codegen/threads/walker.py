@@ -39,6 +39,7 @@ from .reduce import Reductions
 from .rings import Rings
 from .shape import ShapeOps
 from .warp_matrix import WarpMatrixDots
+from .warpgroup_matrix import WarpgroupDots
 from .scan import Scans
 
 #: an MLIR value's lowering: an LLVM scalar, or a tensor's registers
@@ -52,7 +53,7 @@ def is_tensor(t: ir.Type) -> bool:
 
 
 class Walker(ControlFlow, Memory, Atomics, Reductions, Scans, Conversions, ShapeOps, BlockwideOps, Dots,
-             WarpMatrixDots, Rings, DebugOps, InlineAsm, MapElementwise):
+             WarpMatrixDots, WarpgroupDots, Rings, DebugOps, InlineAsm, MapElementwise):
     """Builds the LLVM kernel of one ``func.func`` (see the module docstring)."""
 
     def __init__(self, func_op: ir.Operation, module: ll.Module, hooks: DeviceHooks, num_warps: int,

@@ -35,6 +35,7 @@ from ..device import WarpMatrixOp
 from ..types import memory_type, vector_of
 from .indexing import I32, plan
 from .memory import MAX_VECTOR_BYTES, vector_width
+from .warpgroup_matrix import warpgroup
 
 #: rows of one block of a block load (``WarpMatrixOp.load``), and the lanes that give their addresses
 BLOCK_ROWS = 8
@@ -67,20 +68,27 @@ class WarpMatrixDots:
         mem = memory_type(self.lltype(a.type))
         frags = [operand_distribution(layout, mma, 0, (m, mma.k)), operand_distribution(layout, mma, 1, (mma.k, n))]
         in_registers = self.register_fragments(a, layout, mma)  # a chained product's A
-        readers, written = [], 0  # A and B from: registers, a ring's slot (``rings``), or the op's scratch
-        for which, value, shape in ((0, a, (m, k)), (1, b_op, (k, n))):
+        stored, written = [], 0  # A and B from: registers, a ring's slot (``rings``), or the op's scratch
+        for which, value in ((0, a), (1, b_op)):
             if which == 0 and in_registers is not None:
-                readers.append(in_registers)
+                stored.append(None)
                 continue
             start = self.ring_views.get(value)
             if start is None:
                 start = self.b.gep(self.scratch(op), [I32(written)], source_etype=mem)
                 self.write_swizzled(value, start, mem)
                 written += math.prod(value.type.shape)
-            transposed = stored_transposed(self.distribution(value.type))
-            readers.append(self.fragment_reader(mma, which, frags[which], start, shape, transposed, mem))
+            stored.append((start, stored_transposed(self.distribution(value.type))))
+        group = warpgroup(layout, mma, stored)
         if written:
+            if group is not None:
+                group.publish(self.b)
             self.hooks.barrier(self.b)
+        if group is not None:
+            return self.emit_warpgroup_dot(op, layout, mma, group, in_registers, stored, mem)
+        readers = [in_registers if place is None else
+                   self.fragment_reader(mma, which, frags[which], place[0], shape, place[1], mem)
+                   for which, (place, shape) in enumerate(zip(stored, ((m, k), (k, n))))]
         a_entries, b_entries, c_entries = len(mma.a.entries), len(mma.b.entries), len(mma.c.entries)
         tiles_n = frags[1].registers // b_entries
         if dist.registers != frags[0].registers // a_entries * tiles_n * c_entries:
