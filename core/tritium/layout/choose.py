@@ -16,6 +16,11 @@ warps spread, the widest vector along that order its ``size_per_thread``.
 One layout serves all accesses of a rank, so an access less aligned than the widest one (or masked
 in shorter runs) must use narrower vectors than its ``size_per_thread``: the code generator takes
 each access's own width from the axis info.
+
+Except a load whose every use is an operand of a ``tile.dot`` (``operand_layouts``): its result
+goes through shared memory anyway, so it gets a blocked layout of its own shape, its threads
+spread over it without holding copies (a matmul's A is narrower than the tile its result is
+stored in: the rank's layout would have several threads load each element).
 """
 
 from __future__ import annotations
@@ -72,6 +77,25 @@ def _memory_ops(module: ir.Module, infos: dict[ir.Value, AxisInfo],
         if isinstance(ptr.type, ir.RankedTensorType) and ptr in infos:
             pointee = tile.pointee(ir.RankedTensorType(ptr.type).element_type)
             yield op, infos[ptr], element_bytes(pointee, pointer_bits)
+
+
+def operand_layouts(module: ir.Module, infos: dict[ir.Value, AxisInfo], num_warps: int, warp_size: int,
+                    pointer_bits: PointerBits = pointers_of_64_bits) -> dict[ir.Operation, Blocked]:
+    """The layout of each load that only products read (see the module docstring)."""
+    out = {}
+    for op, info, elem_bytes in _memory_ops(module, infos, pointer_bits):
+        uses = list(op.results[0].uses) if op.name == "tile.load" else []
+        if not uses or any(_owner(u).name != "tile.dot" or u.operand_number > 1 for u in uses):
+            continue
+        shape = tuple(ir.RankedTensorType(op.operands[0].type).shape)
+        order = access_order(info)
+        vector = vector_width(info, order[0], elem_bytes, math.prod(shape), num_warps * warp_size)
+        out[op] = default_blocked(shape, num_warps, warp_size, vector, order)
+    return out
+
+
+def _owner(use) -> ir.Operation:
+    return use.owner.operation if hasattr(use.owner, "operation") else use.owner
 
 
 def accesses(module: ir.Module, infos: dict[ir.Value, AxisInfo], threads: int,

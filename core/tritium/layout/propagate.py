@@ -5,7 +5,8 @@ The rules, as in Triton:
 
 - values made from nothing (``make_range``, ``splat``, dense constants) and memory ops (loads,
   stores and atomics: their pointers, masks, values and results; coalescing is decided for them)
-  take the rank's default;
+  take the rank's default, but for the loads only products read (``choose.operand_layouts``),
+  which take their own;
 - ``tile.reduce`` along ``axis`` gives ``#tile.slice<axis, layout of its operands>`` (the first
   operand that is not free decides; the others are converted to it);
 - ``tile.scan`` along ``axis`` takes its operands in, and gives its results, a layout where the
@@ -56,11 +57,13 @@ MEMORY = frozenset({"tile.load", "tile.store", "tile.atomic_rmw", "tile.atomic_c
 ANY = frozenset({"tile.print", "tile.assert", "tile.convert_layout"})
 
 
-def propagate_layouts(module: ir.Module, defaults: dict[int, Blocked], matrix_unit: MatrixUnit | None = None) -> None:
+def propagate_layouts(module: ir.Module, defaults: dict[int, Blocked], matrix_unit: MatrixUnit | None = None,
+                      own: dict[ir.Operation, Blocked] | None = None) -> None:
     """Encode every tensor of ``module`` in place; ``matrix_unit`` is the target's warp-level matrix
-    instruction (``DeviceHooks.warp_matrix_op``), if it has one."""
+    instruction (``DeviceHooks.warp_matrix_op``), if it has one; ``own`` the memory ops that take a
+    layout of their own."""
     with module.context, ir.Location.unknown():
-        _Propagation(defaults, matrix_unit).region_tree(module.operation)
+        _Propagation(defaults, matrix_unit, own or {}).region_tree(module.operation)
 
 
 def is_tensor(value: ir.Value) -> bool:
@@ -68,8 +71,9 @@ def is_tensor(value: ir.Value) -> bool:
 
 
 class _Propagation:
-    def __init__(self, defaults: dict[int, Blocked], matrix_unit: MatrixUnit | None):
+    def __init__(self, defaults: dict[int, Blocked], matrix_unit: MatrixUnit | None, own: dict[ir.Operation, Blocked]):
         self.defaults = defaults
+        self.own = own
         self.matrix_unit = matrix_unit
         self.layouts: dict[ir.Value, Layout] = {}
         self.converted: dict[tuple[ir.Value, Layout], ir.Value] = {}
@@ -157,10 +161,11 @@ class _Propagation:
                 self.set(res, _encoding(res) or result)
             return
         if name in MEMORY:
+            own = self.own.get(op)
             for i in tensors:
-                self.need(op, i, self.default(ir.RankedTensorType(op.operands[i].type).rank))
+                self.need(op, i, own or self.default(ir.RankedTensorType(op.operands[i].type).rank))
             for res in op.results:
-                self.set(res, None)
+                self.set(res, own)
             return
         if name == "tile.reduce":
             axis = ir.IntegerAttr(op.attributes["axis"]).value

@@ -6,7 +6,8 @@ freely and this pass takes away what it can:
 - a conversion to the layout its source already has is its source;
 - a conversion of a conversion converts the first source;
 - a loop that yields a conversion carries the converted value's layout instead, when its init
-  can be rebuilt in it;
+  can be rebuilt in it; and a loop whose body converts a carried value to one layout, and
+  otherwise only updates it with cheap ops, carries that layout (a matmul's operand pointers);
 - a conversion whose only user narrows the elements (``arith.truncf``, ``arith.trunci``) moves
   below it, so fewer bytes pass through shared memory (a product's fp32 result converted as fp16);
 - a conversion of a value computed only from *cheap* ops (``CHEAP``: ranges, splats, constants,
@@ -37,7 +38,7 @@ def remove_conversions(module: ir.Module) -> None:
         for op in _conversions(module):
             _simplify(op)
         loops = [op for op in walk(module.operation) if op.name == "scf.for"]
-        if any([_carry_yielded_layout(loop) for loop in loops]):
+        if any([_carry_yielded_layout(loop) | _carry_converted_argument(loop) for loop in loops]):
             for op in _conversions(module):
                 _simplify(op)
         for op in _conversions(module):
@@ -75,6 +76,43 @@ def _carry_yielded_layout(loop: ir.Operation) -> bool:
         for carried, ip in ((arg, ir.InsertionPoint.at_block_begin(body)), (result, ir.InsertionPoint.after(loop))):
             back = tile.ConvertLayoutOp(carried, old, loc=loop.location, ip=ip)
             carried.replace_all_uses_except(back.res, back.operation)
+        changed = True
+    return changed
+
+
+def _carry_converted_argument(loop: ir.Operation) -> bool:
+    """Where every use of a carried value in an ``scf.for`` converts it to one layout or is a cheap
+    op (its update), and its init and what the loop yields for it can be rebuilt in that layout,
+    carry that layout: the pointers of a load that has a layout of its own (``choose.operand_layouts``)
+    advance in it, instead of being converted every iteration. Return whether anything changed."""
+    body = loop.regions[0].blocks[0]
+    yield_op = body.operations[len(body.operations) - 1].operation
+    changed = False
+    for i, arg in enumerate(list(body.arguments)[1:]):
+        if not is_tensor(arg):
+            continue
+        users = [u.owner.operation if hasattr(u.owner, "operation") else u.owner for u in arg.uses]
+        layouts = {str(u.result.type): u.result.type for u in users if u.name == CONVERT}
+        if len(layouts) != 1 or not all(u.name == CONVERT or _cheap(u.name) for u in users):
+            continue
+        old, new = arg.type, ir.RankedTensorType(next(iter(layouts.values())))
+        layout, init = layout_of_type(new), loop.operands[3 + i]
+        if not _rebuild(init, layout, None, {}):
+            continue
+        arg.set_type(encoded(ir.RankedTensorType(old), layout))
+        back = tile.ConvertLayoutOp(arg, old, loc=loop.location, ip=ir.InsertionPoint.at_block_begin(body))
+        arg.replace_all_uses_except(back.res, back.operation)
+        if not _rebuild(yield_op.operands[i], layout, None, {}):  # the update is not cheap: undo
+            back.res.replace_all_uses_with(arg)
+            back.operation.erase()
+            arg.set_type(old)
+            continue
+        yield_op.operands[i] = _rebuild(yield_op.operands[i], layout, ir.InsertionPoint(yield_op), {})
+        loop.operands[3 + i] = _rebuild(init, layout, ir.InsertionPoint(loop), {})
+        result = loop.results[i]
+        result.set_type(arg.type)
+        after = tile.ConvertLayoutOp(result, old, loc=loop.location, ip=ir.InsertionPoint.after(loop))
+        result.replace_all_uses_except(after.res, after.operation)
         changed = True
     return changed
 

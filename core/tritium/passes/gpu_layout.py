@@ -22,7 +22,7 @@ from typing import Any, Callable
 from ..codegen.types import PointerBits, pointers_of_64_bits
 from ..errors import TritiumError
 from ..ir.mlir import ir
-from ..layout.choose import default_layouts
+from ..layout.choose import default_layouts, operand_layouts
 from ..layout.matrix import MatrixUnit
 from ..layout.propagate import propagate_layouts
 from .axis_info import analyze
@@ -44,8 +44,10 @@ def assign_gpu_layouts(module: ir.Module, num_warps: int, warp_size: int,
             raise TritiumError(f"{what} must be a power of two, not {n}")
     raise_blockwide(module)
     with module.context, ir.Location.unknown():
-        defaults = default_layouts(module, analyze(module), num_warps, warp_size, pointer_bits)
-        propagate_layouts(module, defaults, matrix_unit)
+        infos = analyze(module)
+        defaults = default_layouts(module, infos, num_warps, warp_size, pointer_bits)
+        own = operand_layouts(module, infos, num_warps, warp_size, pointer_bits)
+        propagate_layouts(module, defaults, matrix_unit, own)
         remove_conversions(module)
         pipeline_loops(module, num_stages)
         shared = allocate_shared(module, pointer_bits)
