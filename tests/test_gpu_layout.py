@@ -415,3 +415,23 @@ def test_loop_accumulators_of_reductions_carry_the_slice_layout():
     assert '"tile.convert_layout"' not in body
     # the only conversion: the sums, to the store's layout after the loop
     assert layouts_of(text, "tile.convert_layout") == [default_blocked((16,), 4, 32)]
+
+
+def test_loads_only_products_read_take_their_own_layout_and_their_pointers_advance_in_it():
+    """Tutorial 03 at BM=128, BN=256, BK=64: the stored result decides the rank's layout (threads
+    along 256 columns), which would have four threads load each element of A (64 columns). A's
+    load takes its own layout, with no copies, and the loop carries A's pointers in it: nothing is
+    converted (on the FMA path here; a matrix unit's epilogue converts its result once)."""
+    from .kernels.dots import matmul_kernel
+
+    scalars = ("M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn", "stride_cm", "stride_cn")
+    types = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", **{s: "i32" for s in scalars}}
+    specs = {name: "D" for name in types} | {"stride_ak": "1", "stride_bn": "1", "stride_cn": "1"}
+    constants = {"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 256, "BLOCK_SIZE_K": 64, "GROUP_SIZE_M": 8}
+    text, _ = laid_out(matmul_kernel, types, constants, specs, num_warps=8)
+    a_load, b_load = layouts_of(text, "tile.load")[:2]
+    assert a_load == blocked([1, 8], [4, 8], [8, 1], [1, 0])
+    assert b_load == blocked([1, 8], [1, 32], [8, 1], [1, 0])
+    for layout, shape in ((a_load, (128, 64)), (b_load, (64, 256))):
+        assert not distribute(layout, shape).copies(distribute(layout, shape).lane_bases)
+    assert not layouts_of(text, "tile.convert_layout")

@@ -29,7 +29,8 @@ The rules, as in Triton:
 - ``tile.map_elementwise`` with ``pack`` > 1 takes its operands in, and gives its results, a layout
   whose threads hold runs of ``pack`` elements along the last dimension (``packed``);
 - elementwise ops take the layout of their first operand that is not *free* (made from nothing,
-  see ``FREE``, arithmetic on such values, or carried by a loop from such a value) and convert
+  see ``FREE``, arithmetic, broadcasts and ``expand_dims`` of such values, or carried by a loop
+  from such a value: a causal mask ``offs_m[:, None] >= offs_n[None, :]`` takes the scores' layout) and convert
   the others to it;
 - a loop-carried or branch-joined value has one layout in its init, block argument, yield and
   result: the yielded value is converted to the init's (``scf.for``, ``scf.while``) or the first
@@ -51,6 +52,9 @@ from .reindexed import register_layout
 
 #: ops whose results cost nothing to rebuild in any layout: they never decide an elementwise layout
 FREE = frozenset({"tile.make_range", "tile.splat", "arith.constant"})
+#: ops that only place their operand's elements: free when their operand is (``offs_m[:, None]``,
+#: and the conversions this pass inserts)
+SHAPED = frozenset({"tile.expand_dims", "tile.broadcast", "tile.convert_layout"})
 #: ops whose tensor operands and results all take the default layout of their rank
 MEMORY = frozenset({"tile.load", "tile.store", "tile.atomic_rmw", "tile.atomic_cas"})
 #: ops that take their operands in whatever layout they come (printing, asserting)
@@ -116,15 +120,16 @@ class _Propagation:
         op.operands[index] = self.converted[key]
 
     def free(self, value: ir.Value) -> bool:
-        """Made from nothing (``FREE``), arithmetic on such values, or carried by a loop from such
-        a value: an accumulator starting from ``tl.zeros`` takes the layout of what it accumulates
+        """Made from nothing (``FREE``), arithmetic or ``SHAPED`` ops on such values, or carried by a
+        loop from such a value: an accumulator starting from ``tl.zeros`` takes the layout of what it accumulates
         (``passes.convert_layout`` then carries that layout around the loop)."""
         owner = value.owner
         if isinstance(owner, ir.Block):
             return value in self.free_carried
         if value not in self.free_values:
-            self.free_values[value] = owner.name in FREE or (owner.name.startswith("arith.") and all(
-                self.free(v) for v in owner.operands if is_tensor(v)))
+            self.free_values[value] = owner.name in FREE or (
+                (owner.name.startswith("arith.") or owner.name in SHAPED)
+                and all(self.free(v) for v in owner.operands if is_tensor(v)))
         return self.free_values[value]
 
     # -- the walk ------------------------------------------------------------------------------

@@ -16,11 +16,12 @@ SCALARS = ("M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn", "s
 BYTES = {"fp32": 4, "fp16": 2, "bf16": 2}
 
 
-def compile_matmul(target, dtype: str, bm: int, bn: int, bk: int, num_warps: int):
+def compile_matmul(target, dtype: str, bm: int, bn: int, bk: int, num_warps: int, num_stages: int = 3):
     types = {"a_ptr": f"*{dtype}", "b_ptr": f"*{dtype}", "c_ptr": f"*{dtype}", **{s: "i32" for s in SCALARS}}
     specs = {name: "D" for name in types} | {"stride_ak": "1", "stride_bn": "1", "stride_cn": "1"}
     constants = {"BLOCK_SIZE_M": bm, "BLOCK_SIZE_N": bn, "BLOCK_SIZE_K": bk, "GROUP_SIZE_M": 8}
-    return compile_specialized(matmul_kernel, target, types, constants, specs, {"num_warps": num_warps})
+    return compile_specialized(matmul_kernel, target, types, constants, specs,
+                               {"num_warps": num_warps, "num_stages": num_stages})
 
 
 TF32_CONFIGS = [("fp32", 64, 64, 32, 4), ("fp32", 128, 128, 32, 8), ("fp32", 64, 64, 32, 8)]

@@ -64,6 +64,8 @@ class ControlFlow:
         self.add_incoming([iv, *carried], [b.add(iv, step), *(self.env[o] for o in term.operands)], b.block)
         b.branch(header)
         b.position_at_end(exit_block)
+        for finish in self.loop_exits.pop(op, ()):  # e.g. the last wait of a product left in flight
+            carried = finish(carried)
         self.env.update(zip(op.results, carried))
 
     def emit_if(self, op: ir.Operation) -> None:

@@ -11,7 +11,7 @@ more than a few lines live in mixins: ``memory``, ``atomics``, ``reduce``, ``sca
 
 from __future__ import annotations
 
-from typing import Union
+from typing import Callable, Union
 
 import numpy as np
 from llvmlite import ir as ll
@@ -65,6 +65,8 @@ class Walker(ControlFlow, Memory, Atomics, Reductions, Scans, Conversions, Shape
         self._distributions: dict[str, Distribution] = {}
         #: where a ``tile.local_load``'s slot starts in shared memory (``rings``)
         self.ring_views: dict[ir.Value, ll.Value] = {}
+        #: per ``scf.for``, what its body's ops need done on its results after it (``control_flow``)
+        self.loop_exits: dict[ir.Operation, list[Callable[[list], list]]] = {}
 
     # -- function --------------------------------------------------------------------------------
     def build(self) -> ll.Function:

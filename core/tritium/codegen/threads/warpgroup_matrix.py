@@ -8,6 +8,12 @@ and row tile, one instruction per up to ``n_max`` columns, reading both operands
 swizzled tiles in shared memory (``layout.swizzle``: a ring slot, or the op's scratch, as
 ``warp_matrix`` places them) or A from registers (a chained product's, as ``warp_matrix`` reads
 it); then commits them as one group and waits for it, the accumulators passing through the wait.
+
+A product whose accumulator a loop carries from one iteration's product to the next (a matmul's K
+loop), both operands in a software pipeline's rings, leaves its group running: it waits only for
+the previous iteration's (so the tensor cores run while the loop issues the next copies), then a
+barrier, as the next copies overwrite the slots that group read in every warp's group; after the
+loop, a last wait.
 """
 
 from __future__ import annotations
@@ -58,8 +64,9 @@ class WarpgroupDots:
             address = b.gep(start, [self.swizzled(*at, (tile.rows, tile.cols), mem)], source_etype=mem)
             return SharedOperand(address, tile, k_major)
 
-        accs = list(self.env[c])
-        group.fence(b)
+        # every operand (registers packed, descriptors' addresses) before the fence: code between
+        # the instructions would make the target order register writes before each of them again
+        issues = []
         for k0 in range(0, k, group.k):
             a_regs = registers(k0) if registers is not None else None
             for t in range(tiles_m):
@@ -70,7 +77,41 @@ class WarpgroupDots:
                 for n0 in range(0, n, group.n_max):
                     width = min(group.n_max, n - n0)
                     lo = (t * tiles_n + n0 // mma.n) * entries
-                    hi = lo + width // mma.n * entries
-                    accs[lo:hi] = group.emit(b, a_arg, operand(1, n0, k0), accs[lo:hi], width)
+                    issues.append((a_arg, operand(1, n0, k0), lo, lo + width // mma.n * entries, width))
+        accs = list(self.env[c])
+        group.fence(b)
+        for a_arg, b_arg, lo, hi, width in issues:
+            accs[lo:hi] = group.emit(b, a_arg, b_arg, accs[lo:hi], width)
         group.commit(b)
-        self.env[op.results[0]] = group.wait(b, accs, 0)
+        carried = self.carried_accumulator(op) if all(v in self.ring_views for v in (a, b_op)) else None
+        if carried is None:
+            self.env[op.results[0]] = group.wait(b, accs, 0)
+            return
+        self.env[op.results[0]] = group.wait(b, accs, 1)
+        self.hooks.barrier(b)
+        loop, index = carried
+
+        def finish(values: list) -> list:
+            values = list(values)
+            values[index] = group.wait(self.b, values[index], 0)
+            return values
+
+        self.loop_exits.setdefault(loop, []).append(finish)
+
+    @staticmethod
+    def carried_accumulator(op: ir.Operation) -> tuple[ir.Operation, int] | None:
+        """``(loop, index)`` where ``op``'s accumulator is carried value ``index`` of the ``scf.for``
+        whose body it is in, from ``op``'s result to ``op`` and to nothing else; else None."""
+        c, res = op.operands[2], op.results[0]
+        loop = op.parent
+        loop = loop.operation if hasattr(loop, "operation") else loop
+        if loop is None or loop.name != "scf.for" or not isinstance(c.owner, ir.Block):
+            return None
+        body = loop.regions[0].blocks[0]
+        users = [(u.owner.operation if hasattr(u.owner, "operation") else u.owner, u.operand_number)
+                 for value in (c, res) for u in value.uses]
+        index = ir.BlockArgument(c).arg_number - 1
+        if c.owner != body or len(users) != 2 or users[0][0] != op:
+            return None
+        yield_op, at = users[1]
+        return (loop, index) if yield_op.name == "scf.yield" and at == index else None

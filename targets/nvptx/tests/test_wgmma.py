@@ -1,0 +1,77 @@
+"""``tl.dot`` on Hopper's warpgroup instruction (``wgmma``, sm_90a) without a GPU: the tutorial's
+matmul and attention's chained products become ``wgmma.mma_async`` reading swizzled shared memory
+through descriptors (A from registers for the second product), each operand copied once with
+``cp.async``, assembled by ptxas without spills. Numbers are checked on the GPU (the conformance
+suite's dot and attention cases)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from tritium.runtime.compiler import compile_specialized
+from tritium_conformance.cases_attention import attention_forward_kernel
+from tritium_nvptx import toolchain
+from tritium_nvptx.target import ARCH_ENV, NvptxTarget
+
+from .test_dot import compile_matmul
+
+
+@pytest.fixture
+def hopper(monkeypatch) -> NvptxTarget:
+    monkeypatch.setenv(ARCH_ENV, "sm_90a")
+    return NvptxTarget()
+
+
+def wgmma(ptx: str) -> list[str]:
+    return re.findall(r"wgmma\.mma_async\.sync\.aligned\.(m\d+n\d+k\d+\.\S+)\s+\{[^}]*\},\s*([^,]+),", ptx)
+
+
+# dtype, BM, BN, BK, warps, stages: tutorial 03's Hopper configs and smaller ones
+CONFIGS = [("fp16", 128, 256, 64, 8, 3), ("bf16", 64, 64, 32, 4, 4), ("fp16", 128, 64, 32, 4, 4),
+           ("fp16", 64, 256, 32, 4, 4)]
+
+
+@pytest.mark.parametrize("dtype,bm,bn,bk,warps,stages", CONFIGS, ids=["-".join(map(str, c)) for c in CONFIGS])
+def test_tutorial_matmul_runs_on_warpgroup_instructions(hopper, dtype, bm, bn, bk, warps, stages):
+    k = compile_matmul(hopper, dtype, bm, bn, bk, warps, stages)
+    ptx = k.asm["ptx"]
+    kind = {"fp16": "f16", "bf16": "bf16"}[dtype]
+    # per K step of 16, each group of 4 warps issues one m64 instruction per 64 rows it owns, all of N
+    shapes = [shape for shape, _ in wgmma(ptx)]
+    assert shapes == [f"m64n{bn}k16.f32.{kind}.{kind}"] * (bk // 16 * bm // (16 * warps))
+    assert not re.search(r"\bmma\.sync|ldmatrix", ptx)
+    for statement in ("wgmma.fence.sync.aligned", "wgmma.commit_group.sync.aligned", "wgmma.wait_group.sync.aligned"):
+        assert statement in ptx
+    # A K-major (trans-a 0), B stored along N (trans-b 1)
+    assert re.search(r"wgmma\.mma_async[^;]*, p, 1, 1, 0, 1;", ptx)
+    # every element copied by one thread: (BM + BN) * BK 16-byte copies per stage, stages - 1 ahead
+    per_stage = (bm + bn) * bk * 2 // 16 // (32 * warps)
+    assert len(re.findall(r"cp\.async\.cg\.shared\.global", ptx)) == per_stage * stages
+    if toolchain.ptxas_path():
+        assert k.metadata["spills"] == 0 and k.metadata["shared"] == stages * (bm + bn) * bk * 2
+
+
+def test_an_arch_without_warpgroup_instructions_keeps_warp_instructions(target):
+    ptx = compile_matmul(target, "fp16", 128, 256, 64, 8, 3).asm["ptx"]  # sm_90, not sm_90a
+    assert "wgmma" not in ptx and re.search(r"\bmma\.sync", ptx)
+
+
+@pytest.mark.parametrize("head,bm,bn,warps", [(64, 128, 64, 8), (128, 128, 64, 8), (32, 64, 32, 4)])
+def test_attention_reads_the_second_product_s_a_from_registers(hopper, head, bm, bn, warps):
+    types = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "O": "*fp32", "sm_scale": "fp32", "N_CTX": "i32"}
+    k = compile_specialized(attention_forward_kernel, hopper, types, {"HEAD": head, "BM": bm, "BN": bn, "CAUSAL": True},
+                            {"Q": "D", "K": "D", "V": "D", "O": "D"}, {"num_warps": warps, "num_stages": 3})
+    ptx = k.asm["ptx"]
+    found = wgmma(ptx)
+    steps = bm // (16 * warps)  # 64-row blocks a group owns
+    qk = [shape for shape, a in found if not a.startswith("{")]
+    pv = [shape for shape, a in found if a.startswith("{")]
+    assert qk == [f"m64n{bn}k16.f32.f16.f16"] * (head // 16 * steps)
+    assert pv == [f"m64n{head}k16.f32.f16.f16"] * (bn // 16 * steps)
+    # q @ k^T: k's threads hold runs down its columns, stored as [N, K]: both operands K-major
+    assert re.search(r"wgmma\.mma_async[^;]*\[?%rd\d+\]?, %rd\d+, p, 1, 1, 0, 0;", ptx)
+    # p @ v: A from registers, v stored along N (trans-b 1)
+    assert re.search(r"wgmma\.mma_async[^;]*\{%r\d+,%r\d+,%r\d+,%r\d+\}, %rd\d+, p, 1, 1, 1;", ptx)
+    if toolchain.ptxas_path() and head < 128:
+        assert k.metadata["spills"] == 0
