@@ -63,7 +63,7 @@ FRAMEWORKS = ("tritium", "triton", "torch")
 #: matmul: (dtype, M = N = K); attention: (batch, heads, sequence, head size), each causal and not;
 #: max_configs: how many of each autotuning list (None: all)
 FULL = {"vector_add": [2**24, 2**28], "softmax": [(4096, 1024), (16384, 8192)], "layernorm": [(16384, 8192)],
-        "matmul": [("fp16", 1024), ("fp16", 4096), ("fp16", 8192), ("bf16", 4096)],
+        "matmul": [("fp16", 1024), ("fp16", 4096), ("fp16", 8192), ("bf16", 4096), ("fp8e4", 4096), ("fp32", 4096)],
         "attention": [(4, 8, 4096, 64), (4, 8, 4096, 128)], "compile_size": 4096, "max_configs": None,
         "launches": (10_000, 7), "startup_runs": 3, "rep_ms": 100.0}
 QUICK = {"vector_add": [2**20], "softmax": [(1024, 1024)], "layernorm": [(1024, 2048)],
@@ -410,13 +410,19 @@ class Bench:
 
     def matmul(self, dtype: str, size: int) -> dict:
         """Tutorial 03's autotuned kernel on ``dtype`` inputs (fp32 accumulation, an fp16 result as
-        the tutorial writes it); torch's matmul (its result in ``dtype``) beside."""
+        the tutorial writes it); torch's matmul (its result in ``dtype``) beside. "fp8e4" is the
+        tutorial's fp8 path (a in e4m3, b transposed then in e4m3, so K-major; no torch beside);
+        "fp32" runs at Triton's default precision, tf32 (torch allowed tf32 too)."""
         torch = self.torch
-        tdtype = {"fp16": torch.float16, "bf16": torch.bfloat16}[dtype]
+        tdtype = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32,
+                  "fp8e4": torch.float16}[dtype]
         a = torch.randn(size, size, device="cuda", dtype=tdtype)
         b = torch.randn(size, size, device="cuda", dtype=tdtype)
+        if dtype == "fp8e4":
+            a, b = a.to(torch.float8_e4m3fn), b.T.to(torch.float8_e4m3fn)
         outs = {fw: torch.empty(size, size, device="cuda", dtype=torch.float16) for fw in ("tritium", "triton")}
         outs["torch"] = torch.empty(size, size, device="cuda", dtype=tdtype)
+        torch.backends.cuda.matmul.allow_tf32 = dtype == "fp32"
 
         def grid(meta):
             return (cdiv(size, meta["BLOCK_SIZE_M"]) * cdiv(size, meta["BLOCK_SIZE_N"]),)
@@ -425,11 +431,13 @@ class Bench:
             k, c = self.kernels[fw].matmul_kernel, outs[fw]
             return lambda: k[grid](a, b, c, size, size, size, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
                                    c.stride(0), c.stride(1))
-        runs = {"tritium": launch("tritium"), "triton": launch("triton"),
-                "torch": lambda: torch.matmul(a, b, out=outs["torch"])}
+        runs = {"tritium": launch("tritium"), "triton": launch("triton")}
+        if dtype != "fp8e4":
+            runs["torch"] = lambda: torch.matmul(a, b, out=outs["torch"])
+        tol = {"rtol": 1e-2, "atol": 1e-1} if dtype != "fp32" else {"rtol": 1e-2, "atol": 0.5}
         return self.row(f"matmul {dtype} {size}^3 (tutorial 03, autotuned)", matmul_flops(size, size, size), runs,
                         outputs={fw: (lambda fw=fw: outs[fw].float()) for fw in FRAMEWORKS}, want=a.float() @ b.float(),
-                        tol={"rtol": 1e-2, "atol": 1e-1}, unit="TFLOP/s",
+                        tol=tol, unit="TFLOP/s",
                         tuned={fw: self.kernels[fw].matmul_kernel for fw in ("tritium", "triton")},
                         goal=matmul_goal(dtype, size))
 

@@ -35,7 +35,7 @@ _I32P, _F32P = ctypes.POINTER(ctypes.c_uint32), ctypes.POINTER(ctypes.c_float)
 _MMA = ctypes.CFUNCTYPE(None, ctypes.c_int32, ctypes.c_int32, _I32P, _I32P, _F32P, _F32P)
 _LOAD = ctypes.CFUNCTYPE(None, ctypes.c_int32, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, _I32P)
 #: operand kinds of the emulated matrix instruction, as the callback's code
-_KINDS = {"fp16": 0, "bf16": 1, "tf32": 2}
+_KINDS = {"fp16": 0, "bf16": 1, "tf32": 2, "e4m3": 3, "e5m2": 4}
 
 
 class HostThreadHooks(DeviceHooks):
@@ -51,7 +51,7 @@ class HostThreadHooks(DeviceHooks):
         register packs and the fragments; its ``emit`` is not used) run by the Python callback
         ``_mma``: the warp's lanes meet there, and each gets its fragment of ``A @ B + C``, computed
         in float64 from every lane's fragments. Where the declaration has a ``load`` (``ldmatrix``;
-        32-lane warps), ``_load`` emulates it; fp16, bf16 and tf32 operands into fp32."""
+        32-lane warps), ``_load`` emulates it; fp16, bf16, tf32 and fp8 operands into fp32."""
         spec = self.matrix
         if spec is None or operand not in _KINDS or accumulator != "fp32":
             return None
@@ -180,11 +180,27 @@ def _shuffle(tid: int, value: int, lane_mask: int) -> int:
     return moved
 
 
+def fp8_values(bits: np.ndarray, fmt: str) -> np.ndarray:
+    """The float64 values of fp8 bit patterns (``fmt`` "e4m3": OCP's e4m3fn, bias 7, no infinities;
+    "e5m2": bias 15, IEEE-like)."""
+    bits = bits.astype(np.int64)
+    mbits, bias = (3, 7) if fmt == "e4m3" else (2, 15)
+    sign = np.where(bits & 0x80, -1.0, 1.0)
+    exp, man = (bits >> mbits) & (0x7F >> mbits), bits & ((1 << mbits) - 1)
+    normal = (1 + man / (1 << mbits)) * np.exp2(exp.astype(np.float64) - bias)
+    value = np.where(exp == 0, man / (1 << mbits) * 2.0 ** (1 - bias), normal)
+    top = 0x7F >> mbits
+    special = (exp == top) & ((man == (1 << mbits) - 1) if fmt == "e4m3" else True)
+    return np.where(special, np.nan, sign * value)
+
+
 def _operands(bits: np.ndarray, kind: int) -> np.ndarray:
-    """The operands in 32-bit registers (two 16-bit ones, or one fp32 rounded to tf32 to nearest,
-    ties away, as a converting tensor core takes it), in order, as float64."""
+    """The operands in 32-bit registers (two 16-bit ones, four fp8 ones, or one fp32 rounded to
+    tf32 to nearest, ties away, as a converting tensor core takes it), in order, as float64."""
     if kind == _KINDS["tf32"]:
         return ((bits.astype(np.uint32) + 0x1000) & 0xFFFFE000).view(np.float32).astype(np.float64)
+    if kind in (_KINDS["e4m3"], _KINDS["e5m2"]):
+        return fp8_values(bits.astype(np.uint32).view(np.uint8), "e4m3" if kind == _KINDS["e4m3"] else "e5m2")
     halves = bits.astype(np.uint32).view(np.uint16)
     if kind == _KINDS["fp16"]:
         return halves.view(np.float16).astype(np.float64)

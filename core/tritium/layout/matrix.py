@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable, Optional
 
 from ..ir.mlir import ir
+from ..passes.axis_info import walk
 from .distributed import Distribution, Mma
 
 if TYPE_CHECKING:
@@ -26,8 +27,9 @@ if TYPE_CHECKING:
 #: ``DeviceHooks.warp_matrix_op``: the instruction for (operand, accumulator) kinds, or None
 MatrixUnit = Callable[[str, str], Optional["WarpMatrixOp"]]
 #: operand element types the matrix path takes, by their name in ``warp_matrix_op``; fp32 operands
-#: only at ``input_precision="tf32"`` (Triton's default), rounded to tf32 as tensor cores take them
-OPERAND_KINDS = {"f16": "fp16", "bf16": "bf16", "f32": "tf32"}
+#: only at ``input_precision="tf32"`` (Triton's default), rounded to tf32 as tensor cores take them;
+#: fp8 ones where ``narrow_fp8_operands`` gave the product its fp8 operands back
+OPERAND_KINDS = {"f16": "fp16", "bf16": "bf16", "f32": "tf32", "f8E4M3FN": "e4m3", "f8E5M2": "e5m2"}
 
 
 def operand_kind(op: ir.Operation) -> str | None:
@@ -89,6 +91,33 @@ def mma_layout(op: ir.Operation, matrix_unit: MatrixUnit | None, num_warps: int,
         return Mma((mma.m, mma.n), rows_only, mma.c)
     grid = warp_grid(m // mma.m, n // mma.n, num_warps, mma)
     return Mma((mma.m, mma.n), grid, mma.c) if grid else None
+
+
+def narrow_fp8_operands(module: ir.Module, matrix_unit: MatrixUnit | None, num_warps: int) -> None:
+    """``tl.dot`` of fp8 operands multiplies their exact fp16 values (``language.dot`` widens them):
+    where the target's matrix instruction takes the fp8 format itself and lays the product out, the
+    product gets its fp8 operands back (widenings left unused go), so they are copied and read at
+    one byte an element."""
+    if matrix_unit is None:
+        return
+    for op in walk(module.operation):
+        if op.name != "tile.dot":
+            continue
+        widened = [v.owner for v in op.operands[:2] if not isinstance(v.owner, ir.Block)]
+        if len(widened) != 2 or any(w.name != "arith.extf" for w in widened):
+            continue
+        narrow = [w.operands[0] for w in widened]
+        a, b = (str(ir.RankedTensorType(v.type).element_type) for v in narrow)
+        if a != b or not a.startswith("f8"):
+            continue
+        wide = list(op.operands[:2])
+        op.operands[0], op.operands[1] = narrow
+        if mma_layout(op, matrix_unit, num_warps) is None:  # the instruction does not take it: as it was
+            op.operands[0], op.operands[1] = wide
+            continue
+        for w in {id(w): w for w in widened}.values():
+            if not any(True for _ in w.results[0].uses):
+                w.erase()
 
 
 #: ops through which a product's result may reach another product's A elementwise

@@ -23,7 +23,7 @@ from ..codegen.types import PointerBits, pointers_of_64_bits
 from ..errors import TritiumError
 from ..ir.mlir import ir
 from ..layout.choose import default_layouts, operand_layouts
-from ..layout.matrix import MatrixUnit
+from ..layout.matrix import MatrixUnit, narrow_fp8_operands
 from ..layout.propagate import propagate_layouts
 from .axis_info import analyze
 from .blockwide import raise_blockwide
@@ -44,6 +44,7 @@ def assign_gpu_layouts(module: ir.Module, num_warps: int, warp_size: int,
             raise TritiumError(f"{what} must be a power of two, not {n}")
     raise_blockwide(module)
     with module.context, ir.Location.unknown():
+        narrow_fp8_operands(module, matrix_unit, num_warps)
         infos = analyze(module)
         defaults = default_layouts(module, infos, num_warps, warp_size, pointer_bits)
         own = operand_layouts(module, infos, num_warps, warp_size, pointer_bits)

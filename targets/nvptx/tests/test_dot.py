@@ -14,11 +14,17 @@ from tritium_nvptx import toolchain
 
 SCALARS = ("M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn", "stride_cm", "stride_cn")
 BYTES = {"fp32": 4, "fp16": 2, "bf16": 2}
+#: the matrix instruction's operand kind of each fp8 dtype
+FP8_KINDS = {"fp8e4nv": "e4m3", "fp8e5": "e5m2"}
 
 
-def compile_matmul(target, dtype: str, bm: int, bn: int, bk: int, num_warps: int, num_stages: int = 3):
-    types = {"a_ptr": f"*{dtype}", "b_ptr": f"*{dtype}", "c_ptr": f"*{dtype}", **{s: "i32" for s in SCALARS}}
-    specs = {name: "D" for name in types} | {"stride_ak": "1", "stride_bn": "1", "stride_cn": "1"}
+def compile_matmul(target, dtype: str, bm: int, bn: int, bk: int, num_warps: int, num_stages: int = 3,
+                   b_k_major: bool = False):
+    """Tutorial 03 at one config; B's K contiguous where ``b_k_major`` (the fp8 path's b.T), else its N."""
+    out = "fp16" if dtype.startswith("fp8") else dtype
+    types = {"a_ptr": f"*{dtype}", "b_ptr": f"*{dtype}", "c_ptr": f"*{out}", **{s: "i32" for s in SCALARS}}
+    specs = {name: "D" for name in types} | {"stride_ak": "1", "stride_bk" if b_k_major else "stride_bn": "1",
+                                             "stride_cn": "1"}
     constants = {"BLOCK_SIZE_M": bm, "BLOCK_SIZE_N": bn, "BLOCK_SIZE_K": bk, "GROUP_SIZE_M": 8}
     return compile_specialized(matmul_kernel, target, types, constants, specs,
                                {"num_warps": num_warps, "num_stages": num_stages})
@@ -138,13 +144,18 @@ def test_a_product_too_small_for_the_warps_keeps_fma(target):
 class _IsaFragment:
     """``mma.m16n8k16``'s fragments of 16-bit operands and fp32 accumulators as the PTX ISA's tables
     state them (lane = 4 * groupID + threadID_in_group): ``coordinates(lane, register)`` of the first
-    element a 32-bit register (A, B) or an accumulator register holds."""
+    element a 32-bit register (A, B) or an accumulator register holds; ``m16n8k8.tf32``'s and
+    ``m16n8k32``'s (fp8) where asked."""
 
-    def __init__(self, which: str, tf32: bool = False):
-        self.which, self.tf32 = which, tf32
+    def __init__(self, which: str, tf32: bool = False, fp8: bool = False):
+        self.which, self.tf32, self.fp8 = which, tf32, fp8
 
     def coordinates(self, lane: int, register: int) -> tuple[int, int]:
         group, thread = lane >> 2, lane % 4
+        if self.fp8 and self.which == "a":  # a0..a3 of 4: rows groupID (+8: a1, a3), K 4t (+16: a2, a3)
+            return group + 8 * (register % 2), 4 * thread + 16 * (register // 2)
+        if self.fp8 and self.which == "b":  # b0, b1 of 4: K 4t (+16 for b1), column groupID
+            return 4 * thread + 16 * register, group
         if self.tf32 and self.which == "a":  # m16n8k8.tf32: a0..a3: rows groupID (+8: a1, a3), K t (+4: a2, a3)
             return group + 8 * (register % 2), thread + 4 * (register // 2)
         if self.tf32 and self.which == "b":  # b0, b1: K t (+4 for b1), column groupID
@@ -159,6 +170,7 @@ class _IsaFragment:
 @pytest.mark.parametrize("dtype,shape,num_warps", [("fp16", (32, 32, 32), 2), ("bf16", (32, 32, 32), 2),
                                                    ("fp16", (64, 32, 64), 4), ("fp16", (16, 64, 16), 2),
                                                    ("fp16", (16, 256, 32), 2), ("bf16", (32, 16, 128), 2),
+                                                   ("fp8e4nv", (32, 32, 64), 2), ("fp8e5", (64, 32, 64), 4),
                                                    ("fp32", (32, 32, 32), 2), ("fp32", (64, 32, 16), 4)])
 def test_the_tensor_core_fragments_compute_the_product(target, core_kernels, threads_emulator, dtype, shape,
                                                        num_warps):
@@ -178,6 +190,8 @@ def test_the_tensor_core_fragments_compute_the_product(target, core_kernels, thr
     compiled = compile_specialized(core_kernels("dots").dot_kernel, target, types, consts, {},
                                    {"num_warps": num_warps})
     assert "#tile.mma" in compiled.asm["tile-layout"]
+    if dtype in FP8_KINDS:  # the product takes its fp8 operands, not their fp16 widening
+        assert re.search(r'"tile.dot".*: \(tensor<\d+x\d+xf8E', compiled.asm["tile-layout"])
     rng = np.random.default_rng(60)
     a64, b64 = rng.standard_normal((m, k)), rng.standard_normal((k, n))
     if dtype == "fp16":
@@ -186,13 +200,19 @@ def test_the_tensor_core_fragments_compute_the_product(target, core_kernels, thr
     elif dtype == "fp32":  # the products of tf32 operands: rounded to 10 bits of mantissa, ties away
         a, b = a64.astype(np.float32), b64.astype(np.float32)
         a64, b64 = (((x.view(np.uint32) + 0x1000) & 0xFFFFE000).view(np.float32).astype(np.float64) for x in (a, b))
+    elif dtype in FP8_KINDS:  # fp8 bit patterns of values below 16 (the product narrowed back to fp8)
+        values = threads_emulator.fp8_values(np.arange(256, dtype=np.uint8), FP8_KINDS[dtype])
+        finite = np.flatnonzero(np.abs(np.nan_to_num(values, nan=99.0)) < 16).astype(np.uint8)
+        a, b = rng.choice(finite, (m, k)), rng.choice(finite, (k, n))
+        a64, b64 = values[a], values[b]
     else:  # bf16 bits, truncated
         a, b = ((x.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16) for x in (a64, b64))
         a64, b64 = ((x.astype(np.uint32) << 16).view(np.float32).astype(np.float64) for x in (a, b))
     c = rng.standard_normal((m, n)).astype(np.float32)
     out = np.full((m, n), np.nan, np.float32)
-    mma = NvptxHooks().warp_matrix_op("tf32" if dtype == "fp32" else dtype, "fp32")
-    isa = tuple(_IsaFragment(x, tf32=dtype == "fp32") for x in "abc")
+    kind = {"fp32": "tf32", **FP8_KINDS}.get(dtype, dtype)
+    mma = NvptxHooks().warp_matrix_op(kind, "fp32")
+    isa = tuple(_IsaFragment(x, tf32=dtype == "fp32", fp8=dtype in FP8_KINDS) for x in "abc")
     threads_emulator.conflicting_loads.clear()
     with tile.context():
         module = ir.Module.parse(compiled.asm["tile-layout"])

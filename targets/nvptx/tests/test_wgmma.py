@@ -52,6 +52,22 @@ def test_tutorial_matmul_runs_on_warpgroup_instructions(hopper, dtype, bm, bn, b
         assert k.metadata["spills"] == 0 and k.metadata["shared"] == stages * (bm + bn) * bk * 2
 
 
+@pytest.mark.parametrize("dtype,kind", [("fp8e4nv", "e4m3"), ("fp8e5", "e5m2")])
+def test_tutorial_fp8_matmul_runs_on_fp8_warpgroup_instructions(hopper, dtype, kind):
+    """Tutorial 03's fp8 path (b transposed, so K-major): the product takes the fp8 operands, not
+    their fp16 widening, copied at a byte an element; B stored along N falls back to ``mma.sync``
+    of fp8 (the instruction transposes only 16-bit operands)."""
+    k = compile_matmul(hopper, dtype, 128, 256, 64, 8, 3, b_k_major=True)
+    ptx = k.asm["ptx"]
+    assert [shape for shape, _ in wgmma(ptx)] == [f"m64n256k32.f32.{kind}.{kind}"] * 2
+    assert re.search(r"wgmma\.mma_async[^;]*, p, 1, 1; }", ptx)  # no transposes
+    assert len(re.findall(r"cp\.async\.cg\.shared\.global", ptx)) == (128 + 256) * 64 // 16 // 256 * 3
+    if toolchain.ptxas_path():
+        assert k.metadata["spills"] == 0
+    ptx = compile_matmul(hopper, dtype, 64, 64, 64, 4, 3).asm["ptx"]
+    assert "wgmma" not in ptx and f"mma.sync.aligned.m16n8k32.row.col.f32.{kind}.{kind}.f32" in ptx
+
+
 def test_an_arch_without_warpgroup_instructions_keeps_warp_instructions(target):
     ptx = compile_matmul(target, "fp16", 128, 256, 64, 8, 3).asm["ptx"]  # sm_90, not sm_90a
     assert "wgmma" not in ptx and re.search(r"\bmma\.sync", ptx)

@@ -182,12 +182,16 @@ class NvptxHooks(DeviceHooks):
         2t + 8, 2t + 9; B's column g at K rows 2t, 2t + 1 and 2t + 8, 2t + 9; C's rows g and g + 8 at
         columns 2t and 2t + 1. Fragments load with ``ldmatrix`` (``.trans`` for B). fp32 operands
         (``"tf32"``) run ``m16n8k8.tf32``: one K element a register, A's at K columns t and t + 4, B's
-        at K rows t and t + 4, each rounded to tf32 first."""
-        if self.arch < 80 or operand not in ("fp16", "bf16", "tf32") or accumulator != "fp32":
+        at K rows t and t + 4, each rounded to tf32 first. fp8 ones (``"e4m3"``, ``"e5m2"``, sm_89 on)
+        run ``m16n8k32``: four K elements a register, at 4t .. 4t + 3 and 16 on. On sm_90a the
+        16-bit and fp8 products also have Hopper's warpgroup instruction (``wgmma``)."""
+        kinds = {"fp16": "f16", "bf16": "bf16", "tf32": "tf32", "e4m3": "e4m3", "e5m2": "e5m2"}
+        if operand not in kinds or accumulator != "fp32" or self.arch < (89 if operand in ("e4m3", "e5m2") else 80):
             return None
-        kind = {"fp16": "f16", "bf16": "bf16", "tf32": "tf32"}[operand]
+        kind = kinds[operand]
         f32 = ll.FloatType()
-        k, step = (8, 1) if operand == "tf32" else (16, 2)  # K, and the K elements of one 32-bit register
+        step = {"tf32": 1, "e4m3": 4, "e5m2": 4}.get(operand, 2)  # the K elements of one 32-bit register
+        k = 8 * step
         t_bits, g_bits = ((0, step), (0, 2 * step)), ((1, 0), (2, 0), (4, 0))  # lane 4g + t: (row, col) per bit
 
         def to_register(b, v):
@@ -213,7 +217,7 @@ class NvptxHooks(DeviceHooks):
             return [b.extract_value(got, i) for i in range(count)] if count > 1 else [got]
 
         half = k // 2  # the second half of K: a2, a3 and b1
-        group = warpgroup_op(kind) if self.warpgroups and operand != "tf32" else None
+        group = warpgroup_op(kind, k) if self.warpgroups and operand != "tf32" else None
         return WarpMatrixOp(m=16, n=8, k=k, k_pack=step, emit=emit, load=load, group=group,
                             a=Fragment(((0, 0), (8, 0), (0, half), (8, half)), t_bits + g_bits),
                             b=Fragment(((0, 0), (half, 0)), tuple((c, r) for r, c in t_bits + g_bits)),

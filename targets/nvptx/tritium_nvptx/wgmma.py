@@ -1,12 +1,11 @@
 """Hopper's warpgroup matrix instruction (``wgmma.mma_async``, sm_90a) as core's ``WarpgroupMatrixOp``.
 
-Four warps issue one ``m64nNk16`` product together, asynchronously, reading B (and A, or A from
-registers) from shared memory through 64-bit descriptors. Core stores operands as
-``SwizzledTile``s, which are the instruction's 128-, 64- and 32-byte swizzle modes; a descriptor
-says which, and the strides between the tile's 8-row groups (SBO) and, for an operand stored along
-M or N, between its column blocks (LBO). K-major operands need no LBO (one K step lies in one
-block row). All of it is inline PTX: LLVM has no intrinsic for the product itself.
-"""
+Four warps issue one ``m64nNk16`` product (``k32`` for fp8) together, asynchronously, reading B
+(and A, or A from registers) from shared memory through 64-bit descriptors. Core stores operands
+as ``SwizzledTile``s, which are the instruction's 128-, 64- and 32-byte swizzle modes; a
+descriptor says which, and the strides between the tile's 8-row groups (SBO) and, for an operand
+stored along M or N, between its column blocks (LBO). K-major operands need no LBO (one K step
+lies in one block row). All of it is inline PTX: LLVM has no intrinsic for the product itself."""
 
 from __future__ import annotations
 
@@ -46,9 +45,11 @@ def _statement(b: ll.IRBuilder, text: str) -> None:
     _asm(b, text, 0, [], [])
 
 
-def warpgroup_op(kind: str) -> WarpgroupMatrixOp:
-    """``wgmma.mma_async.sync.aligned.m64nNk16.f32.{kind}.{kind}`` for 16-bit ``kind`` ("f16",
-    "bf16"), whose operands may be stored K-major or M/N-major (the instruction's transposes)."""
+def warpgroup_op(kind: str, k: int) -> WarpgroupMatrixOp:
+    """``wgmma.mma_async.sync.aligned.m64nNk{k}.f32.{kind}.{kind}``: 16-bit ``kind`` ("f16", "bf16",
+    ``k`` 16) take operands stored K-major or M/N-major (the instruction's transposes); fp8 ones
+    ("e4m3", "e5m2", ``k`` 32) K-major only."""
+    transposes = k == 16
 
     def emit(b: ll.IRBuilder, a, b_: SharedOperand, c: list[ll.Value], n: int) -> list[ll.Value]:
         d = len(c)
@@ -59,7 +60,7 @@ def warpgroup_op(kind: str) -> WarpgroupMatrixOp:
         if isinstance(a, SharedOperand):
             inputs.append(descriptor(b, a))
             constraints.append("l")
-            a_text, trans = f"${at}", f", {int(not a.k_major)}"
+            a_text, trans = f"${at}", f", {int(not a.k_major)}" if transposes else ""
             at += 1
         else:
             inputs += [b.bitcast(x, I32) for x in a]
@@ -68,9 +69,11 @@ def warpgroup_op(kind: str) -> WarpgroupMatrixOp:
             at += len(a)
         inputs += [descriptor(b, b_), I32(1)]
         constraints += ["l", "r"]
+        if transposes:
+            trans += f", {int(not b_.k_major)}"
         text = ("{ .reg .pred p; setp.ne.b32 p, $" + str(at + 1) + ", 0; "
-                f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{kind}.{kind} {{{regs}}}, {a_text}, ${at}, p, 1, 1"
-                f"{trans}, {int(not b_.k_major)}; }}")
+                f"wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{kind}.{kind} {{{regs}}}, {a_text}, ${at}, p, 1, 1"
+                f"{trans}; }}")
         return _asm(b, text, d, inputs, constraints)
 
     def wait(b: ll.IRBuilder, values: list[ll.Value], pending: int) -> list[ll.Value]:
@@ -82,7 +85,7 @@ def warpgroup_op(kind: str) -> WarpgroupMatrixOp:
         return out
 
     return WarpgroupMatrixOp(
-        warps=4, k=16, n_max=256, mn_major=True, emit=emit, wait=wait,
+        warps=4, k=k, n_max=256, mn_major=transposes, emit=emit, wait=wait,
         fence=lambda b: _statement(b, "wgmma.fence.sync.aligned;"),
         commit=lambda b: _statement(b, "wgmma.commit_group.sync.aligned;"),
         publish=lambda b: _statement(b, "fence.proxy.async.shared::cta;"))
