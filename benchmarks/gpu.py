@@ -645,6 +645,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--startup-runs", type=int, help="process pairs per startup measure (default 3, quick 1)")
     parser.add_argument("--max-configs", type=int,
                         help="autotune over the first N configs of each list (default all, quick 2)")
+    parser.add_argument("--only", action="append", choices=("vector_add", "softmax", "layernorm", "matmul", "attention",
+                                                            "compile", "launch", "startup"),
+                        help="run only these rows (repeatable; default all)")
     parser.add_argument("--first-call", choices=("tritium", "triton"), help=argparse.SUPPRESS)  # child process
     parser.add_argument("--launch-overhead", nargs=3, help=argparse.SUPPRESS)  # child: framework launches rounds
     parser.add_argument("--cold-compile", nargs=3, help=argparse.SUPPRESS)  # child: framework size max_configs
@@ -676,19 +679,20 @@ def main(argv: list[str] | None = None) -> int:
 
     timer = functools.partial(triton.testing.do_bench, warmup=25, rep=100)  # both autotuners time alike
     bench = Bench({fw: build_kernels(fw, autotune_options(timer, max_configs)) for fw in ("tritium", "triton")}, rep_ms)
-    jobs = [*(functools.partial(bench.vector_add, n) for n in sizes["vector_add"]),
-            *(functools.partial(bench.softmax, m, n) for m, n in sizes["softmax"]),
-            *(functools.partial(bench.layernorm, m, n) for m, n in sizes["layernorm"]),
-            *(functools.partial(bench.matmul, dtype, n) for dtype, n in sizes["matmul"]),
-            *(functools.partial(bench.attention, *shape, causal) for shape in sizes["attention"]
+    jobs = [*(("vector_add", functools.partial(bench.vector_add, n)) for n in sizes["vector_add"]),
+            *(("softmax", functools.partial(bench.softmax, m, n)) for m, n in sizes["softmax"]),
+            *(("layernorm", functools.partial(bench.layernorm, m, n)) for m, n in sizes["layernorm"]),
+            *(("matmul", functools.partial(bench.matmul, dtype, n)) for dtype, n in sizes["matmul"]),
+            *(("attention", functools.partial(bench.attention, *shape, causal)) for shape in sizes["attention"]
               for causal in (False, True)),
-            functools.partial(cold_compile_row, sizes["compile_size"], max_configs, args.target),
-            functools.partial(launch_overhead_row, *sizes["launches"], args.target)]
-    rows = [guarded(job) for job in jobs]
-    rows += startup_rows(args.startup_runs or sizes["startup_runs"], args.target)
+            ("compile", functools.partial(cold_compile_row, sizes["compile_size"], max_configs, args.target)),
+            ("launch", functools.partial(launch_overhead_row, *sizes["launches"], args.target))]
+    rows = [guarded(job) for kind, job in jobs if not args.only or kind in args.only]
+    if not args.only or "startup" in args.only:
+        rows += startup_rows(args.startup_runs or sizes["startup_runs"], args.target)
     print(format_table(rows))
 
-    settings = {"quick": args.quick, "rep_ms": rep_ms, "timer": "triton.testing.do_bench, median",
+    settings = {"quick": args.quick, "only": args.only, "rep_ms": rep_ms, "timer": "triton.testing.do_bench, median",
                 "autotune_timer": "triton.testing.do_bench, warmup 25 ms, rep 100 ms", "max_configs": max_configs,
                 "target": args.target}
     out = Path(args.out) if args.out else results_path(HERE / "results", when)
