@@ -434,7 +434,10 @@ class Bench:
         runs = {"tritium": launch("tritium"), "triton": launch("triton")}
         if dtype != "fp8e4":
             runs["torch"] = lambda: torch.matmul(a, b, out=outs["torch"])
-        tol = {"rtol": 1e-2, "atol": 1e-1} if dtype != "fp32" else {"rtol": 1e-2, "atol": 0.5}
+        # tf32 rounds the operands; fp8 tensor cores accumulate with fewer bits than fp32 (Triton's
+        # results and tritium's agree bit for bit, 1.1 away from fp32's at 4096^3 on an H200)
+        tol = {"fp32": {"rtol": 1e-2, "atol": 0.5}, "fp8e4": {"rtol": 2e-2, "atol": 2.0}}.get(
+            dtype, {"rtol": 1e-2, "atol": 1e-1})
         return self.row(f"matmul {dtype} {size}^3 (tutorial 03, autotuned)", matmul_flops(size, size, size), runs,
                         outputs={fw: (lambda fw=fw: outs[fw].float()) for fw in FRAMEWORKS}, want=a.float() @ b.float(),
                         tol=tol, unit="TFLOP/s",
