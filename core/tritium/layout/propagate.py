@@ -121,7 +121,7 @@ class _Propagation:
 
     def free(self, value: ir.Value) -> bool:
         """Made from nothing (``FREE``), arithmetic or ``SHAPED`` ops on such values, or carried by a
-        loop from such a value: an accumulator starting from ``tl.zeros`` takes the layout of what it accumulates
+        loop (or by loops one after the other) from such a value: an accumulator starting from ``tl.zeros`` takes the layout of what it accumulates
         (``passes.convert_layout`` then carries that layout around the loop)."""
         owner = value.owner
         if isinstance(owner, ir.Block):
@@ -272,6 +272,8 @@ class _Propagation:
         else:
             for res, arg in zip(op.results, carried):
                 self.set(res, self.layouts.get(arg))
+                if arg in self.free_carried:  # what the next loop carries from it is free too
+                    self.free_values[res] = True
         yield_op = _terminator(blocks[-1])
         for i, arg in enumerate(carried):
             if arg in self.layouts:

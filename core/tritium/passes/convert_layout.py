@@ -28,6 +28,8 @@ from ..layout.propagate import FREE, is_tensor
 from .axis_info import walk
 
 CONVERT = "tile.convert_layout"
+#: rounds of carrying layouts through loops (each may let the next loop, or an enclosing one, carry)
+MAX_ROUNDS = 4
 #: ops that are cheaper to recompute in another layout than to convert (arith.* too: see _cheap)
 CHEAP = FREE | {"tile.expand_dims", "tile.broadcast", "tile.addptr", CONVERT}
 
@@ -38,7 +40,9 @@ def remove_conversions(module: ir.Module) -> None:
         for op in _conversions(module):
             _simplify(op)
         loops = [op for op in walk(module.operation) if op.name == "scf.for"]
-        if any([_carry_yielded_layout(loop) | _carry_converted_argument(loop) for loop in loops]):
+        for _ in range(MAX_ROUNDS):  # a loop carrying another layout changes what the next loop gets
+            if not any([_carry_yielded_layout(loop) | _carry_converted_argument(loop) for loop in loops]):
+                break
             for op in _conversions(module):
                 _simplify(op)
         for op in _conversions(module):
