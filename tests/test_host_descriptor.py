@@ -53,6 +53,29 @@ def test_from_tensor_takes_torch_strides():
     assert (d.shape, d.strides, d.padding) == ([8, 20], [32, 1], "nan")
 
 
+class _GradTensor:
+    """As a torch CUDA tensor that requires grad: its ``data_ptr`` works, its array interface raises
+    (tutorial 06 makes descriptors of such tensors)."""
+
+    dtype, shape, device = "float16", (8, 16), None
+
+    def __init__(self, address: int):
+        self.address = address
+
+    def data_ptr(self) -> int:
+        return self.address
+
+    @property
+    def __cuda_array_interface__(self):
+        raise RuntimeError("Can't get __cuda_array_interface__ on Variable that requires grad")
+
+
+def test_a_descriptor_takes_the_address_of_a_tensor_that_refuses_its_array_interface():
+    from tritium.tools.tensor_descriptor import array_address
+
+    assert array_address(_GradTensor(0x7F0000001000)) == 0x7F0000001000
+
+
 def test_shapes_are_runtime_values_of_one_compiled_kernel(target):
     """Two launches with other shapes (the same block shape and dtype) run one compiled kernel,
     through the generated launch path after the first."""

@@ -12,7 +12,8 @@ from ..target import Driver
 
 def host_address(value: Any, name: str, target: str) -> int:
     """The address of the first element of ``value`` in host memory."""
-    if hasattr(value, "__cuda_array_interface__") or _torch_device(value) not in (None, "cpu"):
+    if _torch_device(value) not in (None, "cpu") or (_torch_device(value) is None
+                                                     and hasattr(value, "__cuda_array_interface__")):
         raise ArgumentError(
             f"argument '{name}' lives in GPU memory, but the {target} target runs on the host: pass a host "
             "array (e.g. tensor.cpu() or numpy), or pick a GPU target with TRITIUM_TARGET")

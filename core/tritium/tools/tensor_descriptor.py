@@ -107,10 +107,10 @@ def array_address(array: Any) -> int | None:
     if f"{kind.__module__}.{kind.__name__}" in ("torch.FakeTensor", "torch.FunctionalTensor",
                                                 "torch._subclasses.fake_tensor.FakeTensor"):
         return None
+    if callable(getattr(array, "data_ptr", None)):  # first: torch refuses its interface to tensors needing grad
+        return int(array.data_ptr())
     for attr in ("__array_interface__", "__cuda_array_interface__"):
         iface = getattr(array, attr, None)
         if isinstance(iface, dict):
             return int(iface["data"][0])
-    if callable(getattr(array, "data_ptr", None)):
-        return int(array.data_ptr())
     return None
