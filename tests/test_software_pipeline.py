@@ -151,3 +151,30 @@ def test_an_operand_loaded_before_the_loop_is_copied_once_into_a_one_slot_ring()
     assert inside.count("tile.local_load") == 1 and f"tile.ring = {q_ring.group(1)}" in inside
     first_dot = next(line for line in inside.splitlines() if '"tile.dot"' in line)
     assert "tile.shared_offset" in first_dot  # k is still staged by the product itself
+
+
+@tritium.jit
+def two_loops_one_q(q_ptr, k_ptr, out_ptr, N, D: tl.constexpr, B: tl.constexpr):
+    """Attention's causal shape: ``q`` loaded once, then read by the products of two loops."""
+    rd, rb = tl.arange(0, D), tl.arange(0, B)
+    q = tl.load(q_ptr + rb[:, None] * D + rd[None, :])
+    acc = tl.zeros((B, B), tl.float32)
+    for n in range(0, N, B):
+        acc = tl.dot(q, tl.load(k_ptr + rd[:, None] * N + (n + rb)[None, :]), acc)
+    for n in range(N, 2 * N, B):
+        acc = tl.dot(q, tl.load(k_ptr + rd[:, None] * N + (n + rb)[None, :]), acc)
+    tl.store(out_ptr + rb[:, None] * B + rb[None, :], acc)
+
+
+def test_an_operand_two_loops_read_is_copied_once_into_a_ring_both_read():
+    text = tile_opt(two_loops_one_q, {"q_ptr": "*fp16", "k_ptr": "*fp16", "out_ptr": "*fp32", "N": "i32"},
+                    {"D": 16, "B": 16})
+    with tile.context():
+        module = ir.Module.parse(text)
+        assign_gpu_layouts(module, 2, WARP, matrix_unit=HostThreadHooks(WARP, TOY).warp_matrix_op, num_stages=1)
+        text = str(module)
+    first, second = text.index("scf.for"), text.rindex("scf.for")
+    q_ring = re.search(r'"tile.async_copy".*?tile.ring = (\d+) : i32', text[:first])
+    assert q_ring and text[:first].count("tile.async_copy") == 1
+    for inside in (text[first:second], text[second:]):
+        assert re.search(rf'"tile.local_load".*tile.ring = {q_ring.group(1)} : i32', inside)

@@ -57,22 +57,41 @@ def pipeline_loops(module: ir.Module, num_stages: int) -> None:
                 rings += _Loop(loop, stages, rings).pipeline()
 
 
+def _matrix_product(op: ir.Operation) -> bool:
+    return op.name == "tile.dot" and isinstance(layout_of_type(ir.RankedTensorType(op.results[0].type)), Mma)
+
+
+def _hoistable_uses(load: ir.Operation) -> list[tuple[ir.Operation, int]] | None:
+    """The (product, operand index) uses of ``load``'s result where every use is operand A or B of a
+    matrix-instruction product in the body of a loop beside the load (attention's ``q``, read by
+    the loop left of the diagonal and by the diagonal's); else None."""
+    uses = [(u.owner.operation if hasattr(u.owner, "operation") else u.owner, u.operand_number)
+            for u in load.results[0].uses]
+    for user, index in uses:
+        loop = user.parent
+        if not (_matrix_product(user) and index < 2 and loop is not None and loop.name == "scf.for"
+                and loop.parent == load.parent):
+            return None
+    return uses
+
+
 def hoist_invariant_operands(loop: ir.Operation, first_ring: int) -> int:
     """An operand of a matrix-instruction product in ``loop`` that a load before the loop makes for
-    it alone (attention's ``q``) is copied once into a ring of one slot, and read there in every
-    iteration, instead of being staged in shared memory by every iteration's product. Return how
-    many rings that makes."""
+    products alone (attention's ``q``, in this loop and in loops after it) is copied once into a ring
+    of one slot, and read there in every iteration, instead of being staged in shared memory by
+    every iteration's product. Return how many rings that makes."""
     body = loop.regions[0].blocks[0]
     rings = 0
     for op in [op.operation for op in body.operations]:
-        if op.name != "tile.dot" or not isinstance(layout_of_type(ir.RankedTensorType(op.results[0].type)), Mma):
+        if not _matrix_product(op):
             continue
         for index in (0, 1):
             value = op.operands[index]
             if isinstance(value.owner, ir.Block):
                 continue
             load = value.owner.operation
-            if load.name != "tile.load" or load.parent != loop.parent or len(list(value.uses)) != 1:
+            uses = _hoistable_uses(load) if load.name == "tile.load" and load.parent == loop.parent else None
+            if uses is None:
                 continue
             if len(load.operands) == 3 and not _zero(load.operands[2]):
                 continue
@@ -92,13 +111,16 @@ def hoist_invariant_operands(loop: ir.Operation, first_ring: int) -> int:
                 tile.AsyncCommitOp()
             with ir.InsertionPoint(loop):
                 tile.AsyncWaitOp(tile.i32_attr(0))
-            with ir.InsertionPoint(op):
-                local = tile.LocalLoadOp(arith.ConstantOp(ir.IntegerType.get_signless(32), 0).result,
-                                         tile.i32_attr(slot_bytes), res=value.type)
-            for ring_op in (copy.operation, local.operation):
+            ring_ops = [copy.operation]
+            for user, at in uses:  # each product reads the slot
+                with ir.InsertionPoint(user):
+                    local = tile.LocalLoadOp(arith.ConstantOp(ir.IntegerType.get_signless(32), 0).result,
+                                             tile.i32_attr(slot_bytes), res=value.type)
+                user.operands[at] = local.result
+                ring_ops.append(local.operation)
+            for ring_op in ring_ops:
                 ring_op.attributes[RING] = tile.i32_attr(ring)
                 ring_op.attributes[RING_BYTES] = tile.i32_attr(slot_bytes)
-            op.operands[index] = local.result
             load.erase()
             rings += 1
     return rings
