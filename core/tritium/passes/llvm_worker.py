@@ -25,6 +25,7 @@ from typing import Any, Callable, TypeVar
 from llvmlite import binding as llvm
 
 from ..errors import CompilationError, TritiumError
+from ..runtime.compile_lock import COMPILE_LOCK
 
 T = TypeVar("T")
 
@@ -82,9 +83,9 @@ def _in_child(work: Callable[[bool], T], safe: bool) -> tuple[bool, Any]:
             _child(work, safe, read_fd, write_fd, err.fileno())
         os.close(write_fd)
         try:
-            with os.fdopen(read_fd, "rb") as answer:
+            with COMPILE_LOCK.waiting(), os.fdopen(read_fd, "rb") as answer:  # others compile meanwhile
                 data = answer.read()
-            _, status = os.waitpid(pid, 0)
+                _, status = os.waitpid(pid, 0)
         except BaseException:  # Ctrl-C while LLVM works: the child goes too
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)

@@ -6,7 +6,9 @@ arguments, as Triton does), then launch with the fastest. The choice is kept in 
 kernel cache directory (keyed by the kernel's ``cache_key``, the target, the tuning key and the
 configs), so a new process launches at once instead of benchmarking again; configs with a
 ``pre_hook`` are not kept on disk (a function cannot be stored), as in Triton. A config that fails
-to compile or load (out of resources) is skipped with a warning, as Triton skips them.
+to compile or load (out of resources) is skipped with a warning, as Triton skips them. The configs
+compile side by side on threads first (``_precompile``): while one waits for LLVM or the target's
+assembler in another process, the next runs its front end.
 
 Benchmarking launches the kernel many times, so arguments it writes would end up wrong:
 ``reset_to_zero`` names arguments zeroed before each benchmarking run (and once after, so the real
@@ -19,14 +21,20 @@ is needed on any target.
 from __future__ import annotations
 
 import functools
+import os
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import tritium.language as tl
 
 from ..errors import ArgumentError, KernelRuntimeError, TritiumError, user_facing, warn
+from .async_compile import AsyncCompileMode
 from .jit import JITFunction, KernelInterface, jit
+
+#: the most configs compiling at once (each waits on a worker process part of the time)
+MAX_COMPILE_THREADS = 8
 
 
 class Config:
@@ -243,6 +251,7 @@ class Autotuner(_Decorated):
             if key not in self.cache:
                 configs = self.prune_configs(nargs, kwargs)
                 if not self._load(key, configs):
+                    self._precompile(configs, args, grid, kwargs)
                     self._benchmark(key, configs, args, grid, nargs, kwargs)
             config = self.cache[key]
         else:
@@ -353,8 +362,25 @@ class Autotuner(_Decorated):
     @user_facing
     def warmup(self, *args, grid: Any = (1,), **kwargs) -> list[Any]:
         """Compile every (pruned) config without launching."""
-        nargs = self._named(args, kwargs)
-        return [self._launch(self.fn.warmup, c, args, grid, kwargs) for c in self.prune_configs(nargs, kwargs)]
+        configs = self.prune_configs(self._named(args, kwargs), kwargs)
+        self._precompile(configs, args, grid, kwargs)
+        return [self._launch(self.fn.warmup, c, args, grid, kwargs) for c in configs]
+
+    def _precompile(self, configs: list[Config], args: tuple, grid: Any, kwargs: dict) -> None:
+        """Compile ``configs`` side by side on threads, before they are timed or returned one by one
+        (``runtime.compile_lock`` lets a compile waiting on another process make way). A config that
+        fails is left to that later compile, which reports it; one with a ``pre_hook`` compiles there
+        too (its hook may change what the kernel specialises on)."""
+        todo = [c for c in configs if c.pre_hook is None]
+        workers = min(len(todo), os.cpu_count() or 1, MAX_COMPILE_THREADS)
+        if workers < 2:
+            return
+        with ThreadPoolExecutor(workers) as pool, AsyncCompileMode(pool, ignore_errors=True):
+            for config in todo:
+                try:
+                    self._launch(self.fn.warmup, config, args, grid, kwargs)
+                except TritiumError:
+                    pass
 
 
 def _jsonable(t: Any) -> Any:

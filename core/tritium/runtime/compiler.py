@@ -10,13 +10,13 @@ from __future__ import annotations
 import functools
 import json
 import os
-import threading
 from typing import Any
 
 from ..errors import ArgumentError, CompilationError, TritiumError, user_facing
 from ..target import KernelSignature
 from ..tools.tensor_descriptor import TensorDescriptor
 from . import cache as disk_cache
+from .compile_lock import COMPILE_LOCK
 from .descriptors import FlatLauncher, flat_signature, is_descriptor_type
 from .descriptors import canonical as descriptor_type_of
 from .descriptors import parameter as descriptor_parameter
@@ -264,9 +264,6 @@ def _frontend(request, ctx):
     return module
 
 
-#: compilation and loading are serialised: MLIR contexts and LLVM are not safe to drive from
-#: several threads at once (kernels compiled on first launch from many threads)
-COMPILE_LOCK = threading.RLock()
 
 
 def compile_specialized(jitfn, target, arg_types: dict[str, str], constants: dict[str, Any],

@@ -10,7 +10,7 @@ import threading
 from llvmlite import binding as llvm
 from tritium.passes.llvm_worker import OPT_LEVEL, optimize, run_isolated
 
-_LLVM = threading.Lock()  # one compilation at a time: modules and the shared machine are not thread-safe
+_LLVM = threading.Lock()  # the shared machine and LLVM's options are made by one thread at a time
 
 
 def new_host_target_machine() -> llvm.TargetMachine:
@@ -54,8 +54,9 @@ def host_triple_and_layout() -> tuple[str, str]:
 def machine_code(llir: str, kernel: str) -> tuple[str, bytes]:
     """Host assembly and object of LLVM IR text, optimised at -O3 once for both, in a worker process
     (``tritium.passes.llvm_worker``: an LLVM abort is a ``CompilationError``)."""
-    tm = host_target_machine()  # made here, so every worker (and later compile) has it
-    _llvm_options()
+    with _LLVM:
+        tm = host_target_machine()  # made here, so every worker (and later compile) has it
+        _llvm_options()
 
     def emit(safe: bool) -> tuple[str, bytes]:
         module = llvm.parse_assembly(llir)
@@ -92,12 +93,11 @@ def deep_recursion(limit: int):
 
 
 def asm(llir_text: str, ctx) -> str:
-    """Optimise the LLVM IR at -O3 and print host assembly."""
-    with _LLVM:
-        return machine_code(llir_text, ctx.signature.name)[0]
+    """Optimise the LLVM IR at -O3 and print host assembly (the worker lets other threads compile
+    while it waits: not under ``_LLVM``)."""
+    return machine_code(llir_text, ctx.signature.name)[0]
 
 
 def obj(_assembly: str, ctx) -> bytes:
     """Compile the ``llir`` stage's LLVM IR (optimised once, shared with ``asm``) to a host object."""
-    with _LLVM:
-        return machine_code(ctx.outputs["llir"], ctx.signature.name)[1]
+    return machine_code(ctx.outputs["llir"], ctx.signature.name)[1]

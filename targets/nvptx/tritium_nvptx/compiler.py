@@ -19,6 +19,7 @@ import threading
 from llvmlite import binding as llvm
 from tritium.errors import TritiumError
 from tritium.passes.llvm_worker import OPT_LEVEL, optimize, run_isolated
+from tritium.runtime.compile_lock import COMPILE_LOCK
 
 from . import toolchain
 
@@ -72,14 +73,15 @@ def ptx(llir_text: str, ctx) -> str:
     with _LLVM:
         tm = target_machine(arch, version)  # made here, so every worker (and later compile) has it
 
-        def emit(safe: bool) -> str:
-            module = llvm.parse_assembly(llir_text)
-            link_libdevice(module)
-            module.verify()
-            optimize(module, tm, vectorize=False, safe=safe)  # one lane per thread: nothing to vectorize
-            return tm.emit_assembly(module)
+    def emit(safe: bool) -> str:
+        module = llvm.parse_assembly(llir_text)
+        link_libdevice(module)
+        module.verify()
+        optimize(module, tm, vectorize=False, safe=safe)  # one lane per thread: nothing to vectorize
+        return tm.emit_assembly(module)
 
-        return run_isolated(ctx.signature.name, "ptx", emit)
+    # not under _LLVM: the worker lets other threads compile while it waits (``runtime.compile_lock``)
+    return run_isolated(ctx.signature.name, "ptx", emit)
 
 
 def _launch_metadata(llir_text: str, ctx) -> None:
@@ -130,7 +132,8 @@ def cubin(ptx_text: str, ctx) -> bytes:
         src, out = os.path.join(tmp, "kernel.ptx"), os.path.join(tmp, "kernel.cubin")
         with open(src, "w") as f:
             f.write(ptx_text)
-        run = subprocess.run([path, f"-arch={arch}", "-v", "-O3", src, "-o", out], capture_output=True, text=True)
+        with COMPILE_LOCK.waiting():  # other threads compile while ptxas works
+            run = subprocess.run([path, f"-arch={arch}", "-v", "-O3", src, "-o", out], capture_output=True, text=True)
         if run.returncode != 0:
             raise TritiumError(f"ptxas ({path}) rejected the PTX of kernel {ctx.signature.name} for {arch}:\n"
                                f"{run.stderr.strip() or run.stdout.strip()}")
