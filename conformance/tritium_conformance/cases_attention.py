@@ -20,8 +20,31 @@ from .suite import Device, Output, cases, rng_for
 
 
 @triton.jit
+def _attention_blocks(acc, l_i, m_i, q, K, V, base, offs_m, offs_n, offs_d, qk_scale, lo, hi,
+                      HEAD: tl.constexpr, BN: tl.constexpr, MASK: tl.constexpr):
+    """The online softmax over the key blocks ``lo`` to ``hi``, masked causally where ``MASK``."""
+    for start_n in range(lo, hi, BN):
+        k = tl.load(K + base + (start_n + offs_n)[None, :] * HEAD + offs_d[:, None])
+        qk = tl.dot(q, k) * qk_scale
+        if MASK:
+            qk = tl.where(offs_m[:, None] >= (start_n + offs_n)[None, :], qk, float("-inf"))
+        m_ij = tl.maximum(m_i, tl.max(qk, 1))
+        p = tl.math.exp2(qk - m_ij[:, None])
+        alpha = tl.math.exp2(m_i - m_ij)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None]
+        v = tl.load(V + base + (start_n + offs_n)[:, None] * HEAD + offs_d[None, :])
+        acc = tl.dot(p.to(tl.float16), v, acc)
+        m_i = m_ij
+    return acc, l_i, m_i
+
+
+@triton.jit
 def attention_forward_kernel(Q, K, V, O, sm_scale, N_CTX, HEAD: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
-                             CAUSAL: tl.constexpr):
+                             CAUSAL: tl.constexpr, SPLIT: tl.constexpr = False):
+    """One loop over the key blocks (masked throughout where ``CAUSAL``), or, where ``SPLIT``, the
+    causal loop as tutorial 06 splits it: the blocks left of the diagonal unmasked, then the
+    diagonal's masked, ``q`` read by both loops' products."""
     start_m = tl.program_id(0)
     base = tl.program_id(1).to(tl.int64) * N_CTX * HEAD
     offs_m = start_m * BM + tl.arange(0, BM)
@@ -32,20 +55,15 @@ def attention_forward_kernel(Q, K, V, O, sm_scale, N_CTX, HEAD: tl.constexpr, BM
     l_i = tl.zeros([BM], tl.float32)
     acc = tl.zeros([BM, HEAD], tl.float32)
     qk_scale = sm_scale * 1.44269504
-    end = (start_m + 1) * BM if CAUSAL else N_CTX
-    for start_n in range(0, end, BN):
-        k = tl.load(K + base + (start_n + offs_n)[None, :] * HEAD + offs_d[:, None])
-        qk = tl.dot(q, k) * qk_scale
-        if CAUSAL:
-            qk = tl.where(offs_m[:, None] >= (start_n + offs_n)[None, :], qk, float("-inf"))
-        m_ij = tl.maximum(m_i, tl.max(qk, 1))
-        p = tl.math.exp2(qk - m_ij[:, None])
-        alpha = tl.math.exp2(m_i - m_ij)
-        l_i = l_i * alpha + tl.sum(p, 1)
-        acc = acc * alpha[:, None]
-        v = tl.load(V + base + (start_n + offs_n)[:, None] * HEAD + offs_d[None, :])
-        acc = tl.dot(p.to(tl.float16), v, acc)
-        m_i = m_ij
+    if SPLIT:
+        acc, l_i, m_i = _attention_blocks(acc, l_i, m_i, q, K, V, base, offs_m, offs_n, offs_d, qk_scale, 0,
+                                          start_m * BM, HEAD, BN, False)
+        acc, l_i, m_i = _attention_blocks(acc, l_i, m_i, q, K, V, base, offs_m, offs_n, offs_d, qk_scale,
+                                          start_m * BM, (start_m + 1) * BM, HEAD, BN, True)
+    else:
+        end = (start_m + 1) * BM if CAUSAL else N_CTX
+        acc, l_i, m_i = _attention_blocks(acc, l_i, m_i, q, K, V, base, offs_m, offs_n, offs_d, qk_scale, 0, end,
+                                          HEAD, BN, CAUSAL)
     tl.store(O + base + offs_m[:, None] * HEAD + offs_d[None, :], acc / l_i[:, None])
 
 
@@ -54,18 +72,17 @@ ATTENTION = {"d32-64x32-w4": (32, 64, 32, 4, 128), "d64-64x64-w4": (64, 64, 64, 
              "d64-128x64-w8": (64, 128, 64, 8, 256), "d128-64x32-w4": (128, 64, 32, 4, 64)}
 
 
-@cases("dot-attention-{config}-{mask}", config=ATTENTION, mask={"full": False, "causal": True})
-def attention_forward(dev: Device, config: tuple[int, ...], mask: bool) -> list[Output]:
+def _attention(dev: Device, name: str, config: tuple[int, ...], causal: bool, split: bool) -> list[Output]:
     head, bm, bn, warps, seq = config
     heads = 2
-    rng = rng_for(f"dot-attention-{config}-{mask}")
+    rng = rng_for(name)
     q, k, v = (rng.standard_normal((heads, seq, head)).astype(np.float16) for _ in range(3))
     out = dev.full((heads, seq, head), np.nan, np.float32)
     scale = head ** -0.5
     dev.launch(attention_forward_kernel, (seq // bm, heads), dev.to_device(q), dev.to_device(k), dev.to_device(v), out,
-               scale, seq, HEAD=head, BM=bm, BN=bn, CAUSAL=mask, num_warps=warps)
+               scale, seq, HEAD=head, BM=bm, BN=bn, CAUSAL=causal, SPLIT=split, num_warps=warps)
     s = np.einsum("hmd,hnd->hmn", q.astype(np.float64), k.astype(np.float64)) * scale
-    if mask:
+    if causal:
         s = np.where(np.tril(np.ones((seq, seq), bool)), s, -np.inf)
     p = np.exp(s - s.max(-1, keepdims=True))
     want = p @ v.astype(np.float64) / p.sum(-1, keepdims=True)
@@ -73,62 +90,15 @@ def attention_forward(dev: Device, config: tuple[int, ...], mask: bool) -> list[
     return [Output("out", dev.to_host(out), want, rtol=0.0, atol=tol)]
 
 
-@triton.jit
-def _attention_blocks(acc, l_i, m_i, q, K, V, base, offs_m, offs_n, offs_d, sm_scale, lo, hi,
-                      HEAD: tl.constexpr, BN: tl.constexpr, MASK: tl.constexpr):
-    """The online softmax over the key blocks ``lo`` to ``hi``, masked causally where ``MASK``."""
-    for start_n in range(lo, hi, BN):
-        k = tl.load(K + base + (start_n + offs_n)[None, :] * HEAD + offs_d[:, None])
-        qk = tl.dot(q, k) * (sm_scale * 1.44269504)
-        if MASK:
-            qk = qk + tl.where(offs_m[:, None] >= (start_n + offs_n)[None, :], 0.0, -1.0e6)
-        m_ij = tl.maximum(m_i, tl.max(qk, 1))
-        p = tl.math.exp2(qk - m_ij[:, None])
-        alpha = tl.math.exp2(m_i - m_ij)
-        l_i = l_i * alpha + tl.sum(p, 1)
-        v = tl.load(V + base + (start_n + offs_n)[:, None] * HEAD + offs_d[None, :])
-        acc = tl.dot(p.to(tl.float16), v, acc * alpha[:, None])
-        m_i = m_ij
-    return acc, l_i, m_i
+@cases("dot-attention-{config}-{mask}", config=ATTENTION, mask={"full": False, "causal": True})
+def attention_forward(dev: Device, config: tuple[int, ...], mask: bool) -> list[Output]:
+    return _attention(dev, f"dot-attention-{config}-{mask}", config, mask, False)
 
 
-@triton.jit
-def attention_split_kernel(Q, K, V, O, sm_scale, HEAD: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
-    """Causal attention as tutorial 06 splits it: the key blocks left of the diagonal without a mask,
-    then the diagonal's with one; ``q`` is read by both loops' products."""
-    start_m = tl.program_id(0)
-    n_ctx = tl.num_programs(0) * BM
-    base = tl.program_id(1).to(tl.int64) * n_ctx * HEAD
-    offs_m = start_m * BM + tl.arange(0, BM)
-    offs_n = tl.arange(0, BN)
-    offs_d = tl.arange(0, HEAD)
-    q = tl.load(Q + base + offs_m[:, None] * HEAD + offs_d[None, :])
-    m_i = tl.full([BM], float("-inf"), tl.float32)
-    l_i = tl.zeros([BM], tl.float32)
-    acc = tl.zeros([BM, HEAD], tl.float32)
-    acc, l_i, m_i = _attention_blocks(acc, l_i, m_i, q, K, V, base, offs_m, offs_n, offs_d, sm_scale, 0,
-                                      start_m * BM, HEAD, BN, False)
-    acc, l_i, m_i = _attention_blocks(acc, l_i, m_i, q, K, V, base, offs_m, offs_n, offs_d, sm_scale, start_m * BM,
-                                      (start_m + 1) * BM, HEAD, BN, True)
-    tl.store(O + base + offs_m[:, None] * HEAD + offs_d[None, :], acc / l_i[:, None])
-
-
-@cases("dot-attention-split-{config}", config={"d64-128x64-w8": (64, 128, 64, 8, 256),
+@cases("dot-attention-split-{config}", config={"d64-128x64-w8": ATTENTION["d64-128x64-w8"],
                                                "d32-64x32-w4": (32, 64, 32, 4, 192)})
 def attention_split(dev: Device, config: tuple[int, ...]) -> list[Output]:
-    head, bm, bn, warps, seq = config
-    heads = 2
-    rng = rng_for(f"dot-attention-split-{config}")
-    q, k, v = (rng.standard_normal((heads, seq, head)).astype(np.float16) for _ in range(3))
-    out = dev.full((heads, seq, head), np.nan, np.float32)
-    scale = head ** -0.5
-    dev.launch(attention_split_kernel, (seq // bm, heads), dev.to_device(q), dev.to_device(k), dev.to_device(v),
-               out, scale, HEAD=head, BM=bm, BN=bn, num_warps=warps)
-    s = np.einsum("hmd,hnd->hmn", q.astype(np.float64), k.astype(np.float64)) * scale
-    s = np.where(np.tril(np.ones((seq, seq), bool)), s, -np.inf)
-    p = np.exp(s - s.max(-1, keepdims=True))
-    want = p @ v.astype(np.float64) / p.sum(-1, keepdims=True)
-    return [Output("out", dev.to_host(out), want, rtol=0.0, atol=4 * EPS["fp16"] * float(np.abs(v).max()))]
+    return _attention(dev, f"dot-attention-split-{config}", config, True, True)
 
 
 @triton.jit
