@@ -35,7 +35,7 @@ _I32P, _F32P = ctypes.POINTER(ctypes.c_uint32), ctypes.POINTER(ctypes.c_float)
 _MMA = ctypes.CFUNCTYPE(None, ctypes.c_int32, ctypes.c_int32, _I32P, _I32P, _F32P, _F32P)
 _LOAD = ctypes.CFUNCTYPE(None, ctypes.c_int32, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, _I32P)
 #: operand kinds of the emulated matrix instruction, as the callback's code
-_KINDS = {"fp16": 0, "bf16": 1, "tf32": 2, "e4m3": 3, "e5m2": 4}
+_KINDS = {"fp16": 0, "bf16": 1, "tf32": 2, "e4m3": 3, "e5m2": 4, "s8": 5}
 
 
 class HostThreadHooks(DeviceHooks):
@@ -53,7 +53,7 @@ class HostThreadHooks(DeviceHooks):
         in float64 from every lane's fragments. Where the declaration has a ``load`` (``ldmatrix``;
         32-lane warps), ``_load`` emulates it; fp16, bf16, tf32 and fp8 operands into fp32."""
         spec = self.matrix
-        if spec is None or operand not in _KINDS or accumulator != "fp32":
+        if spec is None or operand not in _KINDS or accumulator != ("int32" if operand == "s8" else "fp32"):
             return None
         f32 = ll.FloatType()
 
@@ -66,8 +66,9 @@ class HostThreadHooks(DeviceHooks):
                     b.store(b.bitcast(v, elem), b.gep(array, [ll.Constant(I32, 0), ll.Constant(I32, i)]))
             self._callback(b, "emulator_mma", ll.VoidType(), [self.thread_id(b), ll.Constant(I32, _KINDS[operand]),
                                                                 *[b.bitcast(x, ll.PointerType()) for x in arrays]])
-            d = arrays[3]
-            return [b.load(b.gep(d, [ll.Constant(I32, 0), ll.Constant(I32, i)])) for i in range(len(c_vals))]
+            d = arrays[3]  # int32 accumulators pass through as the bits of fp32 ones
+            return [b.bitcast(b.load(b.gep(d, [ll.Constant(I32, 0), ll.Constant(I32, i)])), c_vals[0].type)
+                    for i in range(len(c_vals))]
 
         def load(b, address, count, transposed):
             out = b.alloca(ll.ArrayType(I32, count))
@@ -201,6 +202,8 @@ def _operands(bits: np.ndarray, kind: int) -> np.ndarray:
         return ((bits.astype(np.uint32) + 0x1000) & 0xFFFFE000).view(np.float32).astype(np.float64)
     if kind in (_KINDS["e4m3"], _KINDS["e5m2"]):
         return fp8_values(bits.astype(np.uint32).view(np.uint8), "e4m3" if kind == _KINDS["e4m3"] else "e5m2")
+    if kind == _KINDS["s8"]:
+        return bits.astype(np.uint32).view(np.int8).astype(np.float64)
     halves = bits.astype(np.uint32).view(np.uint16)
     if kind == _KINDS["fp16"]:
         return halves.view(np.float16).astype(np.float64)
@@ -226,11 +229,12 @@ def _mma(tid: int, kind: int, a_ptr, b_ptr, c_ptr, d_ptr) -> None:
         for e, values in enumerate(_operands(fb, kind).reshape(-1, pack)):
             row, col = frag_b.coordinates(other, e)
             b[row:row + pack, col] = values
-        for e, value in enumerate(fc):
+        for e, value in enumerate(fc.view(np.int32) if kind == _KINDS["s8"] else fc):
             c[frag_c.coordinates(other, e)] = value
     d = a @ b + c
     for e in range(len(spec.c.entries)):
-        d_ptr[e] = d[frag_c.coordinates(lane, e)]
+        value = d[frag_c.coordinates(lane, e)]
+        d_ptr[e] = np.array(value, np.int32).view(np.float32) if kind == _KINDS["s8"] else value
     p.barrier.wait()
 
 

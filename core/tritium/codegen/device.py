@@ -83,8 +83,7 @@ class WarpgroupMatrixOp:
     tiles in order), and A's fragments from registers as that instruction's ``a``. So the warp-level
     layouts serve both (``layout.matrix``); the group instruction is the code generator's choice.
 
-    - ``emit(b, a, b_, c, n)``: ``D[m, n] = A[m, k] @ B[k, n] + C`` for ``n`` a multiple of 8 up to
-      ``n_max``; ``a`` is a ``SharedOperand`` or the lane's A fragment registers, ``b_`` a
+    - ``emit(b, a, b_, c, n)``: ``D[m, n] = A[m, k] @ B[k, n] + C`` for ``n`` it ``takes``; ``a`` is a ``SharedOperand`` or the lane's A fragment registers, ``b_`` a
       ``SharedOperand``, ``c`` the lane's accumulator scalars. The result is ready only after
       ``wait``, and a product must ``fence`` before it reads registers other code wrote.
     - ``fence(b)``, ``commit(b)``: order register writes before the group's instructions; close the
@@ -93,7 +92,9 @@ class WarpgroupMatrixOp:
       accumulators), which code after it must use instead, so that nothing reads them earlier.
     - ``publish(b)``: make this thread's plain stores to shared memory visible to the instruction
       (before the barrier that orders them for the other threads).
-    - ``mn_major``: whether operands may be stored along M or N (else only K-major ones run)."""
+    - ``mn_major``: whether operands may be stored along M or N (else only K-major ones run).
+    - ``takes(n)``: whether the instruction has a shape of ``n`` columns (a multiple of 8 up to
+      ``n_max``, by default)."""
 
     warps: int
     k: int
@@ -104,6 +105,7 @@ class WarpgroupMatrixOp:
     commit: Callable[[ll.IRBuilder], None]
     wait: Callable[[ll.IRBuilder, list[ll.Value], int], list[ll.Value]]
     publish: Callable[[ll.IRBuilder], None]
+    takes: Callable[[int], bool] = lambda n: n % 8 == 0
 
 
 class DeviceHooks(MathHooks):

@@ -1,11 +1,11 @@
 """Which ``tile.dot`` runs on a target's warp-level matrix instruction, in which layouts.
 
 A target offers its instruction through ``DeviceHooks.warp_matrix_op`` (``MatrixUnit``): NVIDIA's
-``mma``, AMD's MFMA. A ``tile.dot`` of 2-D fp16 or bf16 operands into fp32 whose extents the
-instruction's tiles divide, with enough tiles for every warp, gets the accumulator layout ``Mma``
-for its accumulator and result: the instruction then reads and writes the accumulator in the
-registers where the previous one left it, and a loop carries it there (``layout.propagate``,
-``passes.convert_layout``). Elementwise ops, broadcasts and row reductions run on it like on any
+``mma``, AMD's MFMA. A ``tile.dot`` of 2-D fp16, bf16, fp8 (or tf32) operands into fp32, or int8
+ones into int32, whose extents the instruction's tiles divide, with enough tiles for every warp,
+gets the accumulator layout ``Mma`` for its accumulator and result: the instruction then reads
+and writes the accumulator in the registers where the previous one left it, and a loop carries it
+there (``layout.propagate``, ``passes.convert_layout``). Elementwise ops, broadcasts and row reductions run on it like on any
 distributed layout; only the epilogue converts it.
 
 The operands' fragments are distributions too (``operand_distribution``: Triton's dot-operand
@@ -29,7 +29,9 @@ MatrixUnit = Callable[[str, str], Optional["WarpMatrixOp"]]
 #: operand element types the matrix path takes, by their name in ``warp_matrix_op``; fp32 operands
 #: only at ``input_precision="tf32"`` (Triton's default), rounded to tf32 as tensor cores take them;
 #: fp8 ones where ``narrow_fp8_operands`` gave the product its fp8 operands back
-OPERAND_KINDS = {"f16": "fp16", "bf16": "bf16", "f32": "tf32", "f8E4M3FN": "e4m3", "f8E5M2": "e5m2"}
+OPERAND_KINDS = {"f16": "fp16", "bf16": "bf16", "f32": "tf32", "f8E4M3FN": "e4m3", "f8E5M2": "e5m2", "i8": "s8"}
+#: the accumulator kind of each result element type, by its name in ``warp_matrix_op``
+ACCUMULATOR_KINDS = {"f32": "fp32", "i32": "int32"}
 
 
 def operand_kind(op: ir.Operation) -> str | None:
@@ -41,17 +43,20 @@ def operand_kind(op: ir.Operation) -> str | None:
 
 
 def matrix_unit_candidate(op: ir.Operation) -> bool:
-    """A ``tile.dot`` that a target's warp-level matrix instruction may run: 2-D, fp16 or bf16 (or
-    fp32 at tf32 precision) operands of one type into fp32, every extent a multiple of 16."""
+    """A ``tile.dot`` that a target's warp-level matrix instruction may run: 2-D, fp16, bf16 or fp8
+    (or fp32 at tf32 precision) operands of one type into fp32, or int8 into int32, every extent a
+    multiple of 16."""
     a, b = (ir.RankedTensorType(v.type) for v in op.operands[:2])
     res = ir.RankedTensorType(op.results[0].type)
-    return (a.rank == 2 and a.element_type == b.element_type and operand_kind(op) is not None
-            and str(res.element_type) == "f32" and all(x % 16 == 0 for x in (*a.shape, b.shape[1])))
+    kind = operand_kind(op)
+    return (a.rank == 2 and a.element_type == b.element_type and kind is not None
+            and str(res.element_type) == ("i32" if kind == "s8" else "f32")
+            and all(x % 16 == 0 for x in (*a.shape, b.shape[1])))
 
 
 def instruction(op: ir.Operation, matrix_unit: MatrixUnit) -> "WarpMatrixOp | None":
     """The target's instruction for the candidate ``op``, or None."""
-    return matrix_unit(operand_kind(op), "fp32")
+    return matrix_unit(operand_kind(op), ACCUMULATOR_KINDS[str(ir.RankedTensorType(op.results[0].type).element_type)])
 
 
 def warp_grid(tiles_m: int, tiles_n: int, warps: int, mma: "WarpMatrixOp") -> tuple[int, int] | None:

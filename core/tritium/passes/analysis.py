@@ -70,3 +70,21 @@ def _loop_value(loop: ir.Operation, body: ir.Block, i: int, args, seen) -> set[i
 
 def _union(a: set[int] | None, b: set[int] | None) -> set[int] | None:
     return None if a is None or b is None else a | b
+
+
+def is_zero(value: ir.Value) -> bool:
+    """A constant (or a splat of one) all of whose elements are 0."""
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return False
+    if owner.name == "tile.splat":
+        return is_zero(owner.operands[0])
+    if owner.name != "arith.constant":
+        return False
+    attr = owner.attributes["value"]
+    if not isinstance(attr, (ir.IntegerAttr, ir.FloatAttr)):
+        dense = ir.DenseElementsAttr(attr)
+        if not dense.is_splat:
+            return False
+        attr = dense.get_splat_value()
+    return attr.value == 0  # an IntegerAttr or a FloatAttr

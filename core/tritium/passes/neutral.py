@@ -7,6 +7,7 @@ from typing import Any
 
 from ..ir.mlir import passmanager
 from .analysis import stored_arguments
+from .combine import fold_dot_accumulation
 from .inline import inline_calls
 
 #: run in order on the whole module after ``inline_calls`` has folded the @jit helpers into the kernel
@@ -15,9 +16,11 @@ NEUTRAL_PASSES = ("canonicalize", "cse", "loop-invariant-code-motion", "sccp", "
 
 def optimize(module: Any, ctx: Any) -> Any:
     """Inline the @jit helpers, then canonicalize, cse, licm, sccp on the ``tile`` module (in
-    place); records which arguments the kernel stores through (``metadata["stored_args"]``)."""
+    place), and core's own combines (``passes.combine``); records which arguments the kernel stores
+    through (``metadata["stored_args"]``)."""
     inline_calls(module)
     pm = passmanager.PassManager.parse(f"builtin.module({','.join(NEUTRAL_PASSES)})")
     pm.run(module.operation)
+    fold_dot_accumulation(module)
     ctx.metadata["stored_args"] = stored_arguments(module, ctx.signature.name)
     return module

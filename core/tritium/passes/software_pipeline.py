@@ -34,6 +34,7 @@ from ..ir import tile
 from ..ir.mlir import arith, ir, scf
 from ..layout.choose import element_bytes
 from ..layout.distributed import Mma, layout_of_type
+from .analysis import is_zero
 from .axis_info import walk
 
 #: the attribute of a loop that sets its depth (``tl.range(..., num_stages=)``)
@@ -93,7 +94,7 @@ def hoist_invariant_operands(loop: ir.Operation, first_ring: int) -> int:
             uses = _hoistable_uses(load) if load.name == "tile.load" and load.parent == loop.parent else None
             if uses is None:
                 continue
-            if len(load.operands) == 3 and not _zero(load.operands[2]):
+            if len(load.operands) == 3 and not is_zero(load.operands[2]):
                 continue
             ring, slot_bytes = first_ring + rings, _bytes(value.type)
             ptr = load.operands[0]
@@ -130,24 +131,6 @@ def _pure(op: ir.Operation) -> bool:
     return not op.regions and (op.name.startswith(_PURE_PREFIXES) or op.name in _PURE_TILE)
 
 
-def _zero(value: ir.Value) -> bool:
-    """A constant (or a splat of one) all of whose elements are 0."""
-    owner = value.owner
-    if isinstance(owner, ir.Block):
-        return False
-    if owner.name == "tile.splat":
-        return _zero(owner.operands[0])
-    if owner.name != "arith.constant":
-        return False
-    attr = owner.attributes["value"]
-    if not isinstance(attr, (ir.IntegerAttr, ir.FloatAttr)):
-        dense = ir.DenseElementsAttr(attr)
-        if not dense.is_splat:
-            return False
-        attr = dense.get_splat_value()
-    return attr.value == 0  # an IntegerAttr or a FloatAttr
-
-
 class _Loop:
     def __init__(self, loop: ir.Operation, stages: int, first_ring: int):
         self.loop, self.stages, self.first_ring = loop, stages, first_ring
@@ -171,7 +154,7 @@ class _Loop:
                     continue
                 if load.parent != self.loop or len(list(operand.uses)) != 1:
                     continue
-                if len(load.operands) == 3 and not _zero(load.operands[2]):
+                if len(load.operands) == 3 and not is_zero(load.operands[2]):
                     continue
                 found.append(load)
         return found

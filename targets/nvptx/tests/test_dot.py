@@ -94,9 +94,10 @@ def int8_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.con
     tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot(a, b))
 
 
-@pytest.mark.parametrize("operand,result,instruction", [("i8", "i32", r"mul\.wide\.s16|mad\.lo\.s32|mul\.lo\.s32"),
+@pytest.mark.parametrize("operand,result,instruction", [("i8", "i32", r"mma\.sync\.aligned\.m16n8k32\.row\.col\.s32\.s8"),
                                                          ("fp64", "fp64", r"fma\.rn\.f64")])
 def test_int8_and_fp64_products(target, operand, result, instruction):
+    """int8 into int32 runs on the tensor cores (``m16n8k32.s32.s8.s8``), fp64 as FMA loops."""
     types = {"a_ptr": f"*{operand}", "b_ptr": f"*{operand}", "c_ptr": f"*{result}"}
     k = compile_specialized(int8_kernel, target, types, {"M": 32, "N": 32, "K": 32}, {n: "D" for n in types},
                             {"num_warps": 4})
@@ -145,7 +146,7 @@ class _IsaFragment:
     """``mma.m16n8k16``'s fragments of 16-bit operands and fp32 accumulators as the PTX ISA's tables
     state them (lane = 4 * groupID + threadID_in_group): ``coordinates(lane, register)`` of the first
     element a 32-bit register (A, B) or an accumulator register holds; ``m16n8k8.tf32``'s and
-    ``m16n8k32``'s (fp8) where asked."""
+    ``m16n8k32``'s (fp8, int8) where asked."""
 
     def __init__(self, which: str, tf32: bool = False, fp8: bool = False):
         self.which, self.tf32, self.fp8 = which, tf32, fp8
@@ -171,6 +172,7 @@ class _IsaFragment:
                                                    ("fp16", (64, 32, 64), 4), ("fp16", (16, 64, 16), 2),
                                                    ("fp16", (16, 256, 32), 2), ("bf16", (32, 16, 128), 2),
                                                    ("fp8e4nv", (32, 32, 64), 2), ("fp8e5", (64, 32, 64), 4),
+                                                   ("i8", (32, 32, 64), 2), ("i8", (64, 64, 128), 4),
                                                    ("fp32", (32, 32, 32), 2), ("fp32", (64, 32, 16), 4)])
 def test_the_tensor_core_fragments_compute_the_product(target, core_kernels, threads_emulator, dtype, shape,
                                                        num_warps):
@@ -184,9 +186,10 @@ def test_the_tensor_core_fragments_compute_the_product(target, core_kernels, thr
     from tritium_nvptx.hooks import NvptxHooks
 
     m, n, k = shape
-    types = {"a_ptr": f"*{dtype}", "b_ptr": f"*{dtype}", "c_ptr": "*fp32", "out_ptr": "*fp32"}
+    acc = "i32" if dtype == "i8" else "fp32"
+    types = {"a_ptr": f"*{dtype}", "b_ptr": f"*{dtype}", "c_ptr": f"*{acc}", "out_ptr": f"*{acc}"}
     consts = {"M": m, "N": n, "K": k, "IN": None, "ACC": True, "PREC": "tf32" if dtype == "fp32" else "ieee",
-              "OUT": tl.float32, "LOOPS": 2}
+              "OUT": tl.int32 if dtype == "i8" else tl.float32, "LOOPS": 2}
     compiled = compile_specialized(core_kernels("dots").dot_kernel, target, types, consts, {},
                                    {"num_warps": num_warps})
     assert "#tile.mma" in compiled.asm["tile-layout"]
@@ -205,14 +208,19 @@ def test_the_tensor_core_fragments_compute_the_product(target, core_kernels, thr
         finite = np.flatnonzero(np.abs(np.nan_to_num(values, nan=99.0)) < 16).astype(np.uint8)
         a, b = rng.choice(finite, (m, k)), rng.choice(finite, (k, n))
         a64, b64 = values[a], values[b]
+    elif dtype == "i8":  # into int32: exact
+        a, b = (rng.integers(-128, 128, s).astype(np.int8) for s in ((m, k), (k, n)))
+        a64, b64 = a.astype(np.float64), b.astype(np.float64)
     else:  # bf16 bits, truncated
         a, b = ((x.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16) for x in (a64, b64))
         a64, b64 = ((x.astype(np.uint32) << 16).view(np.float32).astype(np.float64) for x in (a, b))
     c = rng.standard_normal((m, n)).astype(np.float32)
     out = np.full((m, n), np.nan, np.float32)
-    kind = {"fp32": "tf32", **FP8_KINDS}.get(dtype, dtype)
-    mma = NvptxHooks().warp_matrix_op(kind, "fp32")
-    isa = tuple(_IsaFragment(x, tf32=dtype == "fp32", fp8=dtype in FP8_KINDS) for x in "abc")
+    if dtype == "i8":
+        c, out = rng.integers(-10000, 10000, (m, n)).astype(np.int32), np.full((m, n), -1, np.int32)
+    kind = {"fp32": "tf32", "i8": "s8", **FP8_KINDS}.get(dtype, dtype)
+    mma = NvptxHooks().warp_matrix_op(kind, "int32" if dtype == "i8" else "fp32")
+    isa = tuple(_IsaFragment(x, tf32=dtype == "fp32", fp8=dtype in (*FP8_KINDS, "i8")) for x in "abc")
     threads_emulator.conflicting_loads.clear()
     with tile.context():
         module = ir.Module.parse(compiled.asm["tile-layout"])

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 
 import pytest
+import tritium
+import tritium.language as tl
 from tritium.runtime.compiler import compile_specialized
 from tritium_conformance.cases_attention import attention_forward_kernel
 from tritium_nvptx import toolchain
@@ -66,6 +68,30 @@ def test_tutorial_fp8_matmul_runs_on_fp8_warpgroup_instructions(hopper, dtype, k
         assert k.metadata["spills"] == 0
     ptx = compile_matmul(hopper, dtype, 64, 64, 64, 4, 3).asm["ptx"]
     assert "wgmma" not in ptx and f"mma.sync.aligned.m16n8k32.row.col.f32.{kind}.{kind}.f32" in ptx
+
+
+@tritium.jit
+def int8_matmul(a_ptr, b_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """int8 into int32, B K-major, the sum written ``acc += tl.dot(a, b)`` (folded into the product)."""
+    rm, rn, rk = tl.arange(0, BM), tl.arange(0, BN), tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), tl.int32)
+    for k0 in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * K + (k0 + rk)[None, :])
+        b = tl.load(b_ptr + (k0 + rk)[:, None] + rn[None, :] * K)
+        acc += tl.dot(a, b)
+    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc)
+
+
+@pytest.mark.parametrize("bm,bn,warps", [(128, 256, 8), (64, 32, 4)])
+def test_int8_products_run_on_int8_warpgroup_instructions(hopper, bm, bn, warps):
+    types = {"a_ptr": "*i8", "b_ptr": "*i8", "c_ptr": "*i32", "K": "i32"}
+    k = compile_specialized(int8_matmul, hopper, types, {"BM": bm, "BN": bn, "BK": 64}, {n: "D" for n in types},
+                            {"num_warps": warps, "num_stages": 3})
+    ptx = k.asm["ptx"]
+    assert [shape for shape, _ in wgmma(ptx)] == [f"m64n{bn}k32.s32.s8.s8"] * (2 * bm // (16 * warps))
+    assert re.search(r"wgmma\.mma_async[^;]*, p; }", ptx)  # an integer product takes only scale-d
+    if toolchain.ptxas_path():
+        assert k.metadata["spills"] == 0
 
 
 def test_an_arch_without_warpgroup_instructions_keeps_warp_instructions(target):

@@ -183,14 +183,17 @@ class NvptxHooks(DeviceHooks):
         columns 2t and 2t + 1. Fragments load with ``ldmatrix`` (``.trans`` for B). fp32 operands
         (``"tf32"``) run ``m16n8k8.tf32``: one K element a register, A's at K columns t and t + 4, B's
         at K rows t and t + 4, each rounded to tf32 first. fp8 ones (``"e4m3"``, ``"e5m2"``, sm_89 on)
-        run ``m16n8k32``: four K elements a register, at 4t .. 4t + 3 and 16 on. On sm_90a the
-        16-bit and fp8 products also have Hopper's warpgroup instruction (``wgmma``)."""
-        kinds = {"fp16": "f16", "bf16": "bf16", "tf32": "tf32", "e4m3": "e4m3", "e5m2": "e5m2"}
-        if operand not in kinds or accumulator != "fp32" or self.arch < (89 if operand in ("e4m3", "e5m2") else 80):
+        run ``m16n8k32``: four K elements a register, at 4t .. 4t + 3 and 16 on, as int8 ones
+        (``"s8"``) into int32 accumulators do. On sm_90a the 16-bit, fp8 and int8 products also have
+        Hopper's warpgroup instruction (``wgmma``)."""
+        kinds = {"fp16": "f16", "bf16": "bf16", "tf32": "tf32", "e4m3": "e4m3", "e5m2": "e5m2", "s8": "s8"}
+        if (operand not in kinds or accumulator != ("int32" if operand == "s8" else "fp32")
+                or self.arch < (89 if operand in ("e4m3", "e5m2") else 80)):
             return None
         kind = kinds[operand]
         f32 = ll.FloatType()
-        step = {"tf32": 1, "e4m3": 4, "e5m2": 4}.get(operand, 2)  # the K elements of one 32-bit register
+        acc, acc_kind, reg = (I32, "s32", "r") if operand == "s8" else (f32, "f32", "f")
+        step = {"tf32": 1, "e4m3": 4, "e5m2": 4, "s8": 4}.get(operand, 2)  # the K elements of one 32-bit register
         k = 8 * step
         t_bits, g_bits = ((0, step), (0, 2 * step)), ((1, 0), (2, 0), (4, 0))  # lane 4g + t: (row, col) per bit
 
@@ -202,10 +205,11 @@ class NvptxHooks(DeviceHooks):
 
         def emit(b, a_frags, b_frags, c_vals):
             regs = [to_register(b, v) for v in a_frags + b_frags]
-            ftype = ll.FunctionType(ll.LiteralStructType([f32] * 4), [I32] * 6 + [f32] * 4)
-            asm = (f"mma.sync.aligned.m16n8k{k}.row.col.f32.{kind}.{kind}.f32 "
+            ftype = ll.FunctionType(ll.LiteralStructType([acc] * 4), [I32] * 6 + [acc] * 4)
+            asm = (f"mma.sync.aligned.m16n8k{k}.row.col.{acc_kind}.{kind}.{kind}.{acc_kind} "
                    "{$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};")
-            d = b.call(ll.InlineAsm(ftype, asm, "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f"), regs + list(c_vals))
+            d = b.call(ll.InlineAsm(ftype, asm, ",".join([f"={reg}"] * 4 + ["r"] * 6 + [reg] * 4)),
+                       regs + list(c_vals))
             return [b.extract_value(d, i) for i in range(4)]
 
         def load(b, address, count, transposed):

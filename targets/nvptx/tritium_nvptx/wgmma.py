@@ -12,7 +12,7 @@ from __future__ import annotations
 from llvmlite import ir as ll
 from tritium.codegen.device import SharedOperand, WarpgroupMatrixOp
 
-I32, I64, F32 = ll.IntType(32), ll.IntType(64), ll.FloatType()
+I32, I64 = ll.IntType(32), ll.IntType(64)
 #: the descriptor's swizzle-mode field, by the bytes of a swizzled row
 _SWIZZLE_MODES = {128: 1, 64: 2, 32: 3}
 #: the most registers one inline-assembly statement passes through ``wait``
@@ -31,31 +31,43 @@ def descriptor(b: ll.IRBuilder, operand: SharedOperand) -> ll.Value:
     return b.or_(start, I64(fields))
 
 
-def _asm(b: ll.IRBuilder, text: str, outputs: int, inputs: list[ll.Value], constraints: list[str]) -> list[ll.Value]:
-    """Side-effecting inline PTX returning ``outputs`` f32 values."""
-    ret = ll.LiteralStructType([F32] * outputs) if outputs > 1 else (F32 if outputs else ll.VoidType())
+def _asm(b: ll.IRBuilder, text: str, outputs: list[ll.Type], inputs: list[ll.Value],
+         constraints: list[str]) -> list[ll.Value]:
+    """Side-effecting inline PTX returning values of the ``outputs`` types."""
+    ret = ll.LiteralStructType(outputs) if len(outputs) > 1 else (outputs[0] if outputs else ll.VoidType())
     ftype = ll.FunctionType(ret, [v.type for v in inputs])
     got = b.call(ll.InlineAsm(ftype, text, ",".join(constraints + ["~{memory}"]), side_effect=True), inputs)
-    if outputs <= 1:
+    if len(outputs) <= 1:
         return [got] if outputs else []
-    return [b.extract_value(got, i) for i in range(outputs)]
+    return [b.extract_value(got, i) for i in range(len(outputs))]
+
+
+def _passed(values: list[ll.Value]) -> tuple[list[ll.Type], list[str]]:
+    """Output types and constraints of ``values`` passed through an inline-assembly statement."""
+    return [v.type for v in values], [_REGISTERS[str(v.type)] for v in values] + [str(i) for i in range(len(values))]
+
+
+#: the output constraint of each accumulator type
+_REGISTERS = {"float": "=f", "i32": "=r"}
 
 
 def _statement(b: ll.IRBuilder, text: str) -> None:
-    _asm(b, text, 0, [], [])
+    _asm(b, text, [], [], [])
 
 
 def warpgroup_op(kind: str, k: int) -> WarpgroupMatrixOp:
-    """``wgmma.mma_async.sync.aligned.m64nNk{k}.f32.{kind}.{kind}``: 16-bit ``kind`` ("f16", "bf16",
-    ``k`` 16) take operands stored K-major or M/N-major (the instruction's transposes); fp8 ones
-    ("e4m3", "e5m2", ``k`` 32) K-major only."""
+    """``wgmma.mma_async.sync.aligned.m64nNk{k}.{f32,s32}.{kind}.{kind}``: 16-bit ``kind`` ("f16",
+    "bf16", ``k`` 16) take operands stored K-major or M/N-major (the instruction's transposes); fp8
+    ones ("e4m3", "e5m2") and int8 ones ("s8", into int32, N up to 32 or a multiple of 16), ``k``
+    32, K-major only."""
     transposes = k == 16
+    integer = kind == "s8"
 
     def emit(b: ll.IRBuilder, a, b_: SharedOperand, c: list[ll.Value], n: int) -> list[ll.Value]:
         d = len(c)
         assert d == n // 2, (d, n)
         regs = ",".join(f"${i}" for i in range(d))
-        inputs, constraints = list(c), ["=f"] * d + [str(i) for i in range(d)]
+        inputs, (types, constraints) = list(c), _passed(c)
         at = 2 * d
         if isinstance(a, SharedOperand):
             inputs.append(descriptor(b, a))
@@ -71,21 +83,24 @@ def warpgroup_op(kind: str, k: int) -> WarpgroupMatrixOp:
         constraints += ["l", "r"]
         if transposes:
             trans += f", {int(not b_.k_major)}"
+        scales = "" if integer else ", 1, 1"  # integer products take no operand negations
         text = ("{ .reg .pred p; setp.ne.b32 p, $" + str(at + 1) + ", 0; "
-                f"wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{kind}.{kind} {{{regs}}}, {a_text}, ${at}, p, 1, 1"
-                f"{trans}; }}")
-        return _asm(b, text, d, inputs, constraints)
+                f"wgmma.mma_async.sync.aligned.m64n{n}k{k}.{'s32' if integer else 'f32'}.{kind}.{kind} "
+                f"{{{regs}}}, {a_text}, ${at}, p{scales}{trans}; }}")
+        return _asm(b, text, types, inputs, constraints)
 
     def wait(b: ll.IRBuilder, values: list[ll.Value], pending: int) -> list[ll.Value]:
         out = []
         for i in range(0, len(values), _WAIT_CHUNK):  # the first waits; the others only pass values on
             chunk = values[i:i + _WAIT_CHUNK]
             text = f"wgmma.wait_group.sync.aligned {pending};" if i == 0 else ""
-            out += _asm(b, text, len(chunk), chunk, ["=f"] * len(chunk) + [str(j) for j in range(len(chunk))])
+            types, constraints = _passed(chunk)
+            out += _asm(b, text, types, chunk, constraints)
         return out
 
     return WarpgroupMatrixOp(
         warps=4, k=k, n_max=256, mn_major=transposes, emit=emit, wait=wait,
+        takes=(lambda n: n in (8, 16, 24, 32) or n % 16 == 0) if integer else (lambda n: n % 8 == 0),
         fence=lambda b: _statement(b, "wgmma.fence.sync.aligned;"),
         commit=lambda b: _statement(b, "wgmma.commit_group.sync.aligned;"),
         publish=lambda b: _statement(b, "fence.proxy.async.shared::cta;"))

@@ -79,7 +79,7 @@ class WarpMatrixDots:
                 self.write_swizzled(value, start, mem)
                 written += math.prod(value.type.shape)
             stored.append((start, stored_transposed(self.distribution(value.type))))
-        group = warpgroup(layout, mma, stored)
+        group = warpgroup(layout, mma, stored, n)
         if written:
             if group is not None:
                 group.publish(self.b)

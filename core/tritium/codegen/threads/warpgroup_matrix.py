@@ -27,12 +27,15 @@ from ..device import SharedOperand, WarpgroupMatrixOp, WarpMatrixOp
 from .indexing import I32
 
 
-def warpgroup(layout: Mma, mma: WarpMatrixOp, stored: list[tuple[ll.Value, bool] | None]) -> WarpgroupMatrixOp | None:
-    """The group instruction that runs a product of ``layout`` whose operands are ``stored`` (each
-    ``(start, transposed)`` in shared memory, or None: A in registers), or None."""
+def warpgroup(layout: Mma, mma: WarpMatrixOp, stored: list[tuple[ll.Value, bool] | None],
+              n: int) -> WarpgroupMatrixOp | None:
+    """The group instruction that runs a product of ``layout`` and ``n`` columns whose operands are
+    ``stored`` (each ``(start, transposed)`` in shared memory, or None: A in registers), or None."""
     group = mma.group
     wm, wn = layout.warps_per_cta
     if group is None or wn != 1 or wm % group.warps or group.k != mma.k:
+        return None
+    if not all(group.takes(min(group.n_max, n - n0)) for n0 in range(0, n, group.n_max)):
         return None
     if not group.mn_major and any(s is not None and s[1] != (which == 1) for which, s in enumerate(stored)):
         return None  # an operand stored along M or N, which the instruction cannot read
