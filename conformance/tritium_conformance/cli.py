@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 import sys
 import time
+
+import numpy as np
 
 from . import CASES, CompileOnlyDevice, Device, Result, run_suite, select
 from .suite import COMPILED, CRASH, FAIL, PASS, TIMEOUT, XFAIL, XPASS, installed_target, load_cases
@@ -59,6 +62,9 @@ def _parser() -> argparse.ArgumentParser:
     fz.add_argument("--without", action="append", default=[], metavar="KIND",
                     help="generate no statement or load of KIND (repeatable; e.g. helper, mode, offset-bool: to "
                     "look past a known bug; the same seed then gives another kernel)")
+    fz.add_argument("--large-blocks", action="store_true",
+                    help="blocks of 32x64 to 128x128 (1-D: 256 to 4096) instead of small ones: compile times at "
+                    "Triton's tile sizes (each target's maximum and 99th percentile are printed)")
     return p
 
 
@@ -66,7 +72,7 @@ def fuzz_main(args: argparse.Namespace) -> int:
     """``--fuzz N``: each finding with its seed and kernel source; exit status 1 when any."""
     from . import fuzz
 
-    from .fuzz_gen import FEATURES, LOAD_FORMS, LOOPS, STATEMENTS
+    from .fuzz_gen import FEATURES, LOAD_FORMS, LOOPS, STATEMENTS, generate
 
     kinds = set(STATEMENTS) | set(LOAD_FORMS) | set(FEATURES) | set(LOOPS)
     unknown = set(args.without) - kinds
@@ -90,12 +96,19 @@ def fuzz_main(args: argparse.Namespace) -> int:
             print("    " + found[0].source.replace("\n", "\n    ").rstrip(), flush=True)
 
     t0 = time.perf_counter()
+    seconds: dict[str, list[tuple[float, int]]] = {}
     timeout = 60.0 if args.timeout is None else args.timeout
     findings = fuzz.run(range(args.seed, args.seed + args.fuzz), targets, args.jobs, timeout, show,
-                         frozenset(args.without), compile_only, args.keep)
+                         frozenset(args.without), compile_only, args.keep,
+                         functools.partial(generate, large=args.large_blocks), seconds)
     seeds = sorted({f.seed for f in findings})
     print(f"{args.fuzz} kernels in {time.perf_counter() - t0:.1f} s: {len(findings)} findings in {len(seeds)} "
           f"kernels" + (f" (seeds {' '.join(map(str, seeds))})" if seeds else ""))
+    for target, times in sorted(seconds.items()):
+        what = "compile" if target in compile_only else "compile and run"
+        worst, seed = max(times)
+        p99 = float(np.percentile([t for t, _ in times], 99))
+        print(f"{target} ({what}, per kernel): max {worst:.2f} s (seed {seed}), 99th percentile {p99:.2f} s")
     if args.json:
         with open(args.json, "w") as f:
             json.dump([dataclasses.asdict(x) for x in findings], f, indent=1)

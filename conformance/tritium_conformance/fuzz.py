@@ -138,11 +138,13 @@ def compile_only_targets(names: Iterable[str] | None = None) -> list[str]:
 def run(seeds: Iterable[int], targets: list[str], jobs: int = 1, timeout: float = 60.0,
         on_kernel: Callable[[int, list[Finding]], None] | None = None,
         exclude: frozenset[str] = frozenset(), compile_only: Iterable[str] = (),
-        keep: str | None = None, generator: Callable[[int, frozenset[str]], Kernel] = generate) -> list[Finding]:
+        keep: str | None = None, generator: Callable[[int, frozenset[str]], Kernel] = generate,
+        seconds: dict[str, list[tuple[float, int]]] | None = None) -> list[Finding]:
     """Fuzz ``seeds`` on ``targets`` (and compile them for ``compile_only``) with ``jobs`` lanes of
     workers; returns every finding. ``keep``: a directory where each kernel with a finding is
     saved (``fuzz_<seed>.py`` and its arguments, ``fuzz_<seed>.job``); ``generator`` makes each
-    seed's kernel."""
+    seed's kernel; ``seconds`` gets, per target, each kernel's ``(seconds, seed)`` in its worker
+    (compiling it, and running it where the target runs)."""
     compile_only = list(compile_only)
     seeds = list(seeds)
     findings: list[Finding] = []
@@ -156,14 +158,17 @@ def run(seeds: Iterable[int], targets: list[str], jobs: int = 1, timeout: float 
                 for seed in mine:
                     kernel = generator(seed, exclude)
                     stem = write_job(kernel, workdir)
-                    found = compare(kernel, {t: w.run(stem) for t, w in workers.items()
-                                             if not kernel.needs & missing[t]})
+                    results = {t: w.run(stem) for t, w in workers.items() if not kernel.needs & missing[t]}
+                    found = compare(kernel, results)
                     if found and keep:
                         os.makedirs(keep, exist_ok=True)
                         for suffix in (".py", ".job"):
                             shutil.copy(stem + suffix, keep)
                     with lock:
                         findings.extend(found)
+                        for t, res in results.items():
+                            if seconds is not None and "seconds" in res:
+                                seconds.setdefault(t, []).append((res["seconds"], seed))
                         if on_kernel is not None:
                             on_kernel(seed, found)
             finally:

@@ -67,9 +67,16 @@ class Kernel:
     debug: bool = False        # launched with ``debug=True`` (bounds checks: results must not change)
 
 
+#: block shapes: small ones by default, up to Triton's 128 x 128 tiles with ``large`` (issue 27's
+#: compile-time proof; the models and the interpreter take longer on them)
+SHAPES_2D = [(2, 4), (4, 8), (8, 4), (4, 16), (16, 16), (16, 32), (32, 16)]
+LARGE_2D = [(32, 64), (64, 64), (64, 128), (128, 64), (128, 128)]
+SIZES_1D, LARGE_1D = [8, 16, 32, 64], [256, 1024, 4096]
+
+
 class _Gen(BlockStatements):
-    def __init__(self, seed: int, exclude: frozenset[str]):
-        self.seed, self.exclude = seed, exclude
+    def __init__(self, seed: int, exclude: frozenset[str], large: bool = False):
+        self.seed, self.exclude, self.large = seed, exclude, large
         self.r = np.random.default_rng(seed)
         self.two_d = self.r.random() < 0.3
         self.grid = (int(self.r.integers(1, 4)),)
@@ -154,7 +161,7 @@ class _Gen(BlockStatements):
             self.add(f"tl.num_programs({len(self.grid) - 1})", Val("int32", (), np.full(G, self.grid[-1], np.int32)),
                      "np")
         if self.two_d:
-            self.BM, self.BN = self.choice([(2, 4), (4, 8), (8, 4), (4, 16), (16, 16), (16, 32), (32, 16)])
+            self.BM, self.BN = self.choice(LARGE_2D if self.large else SHAPES_2D)
             self.meta = {"BM": self.BM, "BN": self.BN}
             rm = (np.arange(G)[:, None] * self.BM + np.arange(self.BM)).astype(np.int32)
             self.emit("rm = pid * BM + tl.arange(0, BM)")
@@ -163,7 +170,7 @@ class _Gen(BlockStatements):
             self.pool += [("rm", Val("int32", (self.BM,), rm)),
                           ("rn", Val("int32", (self.BN,), np.tile(np.arange(self.BN, dtype=np.int32), (G, 1))))]
         else:
-            self.B = int(self.choice([8, 16, 32, 64]))
+            self.B = int(self.choice(LARGE_1D if self.large else SIZES_1D))
             self.meta = {"BLOCK": self.B}
             self.size = G * self.B - int(r.integers(0, self.B))
             offs = (np.arange(G)[:, None] * self.B + np.arange(self.B)).astype(np.int32)
@@ -607,10 +614,11 @@ class _Gen(BlockStatements):
         return Output(ptr, t, np.ascontiguousarray(want), None if err is None else np.ascontiguousarray(err))
 
 
-def generate(seed: int, exclude: frozenset[str] = frozenset(), statements: tuple[int, int] = (3, 10)) -> Kernel:
-    """The kernel of ``seed`` (without the statement kinds and features in ``exclude``): the same
-    source, arguments and expected outputs every time."""
-    g = _Gen(seed, exclude)
+def generate(seed: int, exclude: frozenset[str] = frozenset(), statements: tuple[int, int] = (3, 10),
+             large: bool = False) -> Kernel:
+    """The kernel of ``seed`` (without the statement kinds and features in ``exclude``; on blocks up
+    to 128 x 128 where ``large``): the same source, arguments and expected outputs every time."""
+    g = _Gen(seed, exclude, large)
     g.frame()
     for _ in range(int(g.r.integers(1, 4))):
         g.load()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import pickle
 import sys
+import time
 import warnings
 
 import numpy as np
@@ -107,10 +108,12 @@ def main() -> None:
     def handle(path: str):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", LLVMFallbackWarning)
+            start = time.perf_counter()
             try:
                 result = job(target, path)
             except Exception as exc:  # any failure of the target is this kernel's result
                 result = {"error": f"{type(exc).__name__}: {exc}"[:4000]}
+            result["seconds"] = time.perf_counter() - start  # compiling (and running) the kernel
         aborts = [str(w.message) for w in caught if issubclass(w.category, LLVMFallbackWarning)]
         if aborts:
             result["abort"] = aborts[0][:4000]
