@@ -274,3 +274,23 @@ def test_fixed_seeds_compile_for_targets_without_their_device(tmp_path):
     report = "\n".join(f"{f}\n{f.source}" for f in findings[:3])
     assert not findings, (f"{len(findings)} findings in seeds {sorted({f.seed for f in findings})} (kept in "
                           f"{tmp_path}):\n{report}")
+
+
+def test_large_blocks_are_triton_s_tile_sizes_and_compile_in_seconds():
+    """``--large-blocks`` kernels (blocks up to 128 x 128, issue 27): their shapes, and a few of them
+    compile for the GPU targets without their device in 10 s each, the time reported per kernel."""
+    from tritium_conformance.fuzz_gen import LARGE_1D, LARGE_2D
+
+    for seed in range(20):
+        meta = generate(seed, large=True).meta
+        assert (meta["BM"], meta["BN"]) in LARGE_2D if "BM" in meta else meta["BLOCK"] in LARGE_1D
+    targets = fuzz.compile_only_targets()
+    if not targets:
+        pytest.skip("every installed target runs here")
+    seconds: dict = {}
+    findings = fuzz.run(range(4), [], jobs=min(2, os.cpu_count() or 1), exclude=KNOWN_BUGS, compile_only=targets,
+                        generator=lambda seed, exclude: generate(seed, exclude, large=True), seconds=seconds)
+    assert not findings, "\n".join(f"{f}\n{f.source}" for f in findings[:2])
+    for target in targets:
+        assert sorted(seed for _, seed in seconds[target]) == [0, 1, 2, 3]
+        assert max(t for t, _ in seconds[target]) <= 10.0, seconds[target]

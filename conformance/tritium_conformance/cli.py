@@ -63,8 +63,9 @@ def _parser() -> argparse.ArgumentParser:
                     help="generate no statement or load of KIND (repeatable; e.g. helper, mode, offset-bool: to "
                     "look past a known bug; the same seed then gives another kernel)")
     fz.add_argument("--large-blocks", action="store_true",
-                    help="blocks of 32x64 to 128x128 (1-D: 256 to 4096) instead of small ones: compile times at "
-                    "Triton's tile sizes (each target's maximum and 99th percentile are printed)")
+                    help="blocks of 32x64 to 128x128 (1-D: 128, whose outer products are 128x128) instead of "
+                    "small ones: compile times at Triton's tile sizes (each target's maximum and 99th percentile "
+                    "are printed)")
     return p
 
 

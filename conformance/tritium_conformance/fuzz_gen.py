@@ -71,7 +71,7 @@ class Kernel:
 #: compile-time proof; the models and the interpreter take longer on them)
 SHAPES_2D = [(2, 4), (4, 8), (8, 4), (4, 16), (16, 16), (16, 32), (32, 16)]
 LARGE_2D = [(32, 64), (64, 64), (64, 128), (128, 64), (128, 128)]
-SIZES_1D, LARGE_1D = [8, 16, 32, 64], [256, 1024, 4096]
+SIZES_1D, LARGE_1D = [8, 16, 32, 64], [128]  # 1-D values meet in outer products: 128 x 128 at most
 
 
 class _Gen(BlockStatements):

@@ -83,9 +83,10 @@ class WarpgroupMatrixOp:
     tiles in order), and A's fragments from registers as that instruction's ``a``. So the warp-level
     layouts serve both (``layout.matrix``); the group instruction is the code generator's choice.
 
-    - ``emit(b, a, b_, c, n)``: ``D[m, n] = A[m, k] @ B[k, n] + C`` for ``n`` it ``takes``; ``a`` is a ``SharedOperand`` or the lane's A fragment registers, ``b_`` a
-      ``SharedOperand``, ``c`` the lane's accumulator scalars. The result is ready only after
-      ``wait``, and a product must ``fence`` before it reads registers other code wrote.
+    - ``emit(b, a, b_, c, n)``: ``D[m, n] = A[m, k] @ B[k, n] + C`` for ``n`` it ``takes``; ``a``
+      is a ``SharedOperand`` or the lane's A fragment registers, ``b_`` a ``SharedOperand``, ``c``
+      the lane's accumulator scalars. The result is ready only after ``wait``, and a product must
+      ``fence`` before it reads registers other code wrote.
     - ``fence(b)``, ``commit(b)``: order register writes before the group's instructions; close the
       instructions issued since the last commit into one group.
     - ``wait(b, values, pending)``: wait until at most ``pending`` groups run; returns ``values`` (the

@@ -5,8 +5,8 @@ A target offers its instruction through ``DeviceHooks.warp_matrix_op`` (``Matrix
 ones into int32, whose extents the instruction's tiles divide, with enough tiles for every warp,
 gets the accumulator layout ``Mma`` for its accumulator and result: the instruction then reads
 and writes the accumulator in the registers where the previous one left it, and a loop carries it
-there (``layout.propagate``, ``passes.convert_layout``). Elementwise ops, broadcasts and row reductions run on it like on any
-distributed layout; only the epilogue converts it.
+there (``layout.propagate``, ``passes.convert_layout``). Elementwise ops, broadcasts and row
+reductions run on it like on any distributed layout; only the epilogue converts it.
 
 The operands' fragments are distributions too (``operand_distribution``: Triton's dot-operand
 layouts): which ``(row, k)`` of A and ``(k, col)`` of B each register of a lane holds for its

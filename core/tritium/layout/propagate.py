@@ -121,8 +121,9 @@ class _Propagation:
 
     def free(self, value: ir.Value) -> bool:
         """Made from nothing (``FREE``), arithmetic or ``SHAPED`` ops on such values, or carried by a
-        loop (or by loops one after the other) from such a value: an accumulator starting from ``tl.zeros`` takes the layout of what it accumulates
-        (``passes.convert_layout`` then carries that layout around the loop)."""
+        loop (or by loops one after the other) from such a value: an accumulator starting from
+        ``tl.zeros`` takes the layout of what it accumulates (``passes.convert_layout`` then carries
+        that layout around the loop)."""
         owner = value.owner
         if isinstance(owner, ir.Block):
             return value in self.free_carried

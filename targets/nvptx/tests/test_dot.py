@@ -94,8 +94,9 @@ def int8_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.con
     tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot(a, b))
 
 
-@pytest.mark.parametrize("operand,result,instruction", [("i8", "i32", r"mma\.sync\.aligned\.m16n8k32\.row\.col\.s32\.s8"),
-                                                         ("fp64", "fp64", r"fma\.rn\.f64")])
+@pytest.mark.parametrize("operand,result,instruction",
+                         [("i8", "i32", r"mma\.sync\.aligned\.m16n8k32\.row\.col\.s32\.s8"),
+                          ("fp64", "fp64", r"fma\.rn\.f64")])
 def test_int8_and_fp64_products(target, operand, result, instruction):
     """int8 into int32 runs on the tensor cores (``m16n8k32.s32.s8.s8``), fp64 as FMA loops."""
     types = {"a_ptr": f"*{operand}", "b_ptr": f"*{operand}", "c_ptr": f"*{result}"}
