@@ -20,7 +20,6 @@ is needed on any target.
 
 from __future__ import annotations
 
-import functools
 import os
 import sys
 import time
