@@ -117,8 +117,8 @@ def attention_blocks(acc, l_i, m_i, q, K, V, stride_n, start_m, qk_scale, offs_m
                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, STAGE: tl.constexpr):
     """The online softmax over one range of key blocks, as tutorial 06's inner loop: STAGE 1 the
     blocks left of the diagonal (no mask), 2 the diagonal's blocks (masked), 3 all (not causal).
-    The tutorial's ``tl.multiple_of`` on the loop variable is left out: tritium refuses a hint on a
-    loop variable, and the range's step already tells Triton as much."""
+    The tutorial's ``tl.multiple_of`` on the loop variable is left out: the range's step already
+    tells both compilers as much."""
     if STAGE == 1:
         lo, hi = 0, start_m * BLOCK_M
     elif STAGE == 2:

@@ -108,14 +108,19 @@ def test_bf16_operands():
     check(got, a64 @ b64, np.abs(a64) @ np.abs(b64), (k + 1) * EPS["fp32"])
 
 
+def tutorial_matmul(dtype: str, bm: int, bn: int, bk: int) -> str:
+    """Tutorial 03's matmul on ``dtype`` at ``tile-opt`` (every size and stride a runtime value)."""
+    types = {"a_ptr": f"*{dtype}", "b_ptr": f"*{dtype}", "c_ptr": f"*{dtype}", **{name: "i32" for name in (
+        "M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn", "stride_cm", "stride_cn")}}
+    return tile_opt(matmul_kernel, types, {"BLOCK_SIZE_M": bm, "BLOCK_SIZE_N": bn, "BLOCK_SIZE_K": bk,
+                                           "GROUP_SIZE_M": 2})
+
+
 def test_tutorial_matmul_on_ragged_sizes_with_a_barrier_between_iterations():
     (M, N, K), (BM, BN, BK) = (33, 40, 40), (16, 32, 16)
     a, b, a64, b64 = operands(M, N, K, "fp32", seed=26)
     c = np.full((M, N), np.nan, np.float32)
-    types = {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", **{name: "i32" for name in (
-        "M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn", "stride_cm", "stride_cn")}}
-    text = tile_opt(matmul_kernel, types, {"BLOCK_SIZE_M": BM, "BLOCK_SIZE_N": BN, "BLOCK_SIZE_K": BK,
-                                           "GROUP_SIZE_M": 2})
+    text = tutorial_matmul("fp32", BM, BN, BK)
     grid = (-(-M // BM) * -(-N // BN),)
     with tile.context():
         module = laid_out(text, 4, 8)

@@ -18,8 +18,9 @@ from tritium.layout.distributed import Fragment, Mma, distribute, layout_of_type
 from tritium.passes.axis_info import walk
 from tritium.passes.gpu_layout import assign_gpu_layouts
 
-from .kernels.dots import attention_block_kernel, carried_kernel, dot_kernel, matmul_kernel
+from .kernels.dots import attention_block_kernel, carried_kernel, dot_kernel
 from .test_dot import EPS, check, operands
+from .test_threads_dot import tutorial_matmul
 from .test_threads_codegen import tile_opt
 from .threads_emulator import HostThreadHooks, run
 
@@ -88,10 +89,7 @@ def test_a_loop_carries_the_accumulator_in_the_instruction_layout(stages):
     (M, N, K), (BM, BN, BK) = (40, 72, 48), (16, 32, 16)
     a, b, a64, b64 = operands(M, N, K, "fp16", seed=53)
     c = np.full((M, N), np.nan, np.float16)
-    types = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", **{name: "i32" for name in (
-        "M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn", "stride_cm", "stride_cn")}}
-    text = tile_opt(matmul_kernel, types, {"BLOCK_SIZE_M": BM, "BLOCK_SIZE_N": BN, "BLOCK_SIZE_K": BK,
-                                           "GROUP_SIZE_M": 2})
+    text = tutorial_matmul("fp16", BM, BN, BK)
     with tile.context():
         module = laid_out(text, 4, stages)
         loop = next(op for op in walk(module.operation) if op.name == "scf.for")
