@@ -19,7 +19,7 @@ from tritium.passes.axis_info import walk
 from tritium.passes.gpu_layout import assign_gpu_layouts
 
 from .kernels.dots import attention_block_kernel, carried_kernel, dot_kernel
-from .test_dot import EPS, check, operands
+from .test_dot import EPS, bf16_round, check, operands
 from .test_threads_dot import tutorial_matmul
 from .test_threads_codegen import tile_opt
 from .threads_emulator import HostThreadHooks, run
@@ -29,12 +29,15 @@ TOY = WarpMatrixOp(m=4, n=4, k=4, k_pack=2, emit=None,
                   a=Fragment(((0, 0),), ((0, 2), (1, 0), (2, 0))),
                   b=Fragment(((0, 0),), ((2, 0), (0, 1), (0, 2))),
                   c=Fragment(((0, 0), (0, 1)), ((0, 2), (1, 0), (2, 0))))
+#: the same for 32-bit operands (tf32), one K element a register
+TOY_TF32 = WarpMatrixOp(m=4, n=4, k=2, k_pack=1, emit=None, a=Fragment(((0, 0),), ((0, 1), (1, 0), (2, 0))),
+                        b=Fragment(((0, 0),), ((1, 0), (0, 1), (0, 2))), c=TOY.c)
 WARP = 8
 
 
-def laid_out(text: str, num_warps: int, num_stages: int = 1) -> ir.Module:
+def laid_out(text: str, num_warps: int, num_stages: int = 1, matrix: WarpMatrixOp = TOY) -> ir.Module:
     module = ir.Module.parse(text)
-    assign_gpu_layouts(module, num_warps, WARP, matrix_unit=HostThreadHooks(WARP, TOY).warp_matrix_op,
+    assign_gpu_layouts(module, num_warps, WARP, matrix_unit=HostThreadHooks(WARP, matrix).warp_matrix_op,
                        num_stages=num_stages)
     return module
 
@@ -80,6 +83,61 @@ def test_bf16_operands_on_the_instruction():
         run(laid_out(text, 2), (1,), [a, b, np.zeros((m, n), np.float32), out], num_warps=2, warp_size=WARP,
             matrix=TOY)
     check(out, a64 @ b64, np.abs(a64) @ np.abs(b64), (k + 1) * EPS["fp32"])
+
+
+def tf32_round(x: np.ndarray) -> np.ndarray:
+    """``x`` (fp32) rounded to tf32, to nearest, ties away."""
+    return ((x.view(np.uint32) + 0x1000) & 0xFFFFE000).view(np.float32)
+
+
+def split_product(prec: str, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, list]:
+    """``a @ b + c`` of fp32 blocks at ``prec`` on the toy instruction, and the products' operand types."""
+    (m, k), n = a.shape, b.shape[1]
+    out = np.full((m, n), np.nan, np.float32)
+    types = {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "out_ptr": "*fp32"}
+    text = tile_opt(dot_kernel, types, {"M": m, "N": n, "K": k, "IN": None, "ACC": True, "PREC": prec,
+                                        "OUT": tl.float32, "LOOPS": 1})
+    matrix = TOY_TF32 if prec.startswith("tf32") else TOY
+    with tile.context():
+        module = laid_out(text, 2, matrix=matrix)
+        dots = [op for op in walk(module.operation) if op.name == "tile.dot"]
+        assert all(isinstance(x, Mma) for x in layouts_of(module, "tile.dot"))
+        kinds = [str(ir.RankedTensorType(op.operands[0].type).element_type) for op in dots]
+        run(module, (1,), [a, b, c, out], num_warps=2, warp_size=WARP, matrix=matrix)
+    return out, kinds
+
+
+#: the products a split precision runs, and how close its result comes to float64 (in fp32 ulps of
+#: the sum of magnitudes, per K element); "tf32" alone is off by about 2**-11
+SPLIT_PRECISIONS = [("tf32x3", ["f32"] * 3, 4), ("bf16x3", ["bf16"] * 3, 2**8), ("bf16x6", ["bf16"] * 6, 4)]
+
+
+@pytest.mark.parametrize("prec,kinds,ulps", SPLIT_PRECISIONS)
+def test_split_precisions_run_as_sums_of_narrow_products(prec, kinds, ulps):
+    """fp32 operands split into tf32 or bf16 parts (``layout.split_products``): several narrow
+    products on the instruction, nearly as exact as fp32 where one tf32 product is not."""
+    m, n, k = 16, 16, 32
+    a, b, a64, b64 = operands(m, n, k, "fp32", seed=54)
+    c = np.random.default_rng(55).standard_normal((m, n)).astype(np.float32)
+    want, bound = a64 @ b64 + c, np.abs(a64) @ np.abs(b64) + np.abs(c)
+    out, got_kinds = split_product(prec, a, b, c)
+    assert got_kinds == kinds
+    check(out, want, bound, ulps * (k + 1) * EPS["fp32"])
+    narrow = tf32_round if prec.startswith("tf32") else bf16_round  # one narrow product is far off
+    rough = narrow(a).astype(np.float64) @ narrow(b).astype(np.float64) + c
+    assert np.abs(rough - want).max() > 100 * np.abs(out - want).max()
+
+
+def test_a_split_product_of_an_infinity_is_infinite_not_nan():
+    """The small parts of an infinity are ``inf - inf``: their products count as zero, and ``hi·hi``
+    carries the infinity (Triton's NaN mask)."""
+    m, n, k = 16, 16, 16
+    a, b = np.ones((m, k), np.float32), np.ones((k, n), np.float32)
+    a[3, 5] = np.inf
+    out, _ = split_product("tf32x3", a, b, np.zeros((m, n), np.float32))
+    want = np.full((m, n), float(k), np.float32)
+    want[3] = np.inf
+    np.testing.assert_array_equal(out, want)
 
 
 @pytest.mark.parametrize("stages", [1, 2, 3, 5])

@@ -231,7 +231,8 @@ def _mma(tid: int, kind: int, a_ptr, b_ptr, c_ptr, d_ptr) -> None:
             b[row:row + pack, col] = values
         for e, value in enumerate(fc.view(np.int32) if kind == _KINDS["s8"] else fc):
             c[frag_c.coordinates(other, e)] = value
-    d = a @ b + c
+    with np.errstate(invalid="ignore"):  # infinities times zero, as the instruction gives NaN
+        d = a @ b + c
     for e in range(len(spec.c.entries)):
         value = d[frag_c.coordinates(lane, e)]
         d_ptr[e] = np.array(value, np.int32).view(np.float32) if kind == _KINDS["s8"] else value

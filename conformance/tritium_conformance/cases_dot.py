@@ -6,7 +6,7 @@ programs.
 References are float64 (exact integers for int8). Tolerances bound the accumulated rounding:
 ``K + 1`` roundings of the accumulation type, relative to the largest ``|A| @ |B| + |C|``; fp32
 products at the default or "tf32" precision may also round their operands to tf32 (2**-11 each),
-as tensor cores do.
+as tensor cores do, and "bf16x3" and "bf16x6" drop their parts' smallest products.
 """
 
 from __future__ import annotations
@@ -20,6 +20,10 @@ from .suite import Device, Output, cases, rng_for
 
 EPS = {"fp16": 2.0**-11, "fp32": 2.0**-24, "fp64": 2.0**-53}
 TF32 = 2 * 2.0**-11
+#: the most each fp32 operand pair's product may be off, relative, at each input precision on
+#: tensor cores: tf32 rounds both operands; bf16x3 drops the product of the second bf16 parts (and
+#: the third parts), bf16x6 the products of the second and third; tf32x3's are below fp32's own
+SPLIT_ERROR = {None: TF32, "tf32": TF32, "bf16x3": 2.0**-14, "bf16x6": 2.0**-21}
 
 
 @triton.jit
@@ -125,7 +129,7 @@ def _run_dot(dev: Device, name: str, kind: str, shape, acc: bool, prec: str | No
     if kind == "int8":
         return [Output("out", dev.to_host(out), want)]
     bound = float(np.max(np.abs(a64) @ np.abs(b64) + np.abs(c64)))
-    tol = (k + 1) * eps + (TF32 if kind == "fp32" and prec in (None, "tf32") else 0.0)
+    tol = (k + 1) * eps + (SPLIT_ERROR.get(prec, 0.0) if kind == "fp32" else 0.0)
     return [Output("out", dev.to_host(out), want, rtol=0.0, atol=tol * bound)]
 
 
@@ -134,7 +138,8 @@ def dot_shapes(dev: Device, kind: str, shape: tuple[int, int, int], acc: bool) -
     return _run_dot(dev, f"dot-{kind}-{shape}-{acc}", kind, shape, acc, "ieee" if kind == "fp32" else None)
 
 
-@cases("dot-fp32-precision-{prec}", prec={"default": None, "ieee": "ieee", "tf32": "tf32", "tf32x3": "tf32x3"})
+@cases("dot-fp32-precision-{prec}", prec={"default": None, "ieee": "ieee", "tf32": "tf32", "tf32x3": "tf32x3",
+                                          "bf16x3": "bf16x3", "bf16x6": "bf16x6"})
 def dot_precisions(dev: Device, prec: str | None) -> list[Output]:
     return _run_dot(dev, f"dot-precision-{prec}", "fp32", (32, 32, 64), True, prec)
 
@@ -154,6 +159,23 @@ def tutorial_matmul(dev: Device, dtype: str, size: tuple[int, ...]) -> list[Outp
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
     bound = float(np.max(np.abs(a64) @ np.abs(b64)))
     tol = (K + 1) * EPS["fp32"] + TF32 + (EPS["fp16"] if dtype == "fp16" else 0.0)
+    return [Output("c", dev.to_host(c), a64 @ b64, rtol=0.0, atol=tol * bound)]
+
+
+@cases("dot-matmul-tutorial-fp32-b-k-major-{size}", size={"100x72x80": (100, 72, 80, 64, 64, 32),
+                                                            "128x128x64": (128, 128, 64, 64, 128, 32)})
+def tutorial_matmul_b_k_major(dev: Device, size: tuple[int, ...]) -> list[Output]:
+    """``a @ w.T`` through tutorial 03 at tf32, w stored ``[N, K]`` (Hopper's tf32 group instruction
+    reads it), on sizes the blocks divide and sizes they do not."""
+    M, N, K, BM, BN, BK = size
+    rng = rng_for(f"dot-matmul-b-k-major-{M}x{N}x{K}")
+    a, w = rng.standard_normal((M, K)).astype(np.float32), rng.standard_normal((N, K)).astype(np.float32)
+    c = dev.full((M, N), np.nan, np.float32)
+    dev.launch(matmul_kernel, (triton.cdiv(M, BM) * triton.cdiv(N, BN),), dev.to_device(a), dev.to_device(w), c,
+               M, N, K, K, 1, 1, K, N, 1, BLOCK_SIZE_M=BM, BLOCK_SIZE_N=BN, BLOCK_SIZE_K=BK, GROUP_SIZE_M=2)
+    a64, b64 = a.astype(np.float64), w.T.astype(np.float64)
+    bound = float(np.max(np.abs(a64) @ np.abs(b64)))
+    tol = (K + 1) * EPS["fp32"] + TF32
     return [Output("c", dev.to_host(c), a64 @ b64, rtol=0.0, atol=tol * bound)]
 
 

@@ -11,13 +11,13 @@ at least 1, K at least 16 (32 for 8-bit operands), the NVIDIA backend's minimum,
 target so that a kernel that runs on one runs on all.
 
 ``input_precision`` ("tf32" by default, as on NVIDIA GPUs; "ieee", "tf32x3", "bf16x3", "bf16x6")
-says how to use tensor cores for fp32 operands. Triton documents that it is ignored where the
-device has no tensor cores or the operands are not fp32; no target here multiplies fp32 operands on
-tensor cores (fp16 and bf16 ones run on them on nvptx), so every precision computes the exact fp32
-products with fused multiply-adds (at least as accurate as each of them). The choice is recorded on
-the op for targets that will honour it.
-``max_num_imprecise_acc`` only concerns fp8 operands on Hopper (and fp8 is not here yet): it is
-checked and recorded.
+says how a matrix instruction may take fp32 operands. Where a target's instruction runs the
+product (nvptx, sm_80 on), "tf32" rounds them to tf32, and "tf32x3", "bf16x3" and "bf16x6" split
+them into narrow parts whose products sum to nearly the fp32 product (``layout.split_products``);
+"ieee" is exact. Elsewhere (cpu, the interpreter, shapes no instruction takes) every precision
+computes the exact fp32 products with fused multiply-adds, at least as accurate as each of them.
+``max_num_imprecise_acc`` only concerns fp8 operands on Hopper: it is checked and recorded, and
+fp8 products accumulate in full fp32 precision.
 """
 
 from __future__ import annotations

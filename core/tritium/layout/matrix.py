@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Callable, Optional
 
 from ..ir.mlir import ir
 from ..passes.axis_info import walk
-from .distributed import Distribution, Mma
+from .distributed import Distribution, Mma, distribute
 
 if TYPE_CHECKING:
     from ..codegen.device import WarpMatrixOp
@@ -73,7 +73,8 @@ def warp_grid(tiles_m: int, tiles_n: int, warps: int, mma: "WarpMatrixOp") -> tu
     return best[1:] if best else None
 
 
-def mma_layout(op: ir.Operation, matrix_unit: MatrixUnit | None, num_warps: int, a_layout=None) -> Mma | None:
+def mma_layout(op: ir.Operation, matrix_unit: MatrixUnit | None, num_warps: int, a_layout=None,
+               b_layout=None) -> Mma | None:
     """The accumulator layout of ``op`` on the target's matrix instruction; None where the FMA path
     runs it (no instruction, extents the tiles do not divide, too few tiles for the warps).
 
@@ -81,7 +82,9 @@ def mma_layout(op: ir.Operation, matrix_unit: MatrixUnit | None, num_warps: int,
     (attention's ``p @ v`` of ``p = softmax(q @ k^T)``), split the warps along M only, each warp
     holding whole rows: the group instruction's layout (``codegen.threads.warpgroup_matrix``), and
     the first of chained products then holds in every lane the second's A fragments (``chained``),
-    which it reads from registers. ``a_layout`` is the layout A arrives in."""
+    which it reads from registers. ``a_layout`` and ``b_layout`` are the layouts A and B arrive in:
+    a group instruction that reads only K-major operands (``WarpgroupMatrixOp.mn_major`` false) is
+    chosen only where they arrive as they will be stored, along K."""
     if matrix_unit is None or op.name != "tile.dot" or not matrix_unit_candidate(op):
         return None
     mma = instruction(op, matrix_unit)
@@ -91,11 +94,25 @@ def mma_layout(op: ir.Operation, matrix_unit: MatrixUnit | None, num_warps: int,
     if m % mma.m or n % mma.n or k % mma.k:
         return None
     rows_only = (num_warps, 1) if (m // mma.m) % num_warps == 0 else None
-    group = mma.group is not None and num_warps % mma.group.warps == 0  # the group instruction's layout
+    group = (mma.group is not None and num_warps % mma.group.warps == 0  # the group instruction's layout
+             and (mma.group.mn_major or _k_major(op, (a_layout, b_layout))))
     if rows_only and (group or chained(op) or (isinstance(a_layout, Mma) and a_layout.warps_per_cta == rows_only)):
         return Mma((mma.m, mma.n), rows_only, mma.c)
     grid = warp_grid(m // mma.m, n // mma.n, num_warps, mma)
     return Mma((mma.m, mma.n), grid, mma.c) if grid else None
+
+
+def _k_major(op: ir.Operation, layouts) -> bool:
+    """Whether the product's operands arriving in ``layouts`` (None: not known yet) are stored with
+    their rows along K (``codegen.threads.warp_matrix.stored_transposed``): A's threads hold runs
+    along K, B's down it. A in the accumulator layout comes from registers."""
+    for which, layout in enumerate(layouts):
+        if layout is None or isinstance(layout, Mma):
+            continue
+        shape = tuple(ir.RankedTensorType(op.operands[which].type).shape)
+        if distribute(layout, shape).contiguous_dim != 1 - which:
+            return False
+    return True
 
 
 def narrow_fp8_operands(module: ir.Module, matrix_unit: MatrixUnit | None, num_warps: int) -> None:

@@ -201,8 +201,8 @@ class _Propagation:
         if name == "tile.map_elementwise" and ir.IntegerAttr(op.attributes["pack"]).value > 1:
             return self.packed(op, tensors, ir.IntegerAttr(op.attributes["pack"]).value)
         if name == "tile.dot":
-            mma = mma_layout(op, self.matrix_unit, threads(self.default(2))[1],
-                             self.layouts.get(op.operands[0])) if self.matrix_unit else None
+            arriving = (self.layouts.get(op.operands[0]), self.layouts.get(op.operands[1]))
+            mma = mma_layout(op, self.matrix_unit, threads(self.default(2))[1], *arriving) if self.matrix_unit else None
             if mma is not None:
                 self.need(op, 2, mma)
             return self.set(op.result, mma or self.layouts[op.operands[2]])

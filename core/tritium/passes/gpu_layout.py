@@ -3,7 +3,8 @@
 Target-neutral: a GPU target gives its warp (wave) size, the launch options give ``num_warps``.
 In order:
 
-0. one-hot histograms become ``tile.histogram`` (``passes.blockwide``);
+0. one-hot histograms become ``tile.histogram`` (``passes.blockwide``); fp32 products at
+   "tf32x3", "bf16x3" or "bf16x6" become sums of narrow ones (``layout.split_products``);
 1. the axis analysis (``passes.axis_info``) and the memory accesses choose one blocked layout per
    tensor rank (``layout.choose``);
 2. every tensor gets a layout, ``tile.convert_layout`` where producer and consumer disagree
@@ -25,6 +26,7 @@ from ..ir.mlir import ir
 from ..layout.choose import default_layouts, operand_layouts
 from ..layout.matrix import MatrixUnit, narrow_fp8_operands
 from ..layout.propagate import propagate_layouts
+from ..layout.split_products import split_products
 from .axis_info import analyze
 from .blockwide import raise_blockwide
 from .convert_layout import remove_conversions
@@ -44,6 +46,7 @@ def assign_gpu_layouts(module: ir.Module, num_warps: int, warp_size: int,
             raise TritiumError(f"{what} must be a power of two, not {n}")
     raise_blockwide(module)
     with module.context, ir.Location.unknown():
+        split_products(module, matrix_unit, num_warps)
         narrow_fp8_operands(module, matrix_unit, num_warps)
         infos = analyze(module)
         defaults = default_layouts(module, infos, num_warps, warp_size, pointer_bits)

@@ -70,6 +70,23 @@ def test_tutorial_fp8_matmul_runs_on_fp8_warpgroup_instructions(hopper, dtype, k
     assert "wgmma" not in ptx and f"mma.sync.aligned.m16n8k32.row.col.f32.{kind}.{kind}.f32" in ptx
 
 
+@pytest.mark.parametrize("bm,bn,warps,stages", [(128, 128, 8, 3), (128, 64, 4, 4)])
+def test_fp32_matmul_with_b_k_major_runs_on_tf32_warpgroup_instructions(hopper, bm, bn, warps, stages):
+    """``x @ w.T`` at Triton's default tf32: ``m64nNk8`` from both operands' K-major tiles; with B
+    stored along N (which the instruction cannot read for 32-bit operands), ``mma.sync`` of tf32 on
+    the warp grid that reads the fewest fragments, as before the group instruction existed."""
+    k = compile_matmul(hopper, "fp32", bm, bn, 32, warps, stages, b_k_major=True)
+    ptx = k.asm["ptx"]
+    assert [shape for shape, _ in wgmma(ptx)] == [f"m64n{bn}k8.f32.tf32.tf32"] * (32 // 8 * bm // (16 * warps))
+    assert re.search(r"wgmma\.mma_async[^;]*, p, 1, 1; }", ptx) and "mma.sync" not in ptx
+    if toolchain.ptxas_path():
+        assert k.metadata["spills"] == 0
+    k = compile_matmul(hopper, "fp32", bm, bn, 32, warps, stages)
+    assert "wgmma" not in k.asm["ptx"] and "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32" in k.asm["ptx"]
+    grid = re.search(r"#tile\.mma<\[16 : i32, 8 : i32\], \[(\d+) : i32, (\d+) : i32\]", k.asm["tile-layout"]).groups()
+    assert grid != (str(warps), "1")  # not the group instruction's rows-only split
+
+
 @tritium.jit
 def int8_matmul(a_ptr, b_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
     """int8 into int32, B K-major, the sum written ``acc += tl.dot(a, b)`` (folded into the product)."""

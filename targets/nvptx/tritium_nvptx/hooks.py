@@ -184,8 +184,8 @@ class NvptxHooks(DeviceHooks):
         (``"tf32"``) run ``m16n8k8.tf32``: one K element a register, A's at K columns t and t + 4, B's
         at K rows t and t + 4, each rounded to tf32 first. fp8 ones (``"e4m3"``, ``"e5m2"``, sm_89 on)
         run ``m16n8k32``: four K elements a register, at 4t .. 4t + 3 and 16 on, as int8 ones
-        (``"s8"``) into int32 accumulators do. On sm_90a the 16-bit, fp8 and int8 products also have
-        Hopper's warpgroup instruction (``wgmma``)."""
+        (``"s8"``) into int32 accumulators do. On sm_90a every kind also has Hopper's warpgroup
+        instruction (``wgmma``)."""
         kinds = {"fp16": "f16", "bf16": "bf16", "tf32": "tf32", "e4m3": "e4m3", "e5m2": "e5m2", "s8": "s8"}
         if (operand not in kinds or accumulator != ("int32" if operand == "s8" else "fp32")
                 or self.arch < (89 if operand in ("e4m3", "e5m2") else 80)):
@@ -221,7 +221,7 @@ class NvptxHooks(DeviceHooks):
             return [b.extract_value(got, i) for i in range(count)] if count > 1 else [got]
 
         half = k // 2  # the second half of K: a2, a3 and b1
-        group = warpgroup_op(kind, k) if self.warpgroups and operand != "tf32" else None
+        group = warpgroup_op(kind, k) if self.warpgroups else None
         return WarpMatrixOp(m=16, n=8, k=k, k_pack=step, emit=emit, load=load, group=group,
                             a=Fragment(((0, 0), (8, 0), (0, half), (8, half)), t_bits + g_bits),
                             b=Fragment(((0, 0), (half, 0)), tuple((c, r) for r, c in t_bits + g_bits)),

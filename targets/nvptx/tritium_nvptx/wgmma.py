@@ -1,6 +1,6 @@
 """Hopper's warpgroup matrix instruction (``wgmma.mma_async``, sm_90a) as core's ``WarpgroupMatrixOp``.
 
-Four warps issue one ``m64nNk16`` product (``k32`` for fp8) together, asynchronously, reading B
+Four warps issue one ``m64nNk16`` product (``k32`` for 8-bit operands, ``k8`` for tf32) together, asynchronously, reading B
 (and A, or A from registers) from shared memory through 64-bit descriptors. Core stores operands
 as ``SwizzledTile``s, which are the instruction's 128-, 64- and 32-byte swizzle modes; a
 descriptor says which, and the strides between the tile's 8-row groups (SBO) and, for an operand
@@ -59,8 +59,9 @@ def warpgroup_op(kind: str, k: int) -> WarpgroupMatrixOp:
     """``wgmma.mma_async.sync.aligned.m64nNk{k}.{f32,s32}.{kind}.{kind}``: 16-bit ``kind`` ("f16",
     "bf16", ``k`` 16) take operands stored K-major or M/N-major (the instruction's transposes); fp8
     ones ("e4m3", "e5m2") and int8 ones ("s8", into int32, N up to 32 or a multiple of 16), ``k``
-    32, K-major only."""
-    transposes = k == 16
+    32, and tf32 ones (``k`` 8: fp32 values, of which the instruction reads tf32's bits), K-major
+    only."""
+    transposes = kind in ("f16", "bf16")
     integer = kind == "s8"
 
     def emit(b: ll.IRBuilder, a, b_: SharedOperand, c: list[ll.Value], n: int) -> list[ll.Value]:
