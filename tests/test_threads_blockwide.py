@@ -233,20 +233,11 @@ def test_gathers_triton_accepts_compile_for_nvptx(kernel, signature, small, larg
     assert big.asm["llir"].count("\n") <= 4.5 * compiled(small).asm["llir"].count("\n")
 
 
-def _bitonic_steps(n: int, k: int) -> int:
-    """Compare-and-swap rounds of a bitonic sort of ``n`` keeping ``k`` (``language.sorting``)."""
-    log_n, log_k = n.bit_length() - 1, k.bit_length() - 1
-    return log_k * (log_k + 1) // 2 + (log_n - log_k) * (1 + log_k)
-
-
-@pytest.mark.parametrize("op,steps", [
-    ("sort", _bitonic_steps(128, 128) / _bitonic_steps(64, 64)),
-    ("topk", _bitonic_steps(128, 4) / _bitonic_steps(64, 4)),
-    ("cumsum", 1), ("trans", 1), ("interleave", 1), ("ravel", 1)])
-def test_ir_of_other_block_ops_grows_with_elements_per_thread(op, steps):
+@pytest.mark.parametrize("op", ["sort", "topk", "cumsum", "trans", "interleave", "ravel"])
+def test_ir_of_other_block_ops_grows_with_elements_per_thread(op):
     """Sorting, scans and the re-indexing ops: from 64x64 to 128x128, the nvptx LLVM IR grows with
-    the elements per thread (4x) times the rounds of the sorting network (an unrolled network, as
-    Triton's, has one per round)."""
+    the elements per thread, at most about 4x (a sort's network unrolled per round grew 5.7x, and
+    with the square of the rounds' count beyond: ``passes.sorting`` keeps such sorts in loops)."""
     signature = {"x_ptr": "*fp32", "i_ptr": "*i32", "o_ptr": "*fp32"}
     small = _llir_lines(blockwide_kernel, signature, {"B": 64, "OP": op})
-    assert _llir_lines(blockwide_kernel, signature, {"B": 128, "OP": op}) <= 4.5 * steps * small
+    assert _llir_lines(blockwide_kernel, signature, {"B": 128, "OP": op}) <= 4.5 * small

@@ -10,7 +10,8 @@ import pytest
 
 from tritium.ir import tile
 
-from .test_sorting import (_sorted, gather_kernel, histogram_kernel, merge_kernel, sort_kernel, topk_kernel)
+from .test_sorting import (SORT_DTYPES, _sorted, _values, gather_kernel, histogram_kernel, merge_kernel,
+                           sort1d_kernel, sort_kernel, topk1d_kernel, topk_kernel)
 from .test_threads_codegen import nvptx
 from .test_threads_shape import _ptxas, laid_out
 from .threads_emulator import run
@@ -43,6 +44,47 @@ def test_topk(num_warps, warp_size, k):
     emulate(topk_kernel, {"x_ptr": "*i32", "o_ptr": "*i32"}, {"M": 4, "N": 16, "K": k, "DIM": 1}, [x, out],
             num_warps, warp_size)
     np.testing.assert_array_equal(out, _sorted(x, 1, True)[:, :k])
+
+
+def _native(kernel, signature: dict, constants: dict, num_warps: int, warp_size: int) -> bool:
+    with tile.context():
+        return "tile.sort" in str(laid_out(kernel, signature, constants, num_warps, warp_size))
+
+
+@pytest.mark.parametrize("dtype", SORT_DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("dim,descending", [(0, 0), (1, 1), (1, 0)])
+def test_large_blocks_sort_in_shared_memory(dtype, dim, descending):
+    """Blocks with more than two elements a thread keep ``tile.sort`` (``passes.sorting``): the
+    network's rounds run as loops over shared memory. Ties, NaN, infinities, integer extremes."""
+    name = "i1" if dtype == np.bool_ else {"f": "fp", "i": "i", "u": "u"}[np.dtype(dtype).kind] + str(
+        8 * np.dtype(dtype).itemsize)
+    signature = {"x_ptr": f"*{name}", "o_ptr": f"*{name}"}
+    constants = {"M": 8, "N": 32, "DIM": dim, "DESC": descending, "METHOD": 0}
+    assert _native(sort_kernel, signature, constants, 2, 8)
+    x = _values(dtype, (8, 32), dim + 3 * descending)
+    out = np.zeros_like(x)
+    emulate(sort_kernel, signature, constants, [x, out], 2, 8)
+    np.testing.assert_array_equal(out, _sorted(x, dim, bool(descending)))
+
+
+@pytest.mark.parametrize("n,k", [(128, 128), (128, 8), (64, 1)])
+def test_large_1d_sort_and_topk_in_shared_memory(n, k):
+    x = _values(np.float32, (n,), n + k)
+    out = np.zeros(k, np.float32)
+    kernel, constants = (sort1d_kernel, {"N": n, "DESC": 1}) if k == n else (topk1d_kernel, {"N": n, "K": k})
+    assert _native(kernel, {"x_ptr": "*fp32", "o_ptr": "*fp32"}, constants, 1, 8)
+    emulate(kernel, {"x_ptr": "*fp32", "o_ptr": "*fp32"}, constants, [x, out], 1, 8)
+    np.testing.assert_array_equal(out, _sorted(x, 0, True)[:k])
+
+
+def test_small_blocks_run_the_network_in_registers():
+    """Two elements a thread or fewer: the network, with no shared memory."""
+    constants = {"M": 4, "N": 16, "DIM": 1, "DESC": 0, "METHOD": 0}
+    assert not _native(sort_kernel, {"x_ptr": "*fp32", "o_ptr": "*fp32"}, constants, 4, 8)
+    x = _values(np.float32, (4, 16), 9)
+    out = np.zeros_like(x)
+    emulate(sort_kernel, {"x_ptr": "*fp32", "o_ptr": "*fp32"}, constants, [x, out], 4, 8)
+    np.testing.assert_array_equal(out, _sorted(x, 1, False))
 
 
 @pytest.mark.parametrize("num_warps,warp_size", LAUNCHES)

@@ -98,6 +98,17 @@ class IRBuilder:
     def gather(self, src, index, axis: int, t: dtype, shape) -> ir.Value:
         return tile.GatherOp(src, index, tile.i32_attr(axis), ir_type(t, shape)).res
 
+    def sort(self, h, t: dtype, dim: int, descending: int, k: int, shape,
+             network: Callable[[ir.Value], ir.Value]) -> ir.Value:
+        """``tile.sort`` of ``h`` (``t`` elements) into a ``shape`` result; ``network(src)`` emits the
+        region that computes it with other ops."""
+        op = tile.SortOp(h, tile.i32_attr(dim), tile.i32_attr(descending), tile.i32_attr(k),
+                         tile.i32_attr(int(t.is_int_unsigned())), ir_type(t, shape))
+        block = op.network.blocks.append(h.type)
+        with ir.InsertionPoint(block):
+            tile.reduce_return([network(block.arguments[0])])
+        return op.res
+
     def arith(self, op: str, operands: Sequence[ir.Value], t: dtype, shape) -> ir.Value:
         if op in _IEEE:
             return ir.Operation.create(_IEEE[op], results=[ir_type(t, shape)], operands=list(operands),

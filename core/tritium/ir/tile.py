@@ -186,6 +186,25 @@ class HistogramOp(Tile.Operation, name="histogram", traits=[Pure]):
     res: Result[Any] = result(kw_only=True)
 
 
+class SortOp(Tile.Operation, name="sort", traits=[Pure]):
+    """``src`` sorted along ``dim`` (ascending, or descending where ``descending`` is 1; NaN above
+    every number; integers compared as unsigned where ``unsigned`` is 1), keeping the first ``k``
+    along ``dim`` (``tl.sort``: all of them; ``tl.topk``: the largest ``k``, descending).
+
+    The ``network`` region computes the same with other tile ops (``language.sorting``'s bitonic
+    network: its block takes ``src`` and returns the result with ``tile.reduce_return``). A target
+    runs that (``passes.sorting.lower_sorts`` inlines it) or lowers the op itself, with the region
+    emptied: GPU targets sort large blocks in shared memory (``codegen.threads.blockwide``)."""
+
+    src: Operand[Any] = operand()
+    dim: ir.IntegerAttr
+    descending: ir.IntegerAttr
+    k: ir.IntegerAttr
+    unsigned: ir.IntegerAttr
+    res: Result[Any] = result()
+    network: Region
+
+
 class AddPtrOp(Tile.Operation, name="addptr", traits=[Pure]):
     """``ptr + offset`` elements (not bytes); scalars, or tensors of one shape."""
 
@@ -295,7 +314,8 @@ ScanOp = _combining_op("ScanOp", "scan", """The inclusive scan of the operands a
                        {"axis": ir.IntegerAttr, "reverse": ir.IntegerAttr})
 
 ReduceReturnOp = _combining_op("ReduceReturnOp", "reduce_return",
-                               "Terminates a ``tile.reduce`` or ``tile.scan`` combine region with the combined values.",
+                               "Terminates a ``tile.reduce`` or ``tile.scan`` combine region with the combined values (and a "
+                               "``tile.sort`` network with its result).",
                                {}, terminator=True)
 
 

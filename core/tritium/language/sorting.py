@@ -162,8 +162,18 @@ def _sort(x: Any, k: Any, dim: Any, descending: Any, what: str) -> tensor:
     if isinstance(k, bool) or not isinstance(k, int) or k < 1 or k > n or k & (k - 1):
         raise SemanticError(f"{what}: k must be a constant power of 2 in [1, {n}] (the size of dim {dim}), "
                             f"got {k!r}")
+    shape = x.shape[:dim] + (k,) + x.shape[dim + 1:]
+
+    def network(handle):
+        return _network(tensor(handle, x.dtype, x.shape), dim, k, descending, what).handle
+
+    return tensor(semantic.builder().sort(x.handle, x.dtype, dim, descending, k, shape, network), x.dtype, shape)
+
+
+def _network(x: tensor, dim: int, k: int, descending: int, what: str) -> tensor:
+    """The bitonic network of ``_sort`` (``tile.sort``'s region)."""
     lead = len(x.shape) - 1
-    log_n, log_k = _log2(n), _log2(k)
+    log_n, log_k = _log2(x.shape[dim]), _log2(k)
     h, order = _to_cube(x, dim, what)
     for stage in range(1, log_k + 1):  # sorted blocks of 2**stage, alternately ascending and descending
         h = _merge(h, stage, ("alt", stage) if stage < log_n else descending)

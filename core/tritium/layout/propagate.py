@@ -25,7 +25,8 @@ The rules, as in Triton:
 - ``tile.gather`` gives its index's layout, its source stays in whatever layout it comes;
   ``tile.histogram`` gives the 1-D default, its mask converted to its source's layout (both pass
   through shared memory: ``codegen.threads.blockwide``; a GPU's one-hot histograms are raised to
-  ``tile.histogram`` before layouts, by ``passes.blockwide``);
+  ``tile.histogram`` before layouts, by ``passes.blockwide``); so does a ``tile.sort`` (kept for
+  large blocks by ``passes.sorting``), whose result gives its rank's default;
 - ``tile.map_elementwise`` with ``pack`` > 1 takes its operands in, and gives its results, a layout
   whose threads hold runs of ``pack`` elements along the last dimension (``packed``);
 - elementwise ops take the layout of their first operand that is not *free* (made from nothing,
@@ -194,6 +195,8 @@ class _Propagation:
             return
         if name == "tile.gather":
             return self.set(op.result, self.layouts[op.operands[1]])
+        if name == "tile.sort":  # through shared memory: any layout in, any out
+            return self.set(op.result, None)
         if name == "tile.histogram":
             for i in tensors[1:]:
                 self.need(op, i, self.layouts[op.operands[0]])

@@ -10,8 +10,8 @@ layout stage, which allocates it (``tile.shared_offset``), and the per-thread co
   the other (``codegen.threads.shape``).
 - an atomic (``tile.atomic_rmw``, ``tile.atomic_cas``) whose old values are used and held by
   several threads (``shares_old_values``): the whole result, row-major; one element for a scalar.
-- ``tile.gather``: its source whole, row-major; ``tile.histogram``: one i32 counter per bin
-  (``codegen.threads.blockwide``).
+- ``tile.gather`` and ``tile.sort``: the source whole, row-major; ``tile.histogram``: one i32
+  counter per bin (``codegen.threads.blockwide``).
 - ``tile.scan`` uses none: its layout keeps the whole axis inside each thread.
 - ``tile.dot``: its operands, row-major, in their element type (``dot_scratch_bytes``): on the FMA
   path A transposed (``[K, M]``) then B (``[K, N]``), a 3-D product that for every batch index; on a
@@ -89,7 +89,7 @@ def scratch_bytes(op: ir.Operation, pointer_bits: PointerBits = pointers_of_64_b
             return 0
         src = ir.RankedTensorType(op.operands[0].type)
         return len(op.operands) * math.prod(src.shape) * element_bytes(src, pointer_bits)
-    if op.name == "tile.gather":
+    if op.name in ("tile.gather", "tile.sort"):
         return _elements(op.operands[0].type) * element_bytes(op.operands[0].type, pointer_bits)
     if op.name == "tile.histogram":
         return 4 * _elements(op.results[0].type)

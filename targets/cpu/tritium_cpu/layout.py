@@ -17,6 +17,7 @@ from llvmlite import binding as llvm
 from tritium.ir import tile
 from tritium.ir.mlir import ir
 from tritium.layout import assign_encodings
+from tritium.passes.sorting import lower_sorts
 
 
 @functools.cache
@@ -43,7 +44,9 @@ def chunk_width(t: ir.RankedTensorType) -> int:
 
 
 def assign_layouts(module: ir.Module, vector_bits: int) -> ir.Module:
-    """Give every ranked tensor type in ``module`` its CPU encoding, in place."""
+    """Give every ranked tensor type in ``module`` its CPU encoding, in place; sorts run their
+    networks, whose rounds are whole-vector ops here (``passes.sorting``)."""
+    lower_sorts(module)
     return assign_encodings(module, lambda t: encoding(list(t.shape), vector_bits))
 
 

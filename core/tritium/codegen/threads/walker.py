@@ -286,6 +286,7 @@ _LOWERINGS = {
     "tile.map_elementwise": Walker.emit_map_elementwise,
     "tile.convert_layout": Walker.emit_convert_layout,
     "tile.gather": Walker.emit_gather,
+    "tile.sort": Walker.emit_sort,
     "tile.histogram": Walker.emit_histogram,
     **{name: Walker.emit_reindex for name in tile.REINDEXING},
     "tile.barrier": Walker.emit_barrier,
