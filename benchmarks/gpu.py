@@ -63,7 +63,8 @@ FRAMEWORKS = ("tritium", "triton", "torch")
 #: matmul: (dtype, M = N = K); attention: (batch, heads, sequence, head size), each causal and not;
 #: max_configs: how many of each autotuning list (None: all)
 FULL = {"vector_add": [2**24, 2**28], "softmax": [(4096, 1024), (16384, 8192)], "layernorm": [(16384, 8192)],
-        "matmul": [("fp16", 1024), ("fp16", 4096), ("fp16", 8192), ("bf16", 4096), ("fp8e4", 4096), ("fp32", 4096)],
+        "matmul": [("fp16", 1024), ("fp16", 4096), ("fp16", 8192), ("bf16", 4096), ("fp8e4", 4096), ("fp32", 4096),
+                   ("fp32wt", 4096)],
         "attention": [(4, 8, 4096, 64), (4, 8, 4096, 128)], "compile_size": 4096, "max_configs": None,
         "launches": (10_000, 7), "startup_runs": 3, "rep_ms": 100.0}
 QUICK = {"vector_add": [2**20], "softmax": [(1024, 1024)], "layernorm": [(1024, 2048)],
@@ -412,17 +413,20 @@ class Bench:
         """Tutorial 03's autotuned kernel on ``dtype`` inputs (fp32 accumulation, an fp16 result as
         the tutorial writes it); torch's matmul (its result in ``dtype``) beside. "fp8e4" is the
         tutorial's fp8 path (a in e4m3, b transposed then in e4m3, so K-major; no torch beside);
-        "fp32" runs at Triton's default precision, tf32 (torch allowed tf32 too)."""
+        "fp32" runs at Triton's default precision, tf32 (torch allowed tf32 too); "fp32wt" the
+        same with b a transposed view (``x @ w.T``: K-major, which Hopper's tf32 instruction reads)."""
         torch = self.torch
-        tdtype = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32,
+        tdtype = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32, "fp32wt": torch.float32,
                   "fp8e4": torch.float16}[dtype]
         a = torch.randn(size, size, device="cuda", dtype=tdtype)
         b = torch.randn(size, size, device="cuda", dtype=tdtype)
         if dtype == "fp8e4":
             a, b = a.to(torch.float8_e4m3fn), b.T.to(torch.float8_e4m3fn)
+        elif dtype == "fp32wt":
+            b = b.T
         outs = {fw: torch.empty(size, size, device="cuda", dtype=torch.float16) for fw in ("tritium", "triton")}
         outs["torch"] = torch.empty(size, size, device="cuda", dtype=tdtype)
-        torch.backends.cuda.matmul.allow_tf32 = dtype == "fp32"
+        torch.backends.cuda.matmul.allow_tf32 = dtype.startswith("fp32")
 
         def grid(meta):
             return (cdiv(size, meta["BLOCK_SIZE_M"]) * cdiv(size, meta["BLOCK_SIZE_N"]),)
@@ -436,7 +440,8 @@ class Bench:
             runs["torch"] = lambda: torch.matmul(a, b, out=outs["torch"])
         # tf32 rounds the operands; fp8 tensor cores accumulate with fewer bits than fp32 (Triton's
         # results and tritium's agree bit for bit, 1.1 away from fp32's at 4096^3 on an H200)
-        tol = {"fp32": {"rtol": 1e-2, "atol": 0.5}, "fp8e4": {"rtol": 2e-2, "atol": 2.0}}.get(
+        tol = {"fp32": {"rtol": 1e-2, "atol": 0.5}, "fp32wt": {"rtol": 1e-2, "atol": 0.5},
+               "fp8e4": {"rtol": 2e-2, "atol": 2.0}}.get(
             dtype, {"rtol": 1e-2, "atol": 1e-1})
         return self.row(f"matmul {dtype} {size}^3 (tutorial 03, autotuned)", matmul_flops(size, size, size), runs,
                         outputs={fw: (lambda fw=fw: outs[fw].float()) for fw in FRAMEWORKS}, want=a.float() @ b.float(),
