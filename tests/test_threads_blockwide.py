@@ -237,7 +237,7 @@ def test_gathers_triton_accepts_compile_for_nvptx(kernel, signature, small, larg
 def test_ir_of_other_block_ops_grows_with_elements_per_thread(op):
     """Sorting, scans and the re-indexing ops: from 64x64 to 128x128, the nvptx LLVM IR grows with
     the elements per thread, at most about 4x (a sort's network unrolled per round grew 5.7x, and
-    with the square of the rounds' count beyond: ``passes.sorting`` keeps such sorts in loops)."""
+    with the square of the rounds' count beyond: ``passes.decomposed`` keeps such sorts in loops)."""
     signature = {"x_ptr": "*fp32", "i_ptr": "*i32", "o_ptr": "*fp32"}
     small = _llir_lines(blockwide_kernel, signature, {"B": 64, "OP": op})
     assert _llir_lines(blockwide_kernel, signature, {"B": 128, "OP": op}) <= 4.5 * small

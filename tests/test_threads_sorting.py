@@ -54,7 +54,7 @@ def _native(kernel, signature: dict, constants: dict, num_warps: int, warp_size:
 @pytest.mark.parametrize("dtype", SORT_DTYPES, ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("dim,descending", [(0, 0), (1, 1), (1, 0)])
 def test_large_blocks_sort_in_shared_memory(dtype, dim, descending):
-    """Blocks with more than two elements a thread keep ``tile.sort`` (``passes.sorting``): the
+    """Blocks with more than two elements a thread keep ``tile.sort`` (``passes.decomposed``): the
     network's rounds run as loops over shared memory. Ties, NaN, infinities, integer extremes."""
     name = "i1" if dtype == np.bool_ else {"f": "fp", "i": "i", "u": "u"}[np.dtype(dtype).kind] + str(
         8 * np.dtype(dtype).itemsize)

@@ -184,6 +184,7 @@ class CompileOnlyDevice(Device):
 
     ``compiled`` lists ``(kernel name, seconds, how)`` for every launch so far; ``how`` is
     ``compiled``, ``disk cache`` or ``earlier case`` (the specialisation an earlier launch compiled).
+    ``kernels`` holds the compiled kernels of the launches, in order (their stage times and IR).
     """
 
     #: device allocators return memory aligned to at least this many bytes (CUDA and HIP: 256)
@@ -193,6 +194,7 @@ class CompileOnlyDevice(Device):
         self.target = target
         self.label = device_label(target, compile_only=True)
         self.compiled: list[tuple[str, float, str]] = []
+        self.kernels: list[Any] = []
         self._seen: set[int] = set()  # the compiled kernels of earlier launches
 
     def to_device(self, array: np.ndarray) -> np.ndarray:
@@ -221,6 +223,7 @@ class CompileOnlyDevice(Device):
         how = "earlier case" if id(compiled) in self._seen else "disk cache" if compiled.cache_hit else "compiled"
         self._seen.add(id(compiled))
         self.compiled.append((compiled.name, seconds, how))
+        self.kernels.append(compiled)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -325,7 +328,7 @@ def run_case(case: Case, dev: Device, gap: str | None = None) -> Result:
 def compile_case(case: Case, dev: CompileOnlyDevice, gap: str | None = None) -> Result:
     """Compile every kernel ``case`` launches, running none: ``compiled`` with the compile seconds,
     or the compile error (``xfail`` when ``gap`` declares the case a known gap of the target)."""
-    del dev.compiled[:]
+    del dev.compiled[:], dev.kernels[:]
     t0 = time.perf_counter()
     try:
         case.run(dev)  # outputs are not checked: nothing ran

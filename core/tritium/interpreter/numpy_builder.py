@@ -180,6 +180,10 @@ class NumpyBuilder:
         """``tile.sort``: its network, as every target may run it."""
         return network(h)
 
+    def descriptor_load(self, base, offsets, t, shape, decompose):
+        """``tile.descriptor_load``: its pointers and masked loads."""
+        return decompose()
+
     def gather(self, src, index, axis, t, shape):
         """``tile.gather``: 0 where an index is outside the axis (the language passes none)."""
         index = np.asarray(index)

@@ -193,8 +193,8 @@ class SortOp(Tile.Operation, name="sort", traits=[Pure]):
 
     The ``network`` region computes the same with other tile ops (``language.sorting``'s bitonic
     network: its block takes ``src`` and returns the result with ``tile.reduce_return``). A target
-    runs that (``passes.sorting.lower_sorts`` inlines it) or lowers the op itself, with the region
-    emptied: GPU targets sort large blocks in shared memory (``codegen.threads.blockwide``)."""
+    runs that (``passes.decomposed`` inlines it) or lowers the op itself, with the region emptied:
+    GPU targets sort large blocks in shared memory (``codegen.threads.blockwide``)."""
 
     src: Operand[Any] = operand()
     dim: ir.IntegerAttr
@@ -203,6 +203,22 @@ class SortOp(Tile.Operation, name="sort", traits=[Pure]):
     unsigned: ir.IntegerAttr
     res: Result[Any] = result()
     network: Region
+
+
+class DescriptorLoadOp(Tile.Operation, name="descriptor_load"):
+    """``desc.load(offsets)`` of a tensor descriptor made on the host whose base pointer is the
+    kernel parameter ``base``: the block at ``offsets`` (i32, one per dimension), zero (or NaN, as
+    the descriptor says) outside the tensor.
+
+    The ``decomposition`` region computes the same with pointers and masked loads (its block takes
+    no arguments and returns the block with ``tile.reduce_return``). A target runs that
+    (``passes.decomposed`` inlines it) or copies the block itself, with the region emptied (Hopper's
+    tensor memory accelerator)."""
+
+    base: Operand[Any] = operand()
+    offsets: Sequence[Operand[Any]] = operand()
+    res: Result[Any] = result()
+    decomposition: Region
 
 
 class AddPtrOp(Tile.Operation, name="addptr", traits=[Pure]):

@@ -4,7 +4,7 @@ and ``tl.gather``, with Triton 3.6's signatures, written in the language itself 
 
 ``tl.sort`` and ``tl.topk`` emit one ``tile.sort`` whose region is that network (the interpreter
 runs the network directly): a target inlines it, or sorts large blocks its own way
-(``passes.sorting``; GPUs in shared memory). Sorting is a bitonic network, as in Triton: the sorted dimension is reshaped into a cube of
+(``passes.decomposed``; GPUs in shared memory). Sorting is a bitonic network, as in Triton: the sorted dimension is reshaped into a cube of
 dimensions of size 2, one per bit of an element's position, so the elements ``2**j`` apart pair up
 along one of them; the partner of each element is the xor of the pair's bit patterns with its own
 (``xor_sum`` over that dimension), and ``where`` keeps the smaller or the larger one. ``topk`` runs the network on blocks of ``k`` and halves

@@ -158,6 +158,16 @@ class host_tensor_descriptor(tensor_descriptor):  # noqa: N801
     def components(self) -> list:
         return list(self._parts)
 
+    def load(self, offsets):
+        """The block at ``offsets`` as one ``tile.descriptor_load`` (a target may copy it whole),
+        which holds ``tensor_descriptor.load``'s pointers and masked loads."""
+        at = self._at(offsets, "desc.load")
+        t = T.int8 if self.dtype == T.int1 else self.dtype  # as a block pointer loads booleans
+        handle = semantic.builder().descriptor_load(self.base.handle, [o.handle for o in at.offsets], t,
+                                                   self.block_shape, lambda: super(host_tensor_descriptor, self)
+                                                   .load(offsets).handle)
+        return bp._core().tensor(handle, t, self.block_shape)
+
     def rebuild(self, handles: Sequence[Any]) -> "host_tensor_descriptor":
         return host_tensor_descriptor.from_parts(
             [bp._core().tensor(h, c.dtype, c.shape) for h, c in zip(handles, self._parts)],

@@ -26,7 +26,7 @@ The rules, as in Triton:
   ``tile.histogram`` gives the 1-D default, its mask converted to its source's layout (both pass
   through shared memory: ``codegen.threads.blockwide``; a GPU's one-hot histograms are raised to
   ``tile.histogram`` before layouts, by ``passes.blockwide``); so does a ``tile.sort`` (kept for
-  large blocks by ``passes.sorting``), whose result gives its rank's default;
+  large blocks by ``passes.decomposed``), whose result gives its rank's default;
 - ``tile.map_elementwise`` with ``pack`` > 1 takes its operands in, and gives its results, a layout
   whose threads hold runs of ``pack`` elements along the last dimension (``packed``);
 - elementwise ops take the layout of their first operand that is not *free* (made from nothing,

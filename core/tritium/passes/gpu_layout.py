@@ -4,7 +4,7 @@ Target-neutral: a GPU target gives its warp (wave) size, the launch options give
 In order:
 
 0. one-hot histograms become ``tile.histogram`` (``passes.blockwide``), sorts of large blocks
-   stay ``tile.sort`` and the others run their networks (``passes.sorting``); fp32 products at
+   stay ``tile.sort`` and the others run their networks (``passes.decomposed``); fp32 products at
    "tf32x3", "bf16x3" or "bf16x6" become sums of narrow ones (``layout.split_products``);
 1. the axis analysis (``passes.axis_info``) and the memory accesses choose one blocked layout per
    tensor rank (``layout.choose``);
@@ -33,7 +33,7 @@ from .axis_info import analyze
 from .blockwide import raise_blockwide
 from .convert_layout import remove_conversions
 from .shared_memory import allocate_shared
-from .sorting import lower_sorts
+from .decomposed import lower_decomposed
 from .software_pipeline import pipeline_loops
 
 
@@ -57,7 +57,8 @@ def assign_gpu_layouts(module: ir.Module, num_warps: int, warp_size: int,
         if n < 1 or n & (n - 1):
             raise TritiumError(f"{what} must be a power of two, not {n}")
     raise_blockwide(module)
-    lower_sorts(module, lambda op: _elements(op) > NATIVE_SORT_ELEMENTS * num_warps * warp_size)
+    lower_decomposed(module, lambda op: op.name == "tile.sort"
+                     and _elements(op) > NATIVE_SORT_ELEMENTS * num_warps * warp_size)
     with module.context, ir.Location.unknown():
         split_products(module, matrix_unit, num_warps)
         narrow_fp8_operands(module, matrix_unit, num_warps)

@@ -17,7 +17,7 @@ from llvmlite import binding as llvm
 from tritium.ir import tile
 from tritium.ir.mlir import ir
 from tritium.layout import assign_encodings
-from tritium.passes.sorting import lower_sorts
+from tritium.passes.decomposed import lower_decomposed
 
 
 @functools.cache
@@ -44,9 +44,9 @@ def chunk_width(t: ir.RankedTensorType) -> int:
 
 
 def assign_layouts(module: ir.Module, vector_bits: int) -> ir.Module:
-    """Give every ranked tensor type in ``module`` its CPU encoding, in place; sorts run their
-    networks, whose rounds are whole-vector ops here (``passes.sorting``)."""
-    lower_sorts(module)
+    """Give every ranked tensor type in ``module`` its CPU encoding, in place; ops that carry their
+    decomposition run it (``passes.decomposed``): a sort's rounds are whole-vector ops here."""
+    lower_decomposed(module)
     return assign_encodings(module, lambda t: encoding(list(t.shape), vector_bits))
 
 

@@ -1,6 +1,6 @@
 """``tile.gather``, ``tile.histogram`` and ``tile.sort`` through shared memory, in code that grows
 with the registers of a thread, not with the block (``tl.gather`` emits the first;
-``passes.blockwide`` raises the second from the language's one-hot form; ``passes.sorting`` keeps
+``passes.blockwide`` raises the second from the language's one-hot form; ``passes.decomposed`` keeps
 the third for large blocks).
 
 - gather: every thread writes its registers of the source at their row-major positions in the
