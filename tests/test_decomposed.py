@@ -61,7 +61,7 @@ func.func @k(%p: !tile.ptr<f32, 1 : i32>, %n: i32) -> tensor<8xf32> {
       %ptrs = "tile.addptr"(%base, %offs) : (tensor<8x!tile.ptr<f32, 1 : i32>>, tensor<8xi32>) -> tensor<8x!tile.ptr<f32, 1 : i32>>
       %v = "tile.load"(%ptrs) {operandSegmentSizes = array<i32: 1, 0, 0>} : (tensor<8x!tile.ptr<f32, 1 : i32>>) -> tensor<8xf32>
       "tile.reduce_return"(%v) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<8xf32>) -> ()
-    }) : (!tile.ptr<f32, 1 : i32>, i32) -> tensor<8xf32>
+    }) {padding = "zero"} : (!tile.ptr<f32, 1 : i32>, i32) -> tensor<8xf32>
     %s = arith.addf %acc, %d : tensor<8xf32>
     scf.yield %s : tensor<8xf32>
   }

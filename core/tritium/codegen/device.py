@@ -109,6 +109,37 @@ class WarpgroupMatrixOp:
     takes: Callable[[int], bool] = lambda n: n % 8 == 0
 
 
+@dataclasses.dataclass(frozen=True)
+class TensorCopy:
+    """A copy engine that moves a whole block of a tensor described on the host into shared memory,
+    completing on a barrier object in shared memory: NVIDIA's tensor memory accelerator (TMA).
+
+    The host encodes each descriptor's tensor map (``encode``, at launch); the kernel takes it as a
+    parameter that ``parameter`` marks. One thread arms a barrier for the bytes it expects and issues
+    the copies; every thread then waits on the barrier's phase.
+
+    - ``parameter(arg)``: make kernel parameter ``arg`` (a pointer) the by-value tensor map.
+    - ``init(b, barrier)``: initialise the 8-byte barrier object for one arrival; ``fence_init(b)``
+      makes initialisations visible to the copy engine (a thread barrier follows).
+    - ``expect(b, barrier, nbytes)``: arrive on it, expecting ``nbytes`` more bytes.
+    - ``copy(b, dst, tensor_map, coords, barrier)``: copy the box at ``coords`` (innermost first) of
+      the tensor map to shared ``dst``, completing its bytes on ``barrier``.
+    - ``wait(b, barrier, phase)``: wait until the barrier's phase ``phase`` (0 or 1, i32) completed.
+    - ``invalidate(b, barrier)``: end the barrier object, so that its bytes may be reused.
+    - ``swizzles``: the swizzled row widths (bytes) the engine writes, as ``layout.swizzle`` does.
+    - ``max_box``: the most elements of a box along one dimension."""
+
+    parameter: Callable[[ll.Argument], None]
+    init: Callable[[ll.IRBuilder, ll.Value], None]
+    fence_init: Callable[[ll.IRBuilder], None]
+    expect: Callable[[ll.IRBuilder, ll.Value, int], None]
+    copy: Callable[[ll.IRBuilder, ll.Value, ll.Value, list, ll.Value], None]
+    wait: Callable[[ll.IRBuilder, ll.Value, ll.Value], None]
+    invalidate: Callable[[ll.IRBuilder, ll.Value], None]
+    swizzles: tuple[int, ...] = (32, 64, 128)
+    max_box: int = 256
+
+
 class DeviceHooks(MathHooks):
     """Target-specific pieces of GPU code generation. Subclass per target; every method gets the
     ``ll.IRBuilder`` positioned where the code goes."""
@@ -223,6 +254,10 @@ class DeviceHooks(MathHooks):
         phi.add_incoming(loaded, inside)
         phi.add_incoming(fallback, before)
         return phi
+
+    #: the engine that copies host-described tensor blocks into shared memory, where there is one
+    #: (``TensorCopy``); the layout stage gives it the loads of host tensor descriptors it can take
+    tensor_copy: TensorCopy | None = None
 
     def async_copy(self, b: ll.IRBuilder, dst: ll.Value, src: ll.Value, ty: ll.Type, mask: ll.Value) -> None:
         """Start copying a ``ty`` (a vector of 4, 8 or 16 bytes, or a scalar) from global ``src`` to

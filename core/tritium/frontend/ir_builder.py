@@ -109,11 +109,11 @@ class IRBuilder:
             tile.reduce_return([network(block.arguments[0])])
         return op.res
 
-    def descriptor_load(self, base, offsets: Sequence[ir.Value], t: dtype, shape,
+    def descriptor_load(self, base, offsets: Sequence[ir.Value], padding: str, t: dtype, shape,
                         decompose: Callable[[], ir.Value]) -> ir.Value:
         """``tile.descriptor_load`` of the host descriptor at ``base`` at ``offsets``, a ``shape``
         block of ``t``; ``decompose()`` emits the region that reads it with pointers."""
-        op = tile.DescriptorLoadOp(base, list(offsets), ir_type(t, shape))
+        op = tile.DescriptorLoadOp(base, list(offsets), ir.StringAttr.get(padding), ir_type(t, shape))
         with ir.InsertionPoint(op.decomposition.blocks.append()):
             tile.reduce_return([decompose()])
         return op.res

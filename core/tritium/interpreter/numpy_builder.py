@@ -180,7 +180,7 @@ class NumpyBuilder:
         """``tile.sort``: its network, as every target may run it."""
         return network(h)
 
-    def descriptor_load(self, base, offsets, t, shape, decompose):
+    def descriptor_load(self, base, offsets, padding, t, shape, decompose):
         """``tile.descriptor_load``: its pointers and masked loads."""
         return decompose()
 

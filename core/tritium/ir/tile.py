@@ -207,8 +207,8 @@ class SortOp(Tile.Operation, name="sort", traits=[Pure]):
 
 class DescriptorLoadOp(Tile.Operation, name="descriptor_load"):
     """``desc.load(offsets)`` of a tensor descriptor made on the host whose base pointer is the
-    kernel parameter ``base``: the block at ``offsets`` (i32, one per dimension), zero (or NaN, as
-    the descriptor says) outside the tensor.
+    kernel parameter ``base``: the block at ``offsets`` (i32, one per dimension), ``padding``
+    ("zero" or "nan") outside the tensor.
 
     The ``decomposition`` region computes the same with pointers and masked loads (its block takes
     no arguments and returns the block with ``tile.reduce_return``). A target runs that
@@ -217,6 +217,7 @@ class DescriptorLoadOp(Tile.Operation, name="descriptor_load"):
 
     base: Operand[Any] = operand()
     offsets: Sequence[Operand[Any]] = operand()
+    padding: ir.StringAttr
     res: Result[Any] = result()
     decomposition: Region
 
@@ -390,6 +391,41 @@ class AsyncCopyOp(Tile.Operation, name="async_copy"):
     ptr: Operand[Any] = operand()
     mask: Operand[Any] = operand()
     slot: Operand[Any] = operand()
+    slot_bytes: ir.IntegerAttr
+
+
+class AsyncTensorCopyOp(Tile.Operation, name="async_tensor_copy"):
+    """Where ``pred`` (i1) holds, start copying the block at ``offsets`` of the host tensor
+    descriptor whose base is the kernel parameter ``base`` into slot ``slot`` of the ring, with the
+    target's tensor copy engine (``DeviceHooks.tensor_copy``). The ring ends with one barrier
+    object per slot (8 bytes each, after the slots) on which the copy completes: see
+    ``tensor_copy_wait``."""
+
+    base: Operand[Any] = operand()
+    pred: Operand[Any] = operand()
+    slot: Operand[Any] = operand()
+    offsets: Sequence[Operand[Any]] = operand()
+    slot_bytes: ir.IntegerAttr
+
+
+class TensorCopyInitOp(Tile.Operation, name="tensor_copy_init"):
+    """Initialise the barrier objects of the ring's slots (one thread; a ``tile.barrier`` follows)."""
+
+    slot_bytes: ir.IntegerAttr
+
+
+class TensorCopyWaitOp(Tile.Operation, name="tensor_copy_wait"):
+    """Wait until the copy into slot ``slot`` completed its use number ``n`` of the slot, where
+    ``phase`` (i32) is ``n % 2``."""
+
+    slot: Operand[Any] = operand()
+    phase: Operand[Any] = operand()
+    slot_bytes: ir.IntegerAttr
+
+
+class TensorCopyDoneOp(Tile.Operation, name="tensor_copy_done"):
+    """End the ring's barrier objects (after a ``tile.barrier``: no thread waits on them any more)."""
+
     slot_bytes: ir.IntegerAttr
 
 

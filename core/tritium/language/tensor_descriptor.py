@@ -163,9 +163,9 @@ class host_tensor_descriptor(tensor_descriptor):  # noqa: N801
         which holds ``tensor_descriptor.load``'s pointers and masked loads."""
         at = self._at(offsets, "desc.load")
         t = T.int8 if self.dtype == T.int1 else self.dtype  # as a block pointer loads booleans
-        handle = semantic.builder().descriptor_load(self.base.handle, [o.handle for o in at.offsets], t,
-                                                   self.block_shape, lambda: super(host_tensor_descriptor, self)
-                                                   .load(offsets).handle)
+        handle = semantic.builder().descriptor_load(self.base.handle, [o.handle for o in at.offsets], self.padding,
+                                                   t, self.block_shape,
+                                                   lambda: super(host_tensor_descriptor, self).load(offsets).handle)
         return bp._core().tensor(handle, t, self.block_shape)
 
     def rebuild(self, handles: Sequence[Any]) -> "host_tensor_descriptor":

@@ -26,7 +26,9 @@ The rules, as in Triton:
   ``tile.histogram`` gives the 1-D default, its mask converted to its source's layout (both pass
   through shared memory: ``codegen.threads.blockwide``; a GPU's one-hot histograms are raised to
   ``tile.histogram`` before layouts, by ``passes.blockwide``); so does a ``tile.sort`` (kept for
-  large blocks by ``passes.decomposed``), whose result gives its rank's default;
+  large blocks by ``passes.decomposed``), whose result gives its rank's default; a
+  ``tile.descriptor_load`` kept for a tensor copy gives a row-major layout of 16-byte runs (its
+  block lies in shared memory as the copy wrote it: ``passes.tensor_copies``);
 - ``tile.map_elementwise`` with ``pack`` > 1 takes its operands in, and gives its results, a layout
   whose threads hold runs of ``pack`` elements along the last dimension (``packed``);
 - elementwise ops take the layout of their first operand that is not *free* (made from nothing,
@@ -47,6 +49,7 @@ from ..ir import tile
 from ..ir.mlir import ir
 from ..codegen.reindex import Reindex
 from .assign import retyped
+from .choose import element_bytes
 from .distributed import Blocked, Layout, Slice, default_blocked, encoded, layout_of_type, threads
 from .matrix import MatrixUnit, mma_layout
 from .reindexed import register_layout
@@ -195,6 +198,11 @@ class _Propagation:
             return
         if name == "tile.gather":
             return self.set(op.result, self.layouts[op.operands[1]])
+        if name == "tile.descriptor_load":  # kept for a tensor copy: rows contiguous, as copied
+            t = ir.RankedTensorType(op.results[0].type)
+            warp_size, num_warps = threads(self.default(t.rank))
+            vector = max(1, 16 // max(1, element_bytes(t)))
+            return self.set(op.result, default_blocked(tuple(t.shape), num_warps, warp_size, min(vector, t.shape[-1])))
         if name == "tile.sort":  # through shared memory: any layout in, any out
             return self.set(op.result, None)
         if name == "tile.histogram":

@@ -12,6 +12,8 @@ layout stage, which allocates it (``tile.shared_offset``), and the per-thread co
   several threads (``shares_old_values``): the whole result, row-major; one element for a scalar.
 - ``tile.gather`` and ``tile.sort``: the source whole, row-major; ``tile.histogram``: one i32
   counter per bin (``codegen.threads.blockwide``).
+- a ``tile.descriptor_load`` a tensor copy engine copies outside a ring: the block as copied, then
+  an 8-byte barrier object, padded to keep the block's alignment (``codegen.threads.tensor_copies``).
 - ``tile.scan`` uses none: its layout keeps the whole axis inside each thread.
 - ``tile.dot``: its operands, row-major, in their element type (``dot_scratch_bytes``): on the FMA
   path A transposed (``[K, M]``) then B (``[K, N]``), a 3-D product that for every batch index; on a
@@ -81,6 +83,25 @@ def dot_scratch_bytes(m: int, n: int, k: int, element_bytes: int) -> int:
     return (m + n) * k * element_bytes
 
 
+def _in_ring(value: ir.Value) -> bool:
+    """Whether ``value`` is a software pipeline's ring slot (``tile.local_load``), or its transpose
+    kept in the threads' registers (the product reads the slot: ``codegen.threads.shape``)."""
+    if isinstance(value.owner, ir.Block):
+        return False
+    op = value.owner.operation
+    if op.name == "tile.trans" and register_map(op) is not None:
+        return _in_ring(op.operands[0])
+    return op.name == "tile.local_load"
+
+
+def barrier_area(count: int, block_bytes: int) -> int:
+    """Bytes after a block (or a ring's slots) of ``block_bytes`` for ``count`` barrier objects of 8
+    bytes, keeping the whole a multiple of the block's alignment (up to 1024 bytes): the allocator
+    aligns buffers by their size, and a copy engine wants its swizzled boxes aligned."""
+    align = max(8, min(1024, block_bytes & -block_bytes))
+    return -(-8 * count // align) * align
+
+
 def scratch_bytes(op: ir.Operation, pointer_bits: PointerBits = pointers_of_64_bits) -> int:
     """Bytes of shared memory ``op`` uses from its ``tile.shared_offset`` (0: it needs none);
     ``pointer_bits`` sizes pointer elements (``Target.pointer_bits``)."""
@@ -89,6 +110,9 @@ def scratch_bytes(op: ir.Operation, pointer_bits: PointerBits = pointers_of_64_b
             return 0
         src = ir.RankedTensorType(op.operands[0].type)
         return len(op.operands) * math.prod(src.shape) * element_bytes(src, pointer_bits)
+    if op.name == "tile.descriptor_load":  # kept for a tensor copy, outside a ring: the block, a barrier
+        block = _elements(op.results[0].type) * element_bytes(op.results[0].type, pointer_bits)
+        return block + barrier_area(1, block)
     if op.name in ("tile.gather", "tile.sort"):
         return _elements(op.operands[0].type) * element_bytes(op.operands[0].type, pointer_bits)
     if op.name == "tile.histogram":
@@ -102,7 +126,7 @@ def scratch_bytes(op: ir.Operation, pointer_bits: PointerBits = pointers_of_64_b
     size = element_bytes(src, pointer_bits)
     if op.name == "tile.dot":  # a 3-D product holds every batch index's operands
         *batch, m, k = src.shape
-        ringed = [not isinstance(v.owner, ir.Block) and v.owner.name == "tile.local_load" for v in op.operands[:2]]
+        ringed = [_in_ring(v) for v in op.operands[:2]]
         if any(ringed):  # an operand a software pipeline left in its ring is read there
             return sum(math.prod(v.type.shape) * size for v, r in zip(op.operands[:2], ringed) if not r)
         return math.prod(batch) * dot_scratch_bytes(m, ir.RankedTensorType(op.operands[1].type).shape[-1], k, size)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
+from ..codegen.device import TensorCopy
 from ..codegen.types import PointerBits, pointers_of_64_bits
 from ..errors import TritiumError
 from ..ir.mlir import ir
@@ -33,6 +34,7 @@ from .axis_info import analyze
 from .blockwide import raise_blockwide
 from .convert_layout import remove_conversions
 from .shared_memory import allocate_shared
+from . import tensor_copies
 from .decomposed import lower_decomposed
 from .software_pipeline import pipeline_loops
 
@@ -48,17 +50,24 @@ def _elements(op: ir.Operation) -> int:
 
 def assign_gpu_layouts(module: ir.Module, num_warps: int, warp_size: int,
                        pointer_bits: PointerBits = pointers_of_64_bits,
-                       matrix_unit: MatrixUnit | None = None, num_stages: int = 1) -> tuple[ir.Module, int]:
+                       matrix_unit: MatrixUnit | None = None, num_stages: int = 1,
+                       tensor_copy: TensorCopy | None = None) -> tuple[ir.Module, int]:
     """Lay out ``module`` (a ``tile-opt`` module, in place) for ``num_warps`` warps of ``warp_size``
     threads, ``tl.dot`` on ``matrix_unit`` (``DeviceHooks.warp_matrix_op``) where it can, its
-    operands' loads ``num_stages`` deep (``passes.software_pipeline``); return it and the
+    operands' loads ``num_stages`` deep (``passes.software_pipeline``), host descriptors' blocks
+    copied by ``tensor_copy`` where it takes them (``passes.tensor_copies``); return it and the
     shared-memory bytes it needs."""
     for what, n in (("num_warps", num_warps), ("warp size", warp_size)):
         if n < 1 or n & (n - 1):
             raise TritiumError(f"{what} must be a power of two, not {n}")
     raise_blockwide(module)
-    lower_decomposed(module, lambda op: op.name == "tile.sort"
-                     and _elements(op) > NATIVE_SORT_ELEMENTS * num_warps * warp_size)
+    def native(op: ir.Operation) -> bool:
+        if op.name == "tile.sort":
+            return _elements(op) > NATIVE_SORT_ELEMENTS * num_warps * warp_size
+        return tensor_copy is not None and tensor_copies.takes(op, matrix_unit, num_warps, num_stages,
+                                                               tensor_copy.max_box, tensor_copy.swizzles)
+
+    lower_decomposed(module, native)
     with module.context, ir.Location.unknown():
         split_products(module, matrix_unit, num_warps)
         narrow_fp8_operands(module, matrix_unit, num_warps)
@@ -73,17 +82,24 @@ def assign_gpu_layouts(module: ir.Module, num_warps: int, warp_size: int,
     return module, shared
 
 
-def layout_stage(warp_size: int, matrix_unit: MatrixUnit | None = None) -> Callable[[ir.Module, Any], ir.Module]:
-    """The ``tile-layout`` stage of a GPU target whose warps have ``warp_size`` threads and whose
-    warp-level matrix instruction is ``matrix_unit`` (``DeviceHooks.warp_matrix_op``), if any."""
+def layout_stage(warp_size: int, matrix_unit: MatrixUnit | None = None,
+                 tensor_copy: TensorCopy | None = None) -> Callable[[ir.Module, Any], ir.Module]:
+    """The ``tile-layout`` stage of a GPU target whose warps have ``warp_size`` threads, whose
+    warp-level matrix instruction is ``matrix_unit`` (``DeviceHooks.warp_matrix_op``) and whose
+    tensor copy engine is ``tensor_copy`` (``DeviceHooks.tensor_copy``), if any. The metadata gets
+    ``tensor_maps``: what the launcher encodes the engine's tensor maps from, appended to the
+    kernel's parameters (``passes.tensor_copies.tensor_maps``)."""
 
     def tile_layout(module: ir.Module, ctx: Any) -> ir.Module:
         """Distributed GPU layouts from axis info, layout conversions, shared memory and barriers."""
         num_warps = ctx.options.num_warps
         module, shared = assign_gpu_layouts(module, num_warps, warp_size, ctx.target.pointer_bits, matrix_unit,
-                                            ctx.options.num_stages)
+                                            ctx.options.num_stages, tensor_copy)
         ctx.metadata["shared"] = shared
         ctx.metadata["num_warps"] = num_warps
+        maps = tensor_copies.tensor_maps(module.operation)
+        if maps:
+            ctx.metadata["tensor_maps"] = maps
         return module
 
     return tile_layout

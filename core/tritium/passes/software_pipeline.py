@@ -34,6 +34,7 @@ from ..ir import tile
 from ..ir.mlir import arith, ir, scf
 from ..layout.choose import element_bytes
 from ..layout.distributed import Mma, layout_of_type
+from . import tensor_copies
 from .analysis import is_zero
 from .axis_info import walk
 
@@ -141,7 +142,8 @@ class _Loop:
 
     # -- which loads, and what stage 0 is ------------------------------------------------------
     def candidates(self) -> list[ir.Operation]:
-        """The loads only a matrix-instruction product of this body reads, as its A or B."""
+        """The loads only a matrix-instruction product of this body reads, as its A or B (a copied
+        descriptor block also through a ``tl.trans``)."""
         found = []
         for op in self.ops:
             if op.name != "tile.dot" or not isinstance(layout_of_type(ir.RankedTensorType(op.results[0].type)), Mma):
@@ -150,11 +152,16 @@ class _Loop:
                 if isinstance(operand.owner, ir.Block):
                     continue
                 load = operand.owner.operation
-                if load.name != "tile.load" or load in found:
+                if load.name == "tile.trans" and not isinstance(load.operands[0].owner, ir.Block):
+                    operand = load.operands[0]  # a copied descriptor block, transposed for the product
+                    load = operand.owner.operation
+                    if load.name != "tile.descriptor_load":
+                        continue
+                if load.name not in ("tile.load", "tile.descriptor_load") or load in found:
                     continue
                 if load.parent != self.loop or len(list(operand.uses)) != 1:
                     continue
-                if len(load.operands) == 3 and not is_zero(load.operands[2]):
+                if load.name == "tile.load" and len(load.operands) == 3 and not is_zero(load.operands[2]):
                     continue
                 found.append(load)
         return found
@@ -200,32 +207,45 @@ class _Loop:
         inits = list(loop.operands)[3:]
         rings = [self.first_ring + i for i in range(len(loads))]
         slot_bytes = [_bytes(load.results[0].type) for load in loads]
+        copied = [i for i, load in enumerate(loads) if load.name == "tile.descriptor_load"]  # tensor copies
+        self.ring_bytes = [tensor_copies.ring_bytes(s, b) if i in copied else s * b for i, b in enumerate(slot_bytes)]
         i32 = ir.IntegerType.get_signless(32)
 
         def const(value: int, t: ir.Type) -> ir.Value:
             return arith.ConstantOp(t, value).result
 
+        def in_ring(op, i: int):
+            op.operation.attributes[RING] = tile.i32_attr(rings[i])
+            op.operation.attributes[RING_BYTES] = tile.i32_attr(self.ring_bytes[i])
+            if i in copied:
+                op.operation.attributes[tensor_copies.STAGES_ATTR] = tile.i32_attr(s)
+
         with ir.InsertionPoint(loop):
             tile.BarrierOp()  # the ring may reuse bytes an earlier op's threads still read
+            for i in copied:
+                in_ring(tile.TensorCopyInitOp(tile.i32_attr(slot_bytes[i])), i)
+            if copied:
+                tile.BarrierOp()
             values = {c: inits[c] for c in carried}
             for j in range(s - 1):
                 iv = arith.AddIOp(lb, arith.MulIOp(step, const(j, lb.type)).result).result
                 values = self.issue(ops, loads, carried, iv, ub, values, const(j, i32), rings, slot_bytes)
             ahead_inits = [values[c] for c in carried]
-            new = scf.ForOp(lb, ub, step, inits + ahead_inits + [const(0, i32)])
+            new = scf.ForOp(lb, ub, step, inits + ahead_inits + [const(0, i32)] + ([const(0, i32)] if copied else []))
         for name in [a if isinstance(a, str) else a.name for a in loop.attributes]:
             new.operation.attributes[name] = loop.attributes[name]
         body = new.body
         n = len(inits)
         args = list(body.arguments)
         ahead = args[1 + n:1 + n + len(carried)]
-        slot = args[-1]
+        slot = args[1 + n + len(carried)]
         with ir.InsertionPoint(body):
+            for i in copied:  # the use of the slot's barrier: the phase flips each time the ring wraps
+                in_ring(tile.TensorCopyWaitOp(slot, args[-1], tile.i32_attr(slot_bytes[i])), i)
             tile.AsyncWaitOp(tile.i32_attr(s - 2))
             for i, load in enumerate(loads):
                 local = tile.LocalLoadOp(slot, tile.i32_attr(slot_bytes[i]), res=load.results[0].type)
-                local.operation.attributes[RING] = tile.i32_attr(rings[i])
-                local.operation.attributes[RING_BYTES] = tile.i32_attr(s * slot_bytes[i])
+                in_ring(local, i)
                 load.results[0].replace_all_uses_with(local.result)
         anchor = ir.InsertionPoint(body)
         for op in self.ops[:-1]:
@@ -244,14 +264,20 @@ class _Loop:
             ahead_values = self.issue(ops, loads, carried, later, ub, dict(zip(carried, ahead)), write, rings,
                                       slot_bytes, current=dict(zip(self.carried, args[1:1 + n])), iv_now=args[0])
             following = arith.AddIOp(slot, const(1, i32)).result
-            wrapped = arith.SelectOp(arith.CmpIOp(arith.CmpIPredicate.eq, following, const(s, i32)).result,
-                                     const(0, i32), following).result
-            scf.YieldOp(list(self.yield_op.operands) + [ahead_values[c] for c in carried] + [wrapped])
+            wraps = arith.CmpIOp(arith.CmpIPredicate.eq, following, const(s, i32)).result
+            wrapped = arith.SelectOp(wraps, const(0, i32), following).result
+            phase = [arith.SelectOp(wraps, arith.XOrIOp(args[-1], const(1, i32)).result, args[-1]).result] \
+                if copied else []
+            scf.YieldOp(list(self.yield_op.operands) + [ahead_values[c] for c in carried] + [wrapped] + phase)
         self.yield_op.erase()
         for old, result in zip(loop.results, list(new.results)[:n]):
             old.replace_all_uses_with(result)
         with ir.InsertionPoint.after(new.operation):
             tile.AsyncWaitOp(tile.i32_attr(0))
+            if copied:
+                tile.BarrierOp()  # every thread is past its last wait on the barrier objects
+            for i in copied:
+                in_ring(tile.TensorCopyDoneOp(tile.i32_attr(slot_bytes[i])), i)
         for load in loads:
             load.erase()
         loop.erase()
@@ -278,6 +304,14 @@ class _Loop:
                 mapping[old] = res
         inside = arith.CmpIOp(arith.CmpIPredicate.slt, iv, ub).result
         for i, load in enumerate(loads):
+            if load.name == "tile.descriptor_load":
+                copy = tile.AsyncTensorCopyOp(load.operands[0], inside, slot, [get(o) for o in list(load.operands)[1:]],
+                                              tile.i32_attr(slot_bytes[i]))
+                copy.operation.attributes[tensor_copies.BLOCK] = ir.TypeAttr.get(load.results[0].type)
+                copy.operation.attributes[RING] = tile.i32_attr(rings[i])
+                copy.operation.attributes[RING_BYTES] = tile.i32_attr(self.ring_bytes[i])
+                copy.operation.attributes[tensor_copies.STAGES_ATTR] = tile.i32_attr(self.stages)
+                continue
             ptr = get(load.operands[0])
             t = ir.RankedTensorType(ptr.type)
             mask_t = ir.RankedTensorType.get(list(t.shape), ir.IntegerType.get_signless(1), t.encoding)
@@ -286,7 +320,7 @@ class _Loop:
                 mask = arith.AndIOp(mask, get(load.operands[1])).result
             copy = tile.AsyncCopyOp(ptr, mask, slot, tile.i32_attr(slot_bytes[i]))
             copy.operation.attributes[RING] = tile.i32_attr(rings[i])
-            copy.operation.attributes[RING_BYTES] = tile.i32_attr(self.stages * slot_bytes[i])
+            copy.operation.attributes[RING_BYTES] = tile.i32_attr(self.ring_bytes[i])
         tile.AsyncCommitOp()
         return {c: get(self.yield_op.operands[c]) for c in carried}
 

@@ -228,6 +228,33 @@ def test_launcher_packs_every_parameter_type(monkeypatch, fake_driver, implement
     assert read[6] == b"\xff" * 8
 
 
+@pytest.mark.parametrize("implementation", ["native", "python"])
+def test_tma_tensor_maps_follow_the_parameters(monkeypatch, fake_driver, implementation):
+    """A kernel that copies a host descriptor's blocks with TMA gets the descriptor's tensor map
+    after its parameters: encoded from the launch's base, shape and strides (innermost first, strides
+    in bytes), with the box and swizzle the compile metadata says, once per tensor."""
+    if implementation == "native" and launch.native_launch is None:
+        pytest.skip("the native launcher was not built (no C compiler when the package was installed)")
+    monkeypatch.setattr(driver, "launch", launch.native_launch if implementation == "native" else launch.python_launch)
+    fake = fake_driver()
+    encoded = []
+
+    def encode(*args):
+        encoded.append(args)
+        return 0, bytes(range(128))
+    fake.cuTensorMapEncodeTiled = encode
+    sig = KernelSignature("k", ("d", "d.shape[0]", "d.shape[1]", "d.strides[0]", "n"),
+                          ("*fp16", "i32", "i32", "i64", "i32"))
+    maps = [{"base": 0, "rank": 2, "box": [64, 128], "element_bytes": 2, "swizzle": 128}]
+    launcher = NvptxLauncher(b"", sig, {"num_warps": 4, "tensor_maps": maps})
+    for _ in range(2):
+        launcher.launch_on((1, 1, 1), [_pointer(4096, 0), 300, 200, 256, 7], 0, "")
+    # fp16 as 16-bit unsigned (1), dims and byte strides innermost first, 128-byte swizzle (3)
+    assert encoded == [(1, 4096, [200, 300], [512], [64, 128], 3)]
+    read = fake.calls[-1][1][9]
+    assert len(read) == 6 and read[4][:4] == (7).to_bytes(4, "little") and read[5] == bytes(range(8))
+
+
 def test_the_native_launcher_is_built_where_a_c_compiler_is():
     import shutil
     import sysconfig

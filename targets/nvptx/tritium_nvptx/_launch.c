@@ -10,7 +10,8 @@
      function  the CUfunction; stream the CUstream (0: the default stream)
      codes     one byte per argument, how it fills its 8-byte slot:
                'Q' unsigned 64-bit (pointers), 'q' signed 64-bit, 'f' float32, 'd' float64,
-               'e' float16, 'H' 16 bits given as an int (bfloat16)
+               'e' float16, 'H' 16 bits given as an int (bfloat16); 'B' a bytes object passed as
+               it is (a 128-byte TMA tensor map), not through a slot
      args      a tuple of the argument values
    The driver reads each parameter at its own width from the start of its slot (little-endian).
    The parameter array ends with a NULL entry, which the driver ignores and a recording stand-in
@@ -111,7 +112,16 @@ static PyObject *launch(PyObject *module, PyObject *const *argv, Py_ssize_t argc
     void *params[MAX_PARAMS + 1];
     const char *code = PyBytes_AS_STRING(codes);
     for (Py_ssize_t i = 0; i < n; i++) {
-        if (pack(code[i], PyTuple_GET_ITEM(args, i), &slots[i]) < 0) return NULL;
+        PyObject *value = PyTuple_GET_ITEM(args, i);
+        if (code[i] == 'B') {  /* the tuple keeps the bytes alive until the driver copied them */
+            if (!PyBytes_Check(value)) {
+                PyErr_SetString(PyExc_TypeError, "a 'B' parameter must be bytes");
+                return NULL;
+            }
+            params[i] = PyBytes_AS_STRING(value);
+            continue;
+        }
+        if (pack(code[i], value, &slots[i]) < 0) return NULL;
         params[i] = &slots[i];
     }
     params[n] = NULL;

@@ -42,14 +42,15 @@ def datalayout() -> str:
 
 
 def tile_layout(module, ctx):
-    """Core's GPU layouts for 32-thread warps, ``tl.dot`` on the arch's tensor cores where it can:
-    encodings, layout conversions, shared memory, barriers."""
+    """Core's GPU layouts for 32-thread warps, ``tl.dot`` on the arch's tensor cores where it can,
+    host descriptors' blocks copied by TMA on sm_90 on: encodings, layout conversions, shared
+    memory, barriers."""
     from tritium.passes.gpu_layout import layout_stage  # imports the MLIR bindings: only when compiling
 
     from .hooks import NvptxHooks
 
     hooks = NvptxHooks(arch=ctx.target.arch(ctx.options))
-    return layout_stage(WARP_SIZE, hooks.warp_matrix_op)(module, ctx)
+    return layout_stage(WARP_SIZE, hooks.warp_matrix_op, hooks.tensor_copy)(module, ctx)
 
 
 def llir(module, ctx) -> str:

@@ -19,6 +19,7 @@ from tritium.target import Driver, KernelSignature
 from . import cuda, memory
 from .launch import launch
 from .memory import DevicePointer
+from .tensor_maps import TensorMaps
 
 _local = cuda.local_state()
 
@@ -68,7 +69,8 @@ class NvptxLauncher:
         self._handles: dict[int, int] = {}  # device -> the CUfunction as an int, for launch (once launched there)
         types = signature.arg_types
         self._arg_names = signature.arg_names
-        self._codes = "".join("Q" if t[0] == "*" else _CODES.get(t, "q") for t in types).encode()
+        self._maps = TensorMaps(metadata.get("tensor_maps", ()), signature.name)
+        self._codes = ("".join("Q" if t[0] == "*" else _CODES.get(t, "q") for t in types) + "B" * len(self._maps)).encode()
         self._converted = [(i, _CONVERT[t]) for i, t in enumerate(types) if t in _CONVERT]
         self._pointers = [i for i, t in enumerate(types) if t.startswith("*")]
         self._first_pointer = self._pointers[0] if self._pointers else 0
@@ -158,6 +160,8 @@ class NvptxLauncher:
                 args[i] = convert(args[i])
         if type(args) is not tuple:
             args = tuple(args)
+        if self._maps:  # TMA's tensor maps follow the parameters
+            args += self._maps(args)
         fn = self._handles.get(device)
         if fn is None:
             fn = self._handle(device)

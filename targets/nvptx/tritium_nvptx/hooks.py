@@ -27,6 +27,7 @@ from tritium.codegen.device import DeviceHooks, WarpMatrixOp
 from tritium.layout.distributed import Fragment
 from tritium.codegen.types import const, scalar_of, size_in_bytes
 
+from . import tma
 from .wgmma import warpgroup_op
 
 I1, I8, I32, I64 = ll.IntType(1), ll.IntType(8), ll.IntType(32), ll.IntType(64)
@@ -70,6 +71,7 @@ class NvptxHooks(DeviceHooks):
         self.fp_flags = ("contract",) if fp_fusion else ()
         self.arch = int(re.match(r"sm_(\d+)", arch).group(1))
         self.warpgroups = arch == "sm_90a"  # wgmma is sm_90a's alone
+        self.tensor_copy = tma.tensor_copy() if self.arch >= 90 else None
 
     # -- kernel and indices -------------------------------------------------------------------
     def kernel(self, module: ll.Module, name: str, params: list[ll.Type], num_threads: int) -> ll.Function:

@@ -39,10 +39,15 @@ def python_launch(entry: int, function: int, gx: int, gy: int, gz: int, block: i
     n = len(args)
     if len(codes) != n:
         raise ValueError(f"{len(codes)} parameter codes for {n} arguments")
-    slots = ctypes.create_string_buffer(8 * max(1, n))
-    _packer(codes).pack_into(slots, 0, *args)
+    text = codes.decode()
+    blobs = {i: ctypes.create_string_buffer(args[i], len(args[i])) for i, c in enumerate(text) if c == "B"}
+    slotted = [(i, c) for i, c in enumerate(text) if c != "B"]
+    slots = ctypes.create_string_buffer(8 * max(1, len(slotted)))
+    _packer("".join(c for _, c in slotted).encode()).pack_into(slots, 0, *[args[i] for i, _ in slotted])
     base = ctypes.addressof(slots)
-    params = (ctypes.c_void_p * (n + 1))(*[base + 8 * i for i in range(n)], None)
+    where = {i: base + 8 * k for k, (i, _) in enumerate(slotted)}
+    params = (ctypes.c_void_p * (n + 1))(*[ctypes.addressof(blobs[i]) if i in blobs else where[i] for i in range(n)],
+                                         None)
     return _entry(entry)(function, gx, gy, gz, block, 1, 1, shared, stream, params, None)
 
 

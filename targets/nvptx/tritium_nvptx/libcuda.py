@@ -52,6 +52,9 @@ _SIGNATURES = {  # the exported symbol (versioned where cuda.h maps the name to 
     "cuMemcpyHtoD": ("cuMemcpyHtoD_v2", _u64, _ptr, _size),
     "cuMemcpyDtoH": ("cuMemcpyDtoH_v2", _ptr, _u64, _size),
     "cuGetErrorName": ("cuGetErrorName", _int, ctypes.POINTER(ctypes.c_char_p)),
+    "cuTensorMapEncodeTiled": ("cuTensorMapEncodeTiled", _ptr, _int, ctypes.c_uint32, _ptr, ctypes.POINTER(_u64),
+                               ctypes.POINTER(_u64), ctypes.POINTER(ctypes.c_uint32),
+                               ctypes.POINTER(ctypes.c_uint32), _int, _int, _int, _int),
 }
 #: the calls whose first parameter is an output (returned after the CUresult)
 _OUTPUT_FIRST = {"cuDriverGetVersion", "cuDeviceGetCount", "cuDeviceGet", "cuDeviceGetAttribute",
@@ -60,7 +63,7 @@ _OUTPUT_FIRST = {"cuDriverGetVersion", "cuDeviceGetCount", "cuDeviceGet", "cuDev
 
 
 #: the calls with an output buffer, wrapped by hand below
-_BUFFERED = {"cuDeviceGetName", "cuGetErrorName"}
+_BUFFERED = {"cuDeviceGetName", "cuGetErrorName", "cuTensorMapEncodeTiled"}
 
 
 class Driver:
@@ -90,6 +93,19 @@ class Driver:
     def cuDeviceGetName(self, length: int, device: int) -> tuple[int, bytes]:
         name = ctypes.create_string_buffer(length)
         return self._cuDeviceGetName(name, length, device), name.raw
+
+    def cuTensorMapEncodeTiled(self, data_type: int, address: int, dims: list[int], strides: list[int],
+                               box: list[int], swizzle: int) -> tuple[int, bytes]:
+        """A tiled ``CUtensorMap`` (128 bytes) of the tensor at ``address``: ``dims`` and ``box``
+        innermost first, ``strides`` in bytes for the dimensions after the first; elements one
+        apart in the box, no interleave, 128-byte L2 promotion, zeros outside the tensor."""
+        rank = len(dims)
+        tensor_map = ctypes.create_string_buffer(128)
+        u64s, u32s = ctypes.c_uint64 * rank, ctypes.c_uint32 * rank
+        err = self._cuTensorMapEncodeTiled(tensor_map, data_type, rank, address, u64s(*dims),
+                                           (ctypes.c_uint64 * max(1, rank - 1))(*strides), u32s(*box),
+                                           u32s(*([1] * rank)), 0, swizzle, 2, 0)
+        return err, tensor_map.raw
 
     def cuGetErrorName(self, error: int) -> tuple[int, bytes | None]:
         text = ctypes.c_char_p()

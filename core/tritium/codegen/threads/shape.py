@@ -32,6 +32,9 @@ class ShapeOps:
         renamed = register_map(op)
         if renamed is not None:
             self.env[res] = [self.env[op.operands[k]][r] for k, r in renamed]
+            view = self.ring_views.get(op.operands[0])
+            if op.name == "tile.trans" and view is not None:  # the slot, read as the transpose it stores
+                self.ring_views[res] = view
             return
         m = Reindex.of(op)
         elem = self.lltype(res.type)

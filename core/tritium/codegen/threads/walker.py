@@ -41,6 +41,7 @@ from .shape import ShapeOps
 from .warp_matrix import WarpMatrixDots
 from .warpgroup_matrix import WarpgroupDots
 from .scan import Scans
+from .tensor_copies import TensorCopies
 
 #: an MLIR value's lowering: an LLVM scalar, or a tensor's registers
 Value = Union[ll.Value, list]
@@ -53,7 +54,7 @@ def is_tensor(t: ir.Type) -> bool:
 
 
 class Walker(ControlFlow, Memory, Atomics, Reductions, Scans, Conversions, ShapeOps, BlockwideOps, Dots,
-             WarpMatrixDots, WarpgroupDots, Rings, DebugOps, InlineAsm, MapElementwise):
+             WarpMatrixDots, WarpgroupDots, Rings, TensorCopies, DebugOps, InlineAsm, MapElementwise):
     """Builds the LLVM kernel of one ``func.func`` (see the module docstring)."""
 
     def __init__(self, func_op: ir.Operation, module: ll.Module, hooks: DeviceHooks, num_warps: int,
@@ -75,7 +76,13 @@ class Walker(ControlFlow, Memory, Atomics, Reductions, Scans, Conversions, Shape
             if is_tensor(arg.type):
                 raise TritiumError(f"kernel '{self.name}': tensor arguments are not supported on GPU targets")
         params = [self.lltype(a.type) for a in block.arguments]
-        self.fn = self.hooks.kernel(self.module, self.name, params, self.num_warps * self.hooks.warp_size)
+        bases = self.tensor_map_parameters(self.func_op)
+        self.fn = self.hooks.kernel(self.module, self.name, params + [ll.PointerType()] * len(bases),
+                                    self.num_warps * self.hooks.warp_size)
+        maps = self.fn.args[len(params):len(params) + len(bases)]
+        for arg in maps:
+            self.hooks.tensor_copy.parameter(arg)
+        self.tensor_maps = dict(zip(bases, maps))
         entry = ll.IRBuilder(self.fn.append_basic_block("entry"))
         body = self.fn.append_basic_block("body")
         self.b = ll.IRBuilder(body)
@@ -294,6 +301,11 @@ _LOWERINGS = {
     "tile.async_commit": Walker.emit_async_commit,
     "tile.async_wait": Walker.emit_async_wait,
     "tile.local_load": Walker.emit_local_load,
+    "tile.tensor_copy_init": Walker.emit_tensor_copy_init,
+    "tile.async_tensor_copy": Walker.emit_async_tensor_copy,
+    "tile.tensor_copy_wait": Walker.emit_tensor_copy_wait,
+    "tile.tensor_copy_done": Walker.emit_tensor_copy_done,
+    "tile.descriptor_load": Walker.emit_descriptor_load,
     "tile.print": Walker.emit_print,
     "tile.assert": Walker.emit_assert,
     "scf.for": Walker.emit_for,
