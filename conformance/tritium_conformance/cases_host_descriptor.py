@@ -175,24 +175,56 @@ def host_matmul_kernel(a_desc, b_desc, c_desc, K, BM: tl.constexpr, BN: tl.const
     c_desc.store([om, on], acc.to(c_desc.dtype))
 
 
-@cases("host-desc-matmul-{dtype}", dtype=["float16", "float32"])
-def matmul(dev: Device, dtype: str) -> list[Output]:
-    m, n, k = 70, 56, 100
+#: name -> (dtype, M, N, K, BM, BN, BK): small blocks, and blocks whose rows span several 128-byte
+#: column blocks (on sm_90 each is one TMA box), on sizes no block divides (the copies zero-fill)
+MATMULS = {"float16": ("float16", 70, 56, 100, 32, 32, 32), "float32": ("float32", 70, 56, 100, 32, 32, 32),
+           "float16-wide": ("float16", 200, 300, 130, 64, 128, 64), "float32-wide": ("float32", 150, 90, 70, 64, 64, 64)}
+
+
+def _matmul_check(got: np.ndarray, a: np.ndarray, b64: np.ndarray, dtype: str) -> list[Output]:
+    want = a.astype(np.float64) @ b64
+    if dtype == "float16":
+        return [Output("c", got, want, rtol=1e-2, atol=5e-2)]
+    # fp32 at Triton's default precision: tf32 operands on tensor cores
+    bound = float(np.max(np.abs(a.astype(np.float64)) @ np.abs(b64)))
+    return [Output("c", got, want, rtol=0.0, atol=((a.shape[1] + 1) * 2.0**-24 + TF32) * bound)]
+
+
+@cases("host-desc-matmul-{name}", name=list(MATMULS))
+def matmul(dev: Device, name: str) -> list[Output]:
+    dtype, m, n, k, bm, bn, bk = MATMULS[name]
     a, b = _data(dtype, (m, k), 6), _data(dtype, (k, n), 7)
     ad, a_strides, _ = _pitched(dev, a)
     bd, b_strides, _ = _pitched(dev, b)
     cd, c_strides, _ = _pitched(dev, np.full((m, n), POISON, dtype))
-    bm, bn, bk = 32, 32, 32
     dev.launch(host_matmul_kernel, (triton.cdiv(m, bm), triton.cdiv(n, bn)),
                TensorDescriptor(ad, [m, k], a_strides, [bm, bk]), TensorDescriptor(bd, [k, n], b_strides, [bk, bn]),
                TensorDescriptor(cd, [m, n], c_strides, [bm, bn]), k, BM=bm, BN=bn, BK=bk)
-    got = dev.to_host(cd)[:, :n]
-    want = a.astype(np.float64) @ b.astype(np.float64)
-    if dtype == "float16":
-        return [Output("c", got, want, rtol=1e-2, atol=5e-2)]
-    # fp32 at Triton's default precision: tf32 operands on tensor cores
-    bound = float(np.max(np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))))
-    return [Output("c", got, want, rtol=0.0, atol=((k + 1) * 2.0**-24 + TF32) * bound)]
+    return _matmul_check(dev.to_host(cd)[:, :n], a, b.astype(np.float64), dtype)
+
+
+@triton.jit
+def host_matmul_bt_kernel(a_desc, w_desc, c_desc, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """C = A @ W^T with W stored [N, K]: its blocks, transposed, are the product's B."""
+    om, on = tl.program_id(0) * BM, tl.program_id(1) * BN
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        acc = tl.dot(a_desc.load([om, k]), w_desc.load([on, k]).T, acc)
+    c_desc.store([om, on], acc.to(c_desc.dtype))
+
+
+@cases("host-desc-matmul-wt-{dtype}", dtype=["float16", "float32"])
+def matmul_wt(dev: Device, dtype: str) -> list[Output]:
+    """``a @ w.T`` as linear layers store w, on sizes no block divides."""
+    m, n, k, bm, bn, bk = 130, 100, 90, 64, 64, 32
+    a, w = _data(dtype, (m, k), 8), _data(dtype, (n, k), 9)
+    ad, a_strides, _ = _pitched(dev, a)
+    wd, w_strides, _ = _pitched(dev, w)
+    cd, c_strides, _ = _pitched(dev, np.full((m, n), POISON, dtype))
+    dev.launch(host_matmul_bt_kernel, (triton.cdiv(m, bm), triton.cdiv(n, bn)),
+               TensorDescriptor(ad, [m, k], a_strides, [bm, bk]), TensorDescriptor(wd, [n, k], w_strides, [bn, bk]),
+               TensorDescriptor(cd, [m, n], c_strides, [bm, bn]), k, BM=bm, BN=bn, BK=bk)
+    return _matmul_check(dev.to_host(cd)[:, :n], a, w.T.astype(np.float64), dtype)
 
 
 @triton.jit
