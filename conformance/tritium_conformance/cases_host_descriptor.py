@@ -181,26 +181,32 @@ MATMULS = {"float16": ("float16", 70, 56, 100, 32, 32, 32), "float32": ("float32
            "float16-wide": ("float16", 200, 300, 130, 64, 128, 64), "float32-wide": ("float32", 150, 90, 70, 64, 64, 64)}
 
 
-def _matmul_check(got: np.ndarray, a: np.ndarray, b64: np.ndarray, dtype: str) -> list[Output]:
+def _matmul(dev: Device, kernel, a: np.ndarray, b: np.ndarray, b_is_w: bool, blocks: tuple[int, int, int],
+            dtype: str) -> list[Output]:
+    """``kernel`` over descriptors of ``a`` and ``b`` (``w`` of ``a @ w.T`` where ``b_is_w``), pitched,
+    checked against float64; fp16 within its rounding, fp32 at tf32 (Triton's default precision)."""
+    (m, k), n = a.shape, b.shape[0] if b_is_w else b.shape[1]
+    bm, bn, bk = blocks
+    ad, a_strides, _ = _pitched(dev, a)
+    bd, b_strides, _ = _pitched(dev, b)
+    cd, c_strides, _ = _pitched(dev, np.full((m, n), POISON, dtype))
+    dev.launch(kernel, (triton.cdiv(m, bm), triton.cdiv(n, bn)), TensorDescriptor(ad, [m, k], a_strides, [bm, bk]),
+               TensorDescriptor(bd, list(b.shape), b_strides, [bn, bk] if b_is_w else [bk, bn]),
+               TensorDescriptor(cd, [m, n], c_strides, [bm, bn]), k, BM=bm, BN=bn, BK=bk)
+    got = dev.to_host(cd)[:, :n]
+    b64 = (b.T if b_is_w else b).astype(np.float64)
     want = a.astype(np.float64) @ b64
     if dtype == "float16":
         return [Output("c", got, want, rtol=1e-2, atol=5e-2)]
-    # fp32 at Triton's default precision: tf32 operands on tensor cores
     bound = float(np.max(np.abs(a.astype(np.float64)) @ np.abs(b64)))
-    return [Output("c", got, want, rtol=0.0, atol=((a.shape[1] + 1) * 2.0**-24 + TF32) * bound)]
+    return [Output("c", got, want, rtol=0.0, atol=((k + 1) * 2.0**-24 + TF32) * bound)]
 
 
 @cases("host-desc-matmul-{name}", name=list(MATMULS))
 def matmul(dev: Device, name: str) -> list[Output]:
     dtype, m, n, k, bm, bn, bk = MATMULS[name]
-    a, b = _data(dtype, (m, k), 6), _data(dtype, (k, n), 7)
-    ad, a_strides, _ = _pitched(dev, a)
-    bd, b_strides, _ = _pitched(dev, b)
-    cd, c_strides, _ = _pitched(dev, np.full((m, n), POISON, dtype))
-    dev.launch(host_matmul_kernel, (triton.cdiv(m, bm), triton.cdiv(n, bn)),
-               TensorDescriptor(ad, [m, k], a_strides, [bm, bk]), TensorDescriptor(bd, [k, n], b_strides, [bk, bn]),
-               TensorDescriptor(cd, [m, n], c_strides, [bm, bn]), k, BM=bm, BN=bn, BK=bk)
-    return _matmul_check(dev.to_host(cd)[:, :n], a, b.astype(np.float64), dtype)
+    return _matmul(dev, host_matmul_kernel, _data(dtype, (m, k), 6), _data(dtype, (k, n), 7), False, (bm, bn, bk),
+                   dtype)
 
 
 @triton.jit
@@ -216,15 +222,8 @@ def host_matmul_bt_kernel(a_desc, w_desc, c_desc, K, BM: tl.constexpr, BN: tl.co
 @cases("host-desc-matmul-wt-{dtype}", dtype=["float16", "float32"])
 def matmul_wt(dev: Device, dtype: str) -> list[Output]:
     """``a @ w.T`` as linear layers store w, on sizes no block divides."""
-    m, n, k, bm, bn, bk = 130, 100, 90, 64, 64, 32
-    a, w = _data(dtype, (m, k), 8), _data(dtype, (n, k), 9)
-    ad, a_strides, _ = _pitched(dev, a)
-    wd, w_strides, _ = _pitched(dev, w)
-    cd, c_strides, _ = _pitched(dev, np.full((m, n), POISON, dtype))
-    dev.launch(host_matmul_bt_kernel, (triton.cdiv(m, bm), triton.cdiv(n, bn)),
-               TensorDescriptor(ad, [m, k], a_strides, [bm, bk]), TensorDescriptor(wd, [n, k], w_strides, [bn, bk]),
-               TensorDescriptor(cd, [m, n], c_strides, [bm, bn]), k, BM=bm, BN=bn, BK=bk)
-    return _matmul_check(dev.to_host(cd)[:, :n], a, w.T.astype(np.float64), dtype)
+    return _matmul(dev, host_matmul_bt_kernel, _data(dtype, (130, 90), 8), _data(dtype, (100, 90), 9), True,
+                   (64, 64, 32), dtype)
 
 
 @triton.jit

@@ -37,17 +37,24 @@ class BlockwideOps:
     """``tile.gather``, ``tile.histogram`` and ``tile.sort``; mixed into the walker (uses
     ``Conversions.to_scratch``)."""
 
+    def _source_in_scratch(self, op: ir.Operation) -> tuple[ll.Value, ll.Type, ll.Type]:
+        """Write operand 0 of ``op`` whole, row-major, into ``op``'s scratch and wait for every
+        thread's writes; return the scratch and the result's element type and its memory type."""
+        src = op.operands[0]
+        elem = self.lltype(op.results[0].type)
+        mem = memory_type(elem)
+        base = self.scratch(op)
+        self.to_scratch(base, self.distribution(src.type), self.env[src], mem, self.scratch_vector(op, mem))
+        self.hooks.barrier(self.b)
+        return base, elem, mem
+
     def emit_gather(self, op: ir.Operation) -> None:
         src, index, res = op.operands[0], op.operands[1], op.results[0]
         axis = ir.IntegerAttr(op.attributes["axis"]).value
         dist = self.same_distribution(op, index.type, res.type)
         shape = tuple(src.type.shape)
-        elem = self.lltype(res.type)
-        mem = memory_type(elem)
-        base = self.scratch(op)
+        base, elem, mem = self._source_in_scratch(op)
         b = self.b
-        self.to_scratch(base, self.distribution(src.type), self.env[src], mem, self.scratch_vector(op, mem))
-        self.hooks.barrier(b)
         n = shape[axis]
         zero = ll.Constant(elem, None)
         out = []
@@ -91,12 +98,8 @@ class BlockwideOps:
         dim, descending, k, unsigned = (ir.IntegerAttr(op.attributes[a]).value
                                         for a in ("dim", "descending", "k", "unsigned"))
         shape = tuple(src.type.shape)
-        elem = self.lltype(res.type)
-        mem = memory_type(elem)
-        base = self.scratch(op)
+        base, elem, mem = self._source_in_scratch(op)
         b = self.b
-        self.to_scratch(base, self.distribution(src.type), self.env[src], mem, self.scratch_vector(op, mem))
-        self.hooks.barrier(b)
         n = shape[dim]
         if n > 1:
             less = _comparison(elem, unsigned)
