@@ -178,3 +178,30 @@ def test_an_operand_two_loops_read_is_copied_once_into_a_ring_both_read():
     assert q_ring and text[:first].count("tile.async_copy") == 1
     for inside in (text[first:second], text[second:]):
         assert re.search(rf'"tile.local_load".*tile.ring = {q_ring.group(1)} : i32', inside)
+
+
+@tritium.jit
+def chained_loop(q_ptr, k_ptr, v_ptr, out_ptr, N, B: tl.constexpr):
+    """Attention's loop shape: two products a loop, the second's A from the first's registers."""
+    rb = tl.arange(0, B)
+    q = tl.load(q_ptr + rb[:, None] * B + rb[None, :])
+    acc = tl.zeros((B, B), tl.float32)
+    for n in tl.range(0, N, B, num_stages=3):
+        s = tl.dot(q, tl.load(k_ptr + rb[:, None] * N + (n + rb)[None, :]))
+        acc = tl.dot(s.to(tl.float16), tl.load(v_ptr + (n + rb)[:, None] * B + rb[None, :]), acc)
+    tl.store(out_ptr + rb[:, None] * B + rb[None, :], acc)
+
+
+def test_copies_go_at_the_start_where_no_product_keeps_reading_the_previous_slot():
+    """A matmul's K loop carries its product's accumulator from ring operands: a warpgroup
+    instruction may still read the previous slot until the body's product, so the next copies go
+    at the end (``test_both_operands_...``); attention's second product takes A from registers, so
+    they go right after the wait, a whole body earlier."""
+    text = tile_opt(chained_loop, {"q_ptr": "*fp16", "k_ptr": "*fp16", "v_ptr": "*fp16", "out_ptr": "*fp32", "N": "i32"},
+                    {"B": 16})
+    with tile.context():
+        module = ir.Module.parse(text)
+        assign_gpu_layouts(module, 2, WARP, matrix_unit=HostThreadHooks(WARP, TOY).warp_matrix_op)
+        _, inside, _ = loop_text(str(module))
+    assert inside.count("tile.async_copy") == 2
+    assert inside.index("tile.local_load") < inside.index("tile.async_copy") < inside.index("tile.dot")

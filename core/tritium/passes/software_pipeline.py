@@ -12,8 +12,9 @@ issued ``num_stages - 1`` iterations ahead, into a ring of ``num_stages`` shared
 - in the loop, the body first waits until the slot of this iteration is filled
   (``tile.async_wait`` keeps ``num_stages - 2`` groups in flight, then a barrier), reads the
   product's operand from it (``tile.local_load``), runs unchanged, and ends by running stage 0 for
-  iteration ``i + num_stages - 1`` into the slot the previous iteration read. Stage 0's loop-carried
-  values are carried again, that many iterations ahead, beside the originals;
+  iteration ``i + num_stages - 1`` into the slot the previous iteration read (or begins with it,
+  right after the wait, where no product still reads that slot: ``products_keep_running``). Stage
+  0's loop-carried values are carried again, that many iterations ahead, beside the originals;
 - after the loop, a ``tile.async_wait`` of 0 drains the copies left.
 
 An operand a load before the loop makes for the product alone (attention's ``q``) is copied once,
@@ -239,6 +240,17 @@ class _Loop:
         args = list(body.arguments)
         ahead = args[1 + n:1 + n + len(carried)]
         slot = args[1 + n + len(carried)]
+        def issue_ahead() -> dict:
+            """Stage 0 for iteration ``i + s - 1``, into the slot iteration ``i - 1`` read."""
+            later = arith.AddIOp(args[0], arith.MulIOp(step, const(s - 1, lb.type)).result).result
+            last = const(s - 1, i32)
+            write = arith.SelectOp(arith.CmpIOp(arith.CmpIPredicate.eq, slot, const(0, i32)).result, last,
+                                   arith.SubIOp(slot, const(1, i32)).result).result
+            # stage 0 reads the loop's own (current) values: remap them to the ones carried ahead
+            return self.issue(ops, loads, carried, later, ub, dict(zip(carried, ahead)), write, rings, slot_bytes,
+                              current=dict(zip(self.carried, args[1:1 + n])), iv_now=args[0])
+
+        early = not self.products_keep_running(loads)
         with ir.InsertionPoint(body):
             for i in copied:  # the use of the slot's barrier: the phase flips each time the ring wraps
                 in_ring(tile.TensorCopyWaitOp(slot, args[-1], tile.i32_attr(slot_bytes[i])), i)
@@ -247,6 +259,8 @@ class _Loop:
                 local = tile.LocalLoadOp(slot, tile.i32_attr(slot_bytes[i]), res=load.results[0].type)
                 in_ring(local, i)
                 load.results[0].replace_all_uses_with(local.result)
+            if early:  # every thread is past iteration i - 1 here: its slot is free for the next copies
+                ahead_values = issue_ahead()
         anchor = ir.InsertionPoint(body)
         for op in self.ops[:-1]:
             if op not in loads:
@@ -256,13 +270,8 @@ class _Loop:
         for old, arg in zip(self.carried, args[1:1 + n]):
             old.replace_all_uses_with(arg)
         with ir.InsertionPoint(body):
-            later = arith.AddIOp(args[0], arith.MulIOp(step, const(s - 1, lb.type)).result).result
-            last = const(s - 1, i32)
-            write = arith.SelectOp(arith.CmpIOp(arith.CmpIPredicate.eq, slot, const(0, i32)).result, last,
-                                   arith.SubIOp(slot, const(1, i32)).result).result
-            # stage 0 reads the loop's own (current) values: remap them to the ones carried ahead
-            ahead_values = self.issue(ops, loads, carried, later, ub, dict(zip(carried, ahead)), write, rings,
-                                      slot_bytes, current=dict(zip(self.carried, args[1:1 + n])), iv_now=args[0])
+            if not early:
+                ahead_values = issue_ahead()
             following = arith.AddIOp(slot, const(1, i32)).result
             wraps = arith.CmpIOp(arith.CmpIPredicate.eq, following, const(s, i32)).result
             wrapped = arith.SelectOp(wraps, const(0, i32), following).result
@@ -282,6 +291,26 @@ class _Loop:
             load.erase()
         loop.erase()
         return len(loads)
+
+    def products_keep_running(self, loads: list[ir.Operation]) -> bool:
+        """Whether a product of the body carries its accumulator to the next iteration with both
+        operands from the rings (a matmul's K loop): a warpgroup instruction may then still read the
+        previous iteration's slots until this iteration's product is issued and waited down to one
+        group (``codegen.threads.warpgroup_matrix``), so the next copies go at the end of the body.
+        Elsewhere they go at its start, right after the wait, a whole iteration earlier."""
+        sources = {load.results[0] for load in loads}
+        for op in self.ops:
+            if not _matrix_product(op):
+                continue
+            c = op.operands[2]
+            if not isinstance(c.owner, ir.Block) or c.owner != self.body:
+                continue
+            index = ir.BlockArgument(c).arg_number - 1
+            if index < 0 or self.yield_op.operands[index] != op.results[0]:
+                continue
+            if all(_through_trans(v) in sources for v in list(op.operands)[:2]):
+                return True
+        return False
 
     def issue(self, ops, loads, carried, iv, ub, values, slot, rings, slot_bytes, current=None, iv_now=None):
         """Clone stage 0 for the iteration whose induction value is ``iv`` (carried values
@@ -323,6 +352,14 @@ class _Loop:
             copy.operation.attributes[RING_BYTES] = tile.i32_attr(self.ring_bytes[i])
         tile.AsyncCommitOp()
         return {c: get(self.yield_op.operands[c]) for c in carried}
+
+
+def _through_trans(value: ir.Value) -> ir.Value:
+    """``value``, or the operand of the ``tile.trans`` that makes it."""
+    owner = value.owner
+    if not isinstance(owner, ir.Block) and owner.operation.name == "tile.trans":
+        return owner.operation.operands[0]
+    return value
 
 
 def _bytes(t: ir.Type) -> int:
