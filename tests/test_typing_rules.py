@@ -76,8 +76,20 @@ def test_fp16_division_and_remainder_compute_in_fp32(target, op):
 def test_integer_division_of_mixed_signedness_is_refused(target):
     dev = target.driver
     a, b, out = (dev.to_device(np.ones(4, t)) for t in (np.uint8, np.int8, np.int32))
-    with pytest.raises(CompilationError, match="different signedness"):
+    with pytest.raises(CompilationError, match="Cannot use .* because they have different signedness"):
         binary_kernel[(1,)](a, b, out, OP="floordiv", BLOCK=4)
+
+
+@pytest.mark.parametrize("types,op,named", [((np.float32, np.int32), "and", "tl.float32 and tl.int32"),
+                                            ((np.int32, np.int32), "xor_float_literal", "tl.int32 and tl.float32")])
+def test_a_float_in_a_bitwise_op_is_refused_in_triton_s_words(target, types, op, named):
+    """Triton's tests match "invalid operands of type"; the types are the operands' own, before
+    any promotion."""
+    dev = target.driver
+    a, b = (dev.to_device(np.ones(4, t)) for t in types)
+    out = dev.to_device(np.ones(4, np.int32))
+    with pytest.raises(CompilationError, match=f"invalid operands of type {named}: bitwise"):
+        binary_kernel[(1,)](a, b, out, OP=op, BLOCK=4)
 
 
 def test_bf16_with_an_integer_tensor_computes_in_fp32(compiling_target):

@@ -31,6 +31,10 @@ def binary_kernel(a_ptr, b_ptr, out_ptr, OP: tl.constexpr, BLOCK: tl.constexpr):
         r = a % b
     elif OP == "floordiv":
         r = a // b
+    elif OP == "and":
+        r = a & b
+    elif OP == "xor_float_literal":
+        r = a ^ 1.5
     else:
         r = a + b
     tl.store(out_ptr + offs, r)

@@ -271,7 +271,7 @@ def computation_type(a: dtype, b: dtype, div_or_mod: bool = False, a_literal: bo
     if a.is_fp8() or b.is_fp8():
         raise SemanticError(f"unsupported operand types {a} and {b}: convert the fp8 value with .to() first")
     if div_or_mod and a.is_int_unsigned() != b.is_int_unsigned():
-        raise SemanticError(f"cannot use /, // or % with {a} and {b} because they have different signedness; "
+        raise SemanticError(f"Cannot use /, // or % with {a} and {b} because they have different signedness; "
                             "cast them to the same signedness")
     return _int_promote(a, b)
 
@@ -444,10 +444,22 @@ def mod(a, b):
 
 
 def bitwise(kind: str, a, b):
+    types = [_operand_dtype(x) for x in (a, b)]
+    if not all(t.is_int() for t in types):  # Triton's wording, which its tests match
+        raise SemanticError(f"invalid operands of type {types[0]} and {types[1]}: bitwise "
+                            f"'{ {'and': '&', 'or': '|', 'xor': '^'}[kind] }' needs integer operands")
     a, b, t, shape = _typed_operands(a, b)
-    if not t.is_int():
-        raise SemanticError(f"bitwise '{ {'and': '&', 'or': '|', 'xor': '^'}[kind] }' needs integer operands, got {t}")
     return _emit(kind + "i", (a, b), t, shape)
+
+
+def _operand_dtype(x) -> dtype:
+    """The dtype of a binary operator's operand as given: a tensor's, or a Python number's literal type."""
+    core = _core()
+    x = x.value if isinstance(x, core.constexpr) else x
+    if isinstance(x, core.tensor):
+        return x.dtype
+    number = _python_number(x)
+    return literal_dtype(number) if number is not None else to_tensor(x).dtype
 
 
 def shift(kind: str, a, b, arithmetic: bool | None = None):
