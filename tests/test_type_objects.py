@@ -146,6 +146,9 @@ def test_kernel_interfaces_and_interpreter_errors_have_tritons_names(monkeypatch
               tritium.heuristics({"X": lambda args: 1})(types_kernel)):
         assert isinstance(k, tritium.KernelInterface)
     assert issubclass(OutOfBoundsError, tritium.InterpreterError) and tritium.InterpreterError is KernelRuntimeError
+    import tritium.runtime.errors as runtime_errors  # Triton's path: triton.runtime.errors.InterpreterError
+
+    assert runtime_errors.InterpreterError is tritium.InterpreterError
     monkeypatch.setenv("TRITIUM_TARGET", "interpreter")
     out = np.zeros(4, np.float32)
     with pytest.raises(tritium.InterpreterError, match="out of bounds|outside"):
@@ -238,3 +241,37 @@ def test_set_allocator_keeps_the_allocator_of_its_context():
     assert current_allocator() is None  # the context that set it had it, as in Triton
     with pytest.raises(TypeError, match="set_allocator takes a callable"):
         tritium.set_allocator(42)
+
+
+def test_triton_s_dtype_lists_mantissa_widths_and_signature_strings():
+    """What Triton's tests and helpers iterate over and parse (``tl.dtype.FP_TYPES``, ...)."""
+    assert tl.dtype.SINT_TYPES == ["int8", "int16", "int32", "int64"]
+    assert tl.dtype.UINT_TYPES == ["int1", "uint8", "uint16", "uint32", "uint64"]
+    assert tl.dtype.STANDARD_FP_TYPES == ["fp16", "bf16", "fp32", "fp64"] and tl.dtype.OTHER_TYPES == ["void"]
+    assert all(tl.str_to_ty(n).is_floating() for n in tl.dtype.FP_TYPES)
+    assert [tl.str_to_ty(n).fp_mantissa_width for n in tl.dtype.STANDARD_FP_TYPES] == [10, 7, 23, 52]
+    assert tl.float8e4nv.fp_mantissa_width == 3 and tl.float8e5.fp_mantissa_width == 2
+    with pytest.raises(AttributeError, match="not a floating-point type"):
+        tl.int32.fp_mantissa_width
+    assert tl.str_to_ty("i32") == tl.int32 and tl.str_to_ty("u1") == tl.str_to_ty("B") == tl.int1
+    assert tl.str_to_ty("*fp16") == tl.pointer_type(tl.float16) and not tl.str_to_ty("*fp16").is_const()
+    assert tl.str_to_ty("*kbf16") == tl.pointer_type(tl.bfloat16, const=True) and tl.str_to_ty("*kbf16").is_const()
+    assert tl.str_to_ty("constexpr", 8) == tl.constexpr_type(8)
+    with pytest.raises(ValueError, match="unknown type 'f33'"):
+        tl.str_to_ty("f33")
+
+
+@tritium.jit
+def static_assert_kernel(x_ptr, N: tl.constexpr):
+    tl.static_assert(N < 8, "N too large")
+    tl.store(x_ptr + tl.arange(0, N), tl.zeros((N,), tl.int32))
+
+
+def test_a_failed_static_assert_is_triton_s_compile_time_assertion_failure(target):
+    """``triton.compiler.errors.CompileTimeAssertionFailure`` (a ``CompilationError``), whose
+    ``error_message`` is the message alone."""
+    from tritium.errors import CompilationError, CompileTimeAssertionFailure
+
+    with pytest.raises(CompileTimeAssertionFailure) as e:
+        static_assert_kernel[(1,)](target.driver.to_device(np.zeros(16, np.int32)), N=16)
+    assert isinstance(e.value, CompilationError) and e.value.error_message == "static assertion failed: N too large"

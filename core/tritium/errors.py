@@ -52,6 +52,7 @@ class LocatedError(TritiumError):
     def __init__(self, kernel: str, message: str, *, filename: str = "", lineno: int | None = None,
                  source_line: str = "", col: int | None = None):
         self.kernel, self.message, self.filename, self.lineno = kernel, message, filename, lineno
+        self.error_message = message  # Triton's name for the message alone (``CompilationError.error_message``)
         where = f"{filename}:{lineno}" if lineno is not None else filename
         text = f"in kernel '{kernel}'" + (f" at {where}" if where else "") + f": {message}"
         if source_line.strip():
@@ -64,6 +65,10 @@ class LocatedError(TritiumError):
 
 class CompilationError(LocatedError):
     """A kernel that cannot be compiled; the message quotes the offending source line."""
+
+
+class CompileTimeAssertionFailure(CompilationError):
+    """A ``tl.static_assert`` (or ``assert`` on constants) that failed while compiling; Triton's name."""
 
 
 class KernelRuntimeError(LocatedError):

@@ -15,7 +15,7 @@ import contextlib
 import operator
 from typing import Any
 
-from ..errors import CompilationError, TritiumError
+from ..errors import CompilationError, CompileTimeAssertionFailure, TritiumError
 from ..ir import tile
 from ..ir.mlir import func, ir, scf
 from ..language import core as tlc
@@ -23,6 +23,7 @@ from ..language.block_ptr import block_ptr
 from ..language import debug
 from ..language import dtypes as T
 from ..language import semantic
+from ..language.semantic import StaticAssertionFailed
 from ..runtime.jit import JITFunction, allowed_global, global_rule_message
 from .ir_builder import IRBuilder, ir_type
 from .names import assigned_names
@@ -45,7 +46,8 @@ def _is_tensor(v: Any) -> bool:
     return isinstance(v, tlc.tensor)
 
 
-def source_error(jitfn, node: ast.AST, message: str, kernel: str | None = None) -> CompilationError:
+def source_error(jitfn, node: ast.AST, message: str, kernel: str | None = None,
+                 cls: type[CompilationError] = CompilationError) -> CompilationError:
     """An error at ``node`` of ``jitfn``'s source: kernel name, file:line, the line and a caret.
     ``kernel`` names the kernel being compiled when ``jitfn`` is a helper it calls."""
     lineno = getattr(node, "lineno", None)
@@ -53,9 +55,9 @@ def source_error(jitfn, node: ast.AST, message: str, kernel: str | None = None) 
     text = lines[lineno - 1] if lineno and lineno <= len(lines) else ""
     if kernel is not None and kernel != jitfn.__name__:
         message = f"in @jit function '{jitfn.__name__}': {message}"
-    return CompilationError(kernel or jitfn.__name__, message, filename=jitfn.filename,
-                            lineno=(lineno + jitfn.first_line - 1) if lineno else None,
-                            source_line=text, col=getattr(node, "col_offset", None))
+    return cls(kernel or jitfn.__name__, message, filename=jitfn.filename,
+               lineno=(lineno + jitfn.first_line - 1) if lineno else None,
+               source_line=text, col=getattr(node, "col_offset", None))
 
 
 class ModuleGenerator:
@@ -165,8 +167,8 @@ class FunctionGenerator(ast.NodeVisitor):
         return [_as_value(v) for v in vals]
 
     # -- errors and locations ----------------------------------------------------------------------
-    def error(self, node: ast.AST, message: str) -> CompilationError:
-        return source_error(self.jitfn, node, message, kernel=self.mod.active[0].__name__)
+    def error(self, node: ast.AST, message: str, cls: type[CompilationError] = CompilationError) -> CompilationError:
+        return source_error(self.jitfn, node, message, kernel=self.mod.active[0].__name__, cls=cls)
 
     def visit(self, node: ast.AST) -> Any:
         lineno = getattr(node, "lineno", None)
@@ -178,7 +180,8 @@ class FunctionGenerator(ast.NodeVisitor):
         except CompilationError:
             raise
         except TritiumError as e:
-            raise self.error(node, str(e)) from None
+            cls = CompileTimeAssertionFailure if isinstance(e, StaticAssertionFailed) else CompilationError
+            raise self.error(node, str(e), cls) from None
         except Exception as e:  # user code called wrongly, or a value of the wrong kind
             raise self.error(node, f"{type(e).__name__}: {e}") from e
 
@@ -252,7 +255,7 @@ class FunctionGenerator(ast.NodeVisitor):
             return debug.device_assert(cond, self.visit(node.msg) if node.msg is not None else "")
         if not cond:
             msg = self.visit(node.msg) if node.msg is not None else "assertion failed"
-            raise self.error(node, f"static assertion failed: {msg}")
+            raise self.error(node, f"static assertion failed: {msg}", CompileTimeAssertionFailure)
 
     def visit_If(self, node: ast.If) -> None:
         cond = self.visit(node.test)

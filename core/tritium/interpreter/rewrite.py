@@ -77,7 +77,7 @@ def checked_assert(cond: Any, msg: Any = "") -> None:
     if isinstance(cond, tlc.tensor):
         debug.device_assert(cond, msg)
     elif not cond:
-        raise semantic.SemanticError(f"static assertion failed: {msg if msg != '' else 'assertion failed'}")
+        raise semantic.StaticAssertionFailed(f"static assertion failed: {msg if msg != '' else 'assertion failed'}")
 
 
 def kernel_print(*args: Any, **kwargs: Any) -> None:

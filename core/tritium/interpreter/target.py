@@ -18,11 +18,12 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import (ArgumentError, CompilationError, KernelRuntimeError, LocatedError, OutOfBoundsError,
-                      TritiumError)
+from ..errors import (ArgumentError, CompilationError, CompileTimeAssertionFailure, KernelRuntimeError, LocatedError,
+                      OutOfBoundsError, TritiumError)
 from ..language import core as tlc
 from ..language import dtypes as T
 from ..language import semantic
+from ..language.semantic import StaticAssertionFailed
 from ..language.tensor_descriptor import host_tensor_descriptor
 from ..runtime.args import bind_scalar
 from ..runtime.host import HostMemory, host_address
@@ -123,6 +124,8 @@ class InterpreterTarget(Target):
                     fn(**call)
                 except KernelRuntimeError:
                     raise  # located where it happened
+                except StaticAssertionFailed as e:
+                    raise _located(kernel, e, CompileTimeAssertionFailure) from None
                 except TritiumError as e:
                     raise _located(kernel, e) from None
                 except AccessError as e:

@@ -29,7 +29,7 @@ from .random import (pair_uniform_to_normal, philox, philox_impl, rand, rand4x, 
                      uint_to_uniform_float)
 from .dtypes import (
     bfloat16, block_type, constexpr_type, dtype, float8e4b8, float8e4b15, float8e4nv, float8e5, float8e5b16, float16, float32, float64, int1,
-    int8, int16, int32, int64, pi32_t, pointer_type, uint8, uint16, uint32, uint64, void,
+    int8, int16, int32, int64, pi32_t, pointer_type, str_to_ty, uint8, uint16, uint32, uint64, void,
 )
 
 float = float32  # noqa: A001 - the spellings tl.float / tl.double are Triton's too
@@ -56,7 +56,7 @@ __all__ = [
     "dot", "dot_scaled", "load_tensor_descriptor", "make_tensor_descriptor", "store_tensor_descriptor",
     "tensor_descriptor", "inline_asm_elementwise", "map_elementwise", "advance", "make_block_ptr",
     "bitonic_merge", "gather", "histogram", "sort", "topk",
-    "block_type", "condition", "const", "constexpr_type", "pi32_t", "slice", "tuple", "void",
+    "block_type", "condition", "const", "constexpr_type", "pi32_t", "slice", "str_to_ty", "tuple", "void",
 ]
 
 

@@ -415,7 +415,7 @@ def static_assert(cond, msg: str = "") -> None:
         raise semantic.SemanticError("tl.static_assert needs a compile-time condition (constexprs)")
     msg = _unwrap(msg)
     if not _unwrap(cond):
-        raise semantic.SemanticError(f"static assertion failed{': ' + msg if msg else ''}")
+        raise semantic.StaticAssertionFailed(f"static assertion failed{': ' + msg if msg else ''}")
 
 
 def device_print(prefix, *args, hex=False) -> None:

@@ -19,6 +19,16 @@ class dtype:
     UINTS = ("uint8", "uint16", "uint32", "uint64")
     #: no value: what a function returning nothing gives, as in Triton (``tl.void``)
     OTHER = ("void",)
+    #: Triton's lists of the type names, which its tests and helper code iterate over (``int1`` is
+    #: unsigned there, as tritium treats it)
+    SINT_TYPES = ["int8", "int16", "int32", "int64"]
+    UINT_TYPES = ["int1", "uint8", "uint16", "uint32", "uint64"]
+    FP_TYPES = ["fp8e4b15", "fp8e4nv", "fp8e4b8", "fp8e5", "fp8e5b16", "fp16", "bf16", "fp32", "fp64"]
+    STANDARD_FP_TYPES = ["fp16", "bf16", "fp32", "fp64"]
+    OTHER_TYPES = ["void"]
+    #: explicit mantissa bits of each floating type (Triton's ``fp_mantissa_width``)
+    MANTISSA_BITS = {"fp8e4b15": 3, "fp8e4nv": 3, "fp8e4b8": 3, "fp8e5": 2, "fp8e5b16": 2, "fp16": 10, "bf16": 7,
+                     "fp32": 23, "fp64": 52}
 
     def __init__(self, name: str):
         if name not in self.FLOATS + self.FP8 + self.SINTS + self.UINTS + self.OTHER:
@@ -68,6 +78,13 @@ class dtype:
         if self.name == "void":
             return 0
         return int("".join(c for c in self.name if c.isdigit()))
+
+    @property
+    def fp_mantissa_width(self) -> int:
+        """The explicit mantissa bits of a floating type (an ``AttributeError`` for others, as in Triton)."""
+        if self.name not in self.MANTISSA_BITS:
+            raise AttributeError(f"{self} is not a floating-point type: it has no fp_mantissa_width")
+        return self.MANTISSA_BITS[self.name]
 
     @property
     def itemsize(self) -> int:
@@ -267,6 +284,23 @@ def from_signature(text: str) -> dtype:
     if text in _BY_SHORT:
         return _BY_SHORT[text]
     raise ValueError(f"unknown type {text!r} in signature (use e.g. '*fp32', 'i32', 'fp32')")
+
+
+def str_to_ty(name: str, c: Any = None) -> dtype | constexpr_type:
+    """Triton's ``tl.str_to_ty``: the type a signature string names (``"fp32"``, ``"i32"``, ``"u1"``
+    or ``"B"`` for booleans, ``"*fp16"``, ``"*kfp16"`` for a const pointer), or for ``"constexpr"``
+    the type of the constant ``c``."""
+    if name == "constexpr":
+        return constexpr_type(c)
+    if name.startswith("*k"):
+        return pointer_type(str_to_ty(name[2:]), const=True)
+    if name.startswith("*"):
+        return pointer_type(str_to_ty(name[1:]))
+    found = {"u1": int1, "B": int1}.get(name) or _BY_SHORT.get(name)
+    if found is None:
+        raise ValueError(f"str_to_ty: unknown type {name!r} (e.g. 'fp32', 'i32', 'u1', '*fp16', 'constexpr'; "
+                         "tensor descriptor types are not taken here)")
+    return found
 
 
 def from_foreign(name: str) -> dtype | None:

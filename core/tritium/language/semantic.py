@@ -22,6 +22,10 @@ class SemanticError(TritiumError):
     """A kernel asks for something the language does not allow; the frontend adds the source line."""
 
 
+class StaticAssertionFailed(SemanticError):
+    """A compile-time assertion was false (the frontend raises ``CompileTimeAssertionFailure``)."""
+
+
 _state = threading.local()
 
 

@@ -1,5 +1,6 @@
-"""``tritium.runtime.errors``: where Triton keeps ``OutOfResources`` (``triton.runtime.errors``)."""
+"""``tritium.runtime.errors``: where Triton keeps ``OutOfResources`` and ``InterpreterError``
+(``triton.runtime.errors``)."""
 
-from ..errors import OutOfResources, TritonError
+from ..errors import InterpreterError, OutOfResources, TritonError
 
-__all__ = ["OutOfResources", "TritonError"]
+__all__ = ["InterpreterError", "OutOfResources", "TritonError"]
