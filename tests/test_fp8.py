@@ -100,8 +100,23 @@ def test_reinterpret_back_to_the_array_s_own_type_unwraps():
     w = tritium.reinterpret(x, tl.float8e5)
     assert isinstance(w, tritium.TensorWrapper) and w.dtype == tl.float8e5 and w.shape == (4,)
     assert tritium.reinterpret(w, tl.uint8) is x
-    with pytest.raises(TypeError, match="tritium dtype"):
-        tritium.reinterpret(x, np.float32)
+    # numpy's and torch's dtypes name the element type too, as Triton's tests pass them
+    for foreign in (np.int8, np.dtype("int8"), _TorchInt8()):
+        w = tritium.reinterpret(x, foreign)
+        assert isinstance(w, tritium.TensorWrapper) and w.dtype == tl.int8
+    assert tritium.reinterpret(x, np.dtype("uint8")) is x
+    with pytest.raises(TypeError, match="takes a dtype such as tl.float8e5 or torch.int8, not 'int8'"):
+        tritium.reinterpret(x, "int8")
+
+
+class _TorchInt8:
+    """Stands in for ``torch.int8`` (no torch here): its class is named dtype, its text torch.int8."""
+
+    def __str__(self) -> str:
+        return "torch.int8"
+
+
+_TorchInt8.__name__ = "dtype"
 
 
 def test_downcasts_round_toward_zero_when_asked(target):

@@ -275,3 +275,19 @@ def test_a_failed_static_assert_is_triton_s_compile_time_assertion_failure(targe
     with pytest.raises(CompileTimeAssertionFailure) as e:
         static_assert_kernel[(1,)](target.driver.to_device(np.zeros(16, np.int32)), N=16)
     assert isinstance(e.value, CompilationError) and e.value.error_message == "static assertion failed: N too large"
+
+
+@tritium.jit
+def list_literal_kernel(x_ptr, M: tl.constexpr, N: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :])
+    tl.static_assert(x.shape == [M, N])  # a list literal is a tl.tuple, as in Triton
+    shape = [M, N]
+    tl.static_assert(isinstance(shape, tl.tuple) and shape[1] == N)
+    tl.store(x_ptr + tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :], tl.reshape(x * 2, [M, N]))
+
+
+def test_list_literals_are_tl_tuples(target):
+    x = np.arange(8, dtype=np.float32).reshape(2, 4)
+    buf = target.driver.to_device(x)
+    list_literal_kernel[(1,)](buf, M=2, N=4)
+    np.testing.assert_array_equal(target.driver.to_host(buf), x * 2)

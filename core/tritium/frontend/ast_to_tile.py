@@ -23,6 +23,7 @@ from ..language.block_ptr import block_ptr
 from ..language import debug
 from ..language import dtypes as T
 from ..language import semantic
+from ..language import tuples as tltuples
 from ..language.semantic import StaticAssertionFailed
 from ..runtime.jit import JITFunction, allowed_global, global_rule_message
 from .ir_builder import IRBuilder, ir_type
@@ -499,7 +500,8 @@ class FunctionGenerator(ast.NodeVisitor):
         return tuple(self.visit(e) for e in node.elts)
 
     def visit_List(self, node: ast.List) -> Any:
-        return [self.visit(e) for e in node.elts]
+        """A list literal is a ``tl.tuple``, as in Triton: ``x.shape == [32, 32]`` holds."""
+        return tltuples.tuple([self.visit(e) for e in node.elts])
 
     def visit_Slice(self, node: ast.Slice) -> Any:
         return slice(*(self.visit(p) if p is not None else None for p in (node.lower, node.upper, node.step)))

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..frontend.names import assigned_names
 from ..language import core as tlc
+from ..language import tuples as tltuples
 from ..language import dtypes as T
 from ..language import debug, semantic
 from ..runtime.jit import JIT_CODE, JITFunction
@@ -85,9 +86,14 @@ def kernel_print(*args: Any, **kwargs: Any) -> None:
     debug.builtin_print(args, **kwargs)
 
 
+def list_literal(items: list) -> tltuples.tuple:
+    """A list literal in a kernel is a ``tl.tuple``, as the compiler makes it."""
+    return tltuples.tuple(items)
+
+
 #: the rewritten kernels call these; the boolean operators are the frontend's own rules (``semantic``)
-_HOOKS = {f"{_PREFIX}{f.__name__}": f for f in (loop, carried, joined, checked_assert, semantic.python_not,
-                                                 semantic.python_bool_op, semantic.python_if_exp)}
+_HOOKS = {f"{_PREFIX}{f.__name__}": f for f in (loop, carried, joined, checked_assert, list_literal,
+                                                 semantic.python_not, semantic.python_bool_op, semantic.python_if_exp)}
 _HOOKS["print"] = kernel_print
 
 
@@ -101,6 +107,10 @@ def _thunk(expr: ast.expr) -> ast.Lambda:
 
 
 class _Rewriter(ast.NodeTransformer):
+    def visit_List(self, node: ast.List) -> ast.AST:
+        self.generic_visit(node)
+        return _call("list_literal", [node], node) if isinstance(node.ctx, ast.Load) else node
+
     def visit_Assert(self, node: ast.Assert) -> ast.AST:
         self.generic_visit(node)
         args = [node.test] + ([node.msg] if node.msg is not None else [])

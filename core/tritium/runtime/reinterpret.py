@@ -22,12 +22,19 @@ class TensorWrapper:
 
 def reinterpret(tensor: Any, dtype: Any) -> Any:
     """``tensor`` (a torch tensor, numpy array or another wrapper) seen as holding ``dtype``
-    elements: kernels see pointers to ``dtype``. Reinterpreting a wrapper back to its array's own
-    type gives the array."""
+    elements (a tritium dtype, or a torch or numpy one, as Triton's tests pass): kernels see
+    pointers to ``dtype``. Reinterpreting a wrapper back to its array's own type gives the array."""
     from ..language.dtypes import dtype as tl_dtype
+    from ..language.dtypes import from_foreign
 
     if not isinstance(dtype, tl_dtype):
-        raise TypeError(f"reinterpret takes a tritium dtype such as tl.float8e5, not {dtype!r}")
+        if isinstance(dtype, type) and dtype.__module__ == "numpy":  # np.int8
+            found = from_foreign(dtype.__name__)
+        else:  # np.dtype("int8"), torch.int8
+            found = from_foreign(str(dtype)) if "dtype" in type(dtype).__name__.lower() else None
+        if found is None:
+            raise TypeError(f"reinterpret takes a dtype such as tl.float8e5 or torch.int8, not {dtype!r}")
+        dtype = found
     if isinstance(tensor, TensorWrapper):
         tensor = tensor.base
     if not (hasattr(tensor, "data_ptr") or hasattr(tensor, "__array_interface__")
