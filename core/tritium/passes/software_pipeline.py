@@ -55,9 +55,20 @@ def pipeline_loops(module: ir.Module, num_stages: int) -> None:
     with module.context, ir.Location.unknown():
         for loop in [op for op in walk(module.operation) if op.name == "scf.for"]:
             rings += hoist_invariant_operands(loop, rings)
-            stages = ir.IntegerAttr(loop.attributes[STAGES]).value if STAGES in loop.attributes else num_stages
+            stages = loop_stages(loop, num_stages)
             if stages >= 2:
                 rings += _Loop(loop, stages, rings).pipeline()
+
+
+def loop_stages(loop: ir.Operation, num_stages: int) -> int:
+    """The depth ``loop`` is pipelined to: its own ``tl.range(..., num_stages=)``, else the option's."""
+    return ir.IntegerAttr(loop.attributes[STAGES]).value if STAGES in loop.attributes else num_stages
+
+
+def can_issue_ahead(loop: ir.Operation, loads: list[ir.Operation]) -> bool:
+    """Whether ``loads`` in the body of ``loop`` depend only on what stage 0 may clone (their
+    addresses, offsets and the loop-carried values that advance them)."""
+    return _Loop(loop, 2, 0).stage0(loads) is not None
 
 
 def _matrix_product(op: ir.Operation) -> bool:

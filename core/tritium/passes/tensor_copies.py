@@ -46,7 +46,7 @@ def block_tile(t: ir.Type) -> SwizzledTile:
 def takes(op: ir.Operation, matrix_unit: MatrixUnit | None, num_warps: int, num_stages: int, max_box: int,
           swizzles: tuple[int, ...]) -> bool:
     """Whether the engine copies ``op`` (a ``tile.descriptor_load``; see the module docstring)."""
-    from .software_pipeline import STAGES, _Loop
+    from .software_pipeline import can_issue_ahead, loop_stages
 
     t = ir.RankedTensorType(op.results[0].type)
     if (base_parameter(op) is None or t.rank != 2 or element_bytes(t) not in ELEMENT_BYTES
@@ -60,10 +60,9 @@ def takes(op: ir.Operation, matrix_unit: MatrixUnit | None, num_warps: int, num_
     loop = loop.operation if hasattr(loop, "operation") else loop
     if loop is None or loop.name != "scf.for":
         return False
-    stages = ir.IntegerAttr(loop.attributes[STAGES]).value if STAGES in loop.attributes else num_stages
-    if stages < 2 or not _read_by_products(op, matrix_unit, num_warps):
+    if loop_stages(loop, num_stages) < 2 or not _read_by_products(op, matrix_unit, num_warps):
         return False
-    return _Loop(loop, stages, 0).stage0([op]) is not None
+    return can_issue_ahead(loop, [op])
 
 
 def _read_by_products(op: ir.Operation, matrix_unit: MatrixUnit | None, num_warps: int) -> bool:

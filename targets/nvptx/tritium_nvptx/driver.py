@@ -70,6 +70,7 @@ class NvptxLauncher:
         types = signature.arg_types
         self._arg_names = signature.arg_names
         self._maps = TensorMaps(metadata.get("tensor_maps", ()), signature.name)
+        self._has_maps = len(self._maps) > 0
         self._codes = ("".join("Q" if t[0] == "*" else _CODES.get(t, "q") for t in types) + "B" * len(self._maps)).encode()
         self._converted = [(i, _CONVERT[t]) for i, t in enumerate(types) if t in _CONVERT]
         self._pointers = [i for i, t in enumerate(types) if t.startswith("*")]
@@ -160,7 +161,7 @@ class NvptxLauncher:
                 args[i] = convert(args[i])
         if type(args) is not tuple:
             args = tuple(args)
-        if self._maps:  # TMA's tensor maps follow the parameters
+        if self._has_maps:  # TMA's tensor maps follow the parameters
             args += self._maps(args)
         fn = self._handles.get(device)
         if fn is None:
