@@ -291,3 +291,37 @@ def test_list_literals_are_tl_tuples(target):
     buf = target.driver.to_device(x)
     list_literal_kernel[(1,)](buf, M=2, N=4)
     np.testing.assert_array_equal(target.driver.to_host(buf), x * 2)
+
+
+@tritium.jit
+def one_element_condition_kernel(x_ptr, out_ptr):
+    v = tl.load(x_ptr + tl.arange(0, 1))
+    if v > 0:
+        tl.store(out_ptr, 1)
+    else:
+        tl.store(out_ptr, 2)
+
+
+def test_a_condition_on_a_one_element_block_is_its_element_with_a_warning(target):
+    """As in Triton, which warns (when the kernel compiles) and takes the element; ``if (v >
+    0).item()`` says it outright."""
+    dev = target.driver
+    got = []
+    with pytest.warns(UserWarning, match=r"a condition on a block of shape \[1\] is read as its one element.*"
+                                         r"write \(v > 0\)\.item\(\)"):
+        for value in (3, -3):
+            out = dev.to_device(np.zeros(1, np.int32))
+            one_element_condition_kernel[(1,)](dev.to_device(np.array([value], np.int32)), out)
+            got.append(int(dev.to_host(out)[0]))
+    assert got == [1, 2]
+
+
+@tritium.jit
+def store_int_kernel(out_ptr, v):
+    tl.store(out_ptr, v)
+
+
+def test_an_integer_argument_beyond_64_bits_is_an_overflow_error(target):
+    """Triton's launcher raises ``OverflowError``; tritium's ``ArgumentError`` is one too, naming the argument."""
+    with pytest.raises(OverflowError, match="argument 'v' = 18446744073709551616"):
+        store_int_kernel[(1,)](target.driver.to_device(np.zeros(1, np.int64)), 2**64)

@@ -41,6 +41,11 @@ class ArgumentError(TritiumError):
     """A kernel launched with arguments it cannot take."""
 
 
+class ArgumentOverflowError(ArgumentError, OverflowError):
+    """An integer argument outside the range of its parameter's type (or of 64 bits): an
+    ``OverflowError`` too, as Triton's launcher raises."""
+
+
 class NotImplementedYet(TritiumError, AttributeError):
     """A Triton builtin tritium does not have yet: an ``AttributeError`` (so ``hasattr`` is False
     and feature checks work) whose message says it is not implemented yet, not that it is a typo."""

@@ -13,6 +13,7 @@ import ast
 import builtins
 import contextlib
 import operator
+import warnings
 from typing import Any
 
 from ..errors import CompilationError, CompileTimeAssertionFailure, TritiumError
@@ -266,6 +267,13 @@ class FunctionGenerator(ast.NodeVisitor):
         self._scf_if(node, self._scalar_condition(cond, node))
 
     def _scalar_condition(self, cond, node) -> ir.Value:
+        if cond.shape != () and all(d == 1 for d in cond.shape):  # Triton takes its one element, and warns
+            test = getattr(node, "test", node)
+            where = f"{self.jitfn.filename}:{test.lineno + self.jitfn.first_line - 1}"
+            warnings.warn(f"in kernel '{self.mod.active[0].__name__}' at {where}: a condition on a block of shape "
+                          f"{list(cond.shape)} is read as its one element, as in Triton; write "
+                          f"({ast.unparse(test)}).item() to say so", stacklevel=2)
+            cond = cond.item()
         if cond.shape != ():
             raise self.error(node, f"the condition must be a scalar, got a block of shape {list(cond.shape)}; "
                                    "use tl.where for elementwise choices")

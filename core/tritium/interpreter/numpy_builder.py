@@ -134,10 +134,10 @@ class NumpyBuilder:
         return self.program.function(jitfn)(*args, **kwargs)
 
     def python_value(self, x) -> Any:
-        if x.shape != ():
+        if any(d != 1 for d in x.shape):  # a block of one element is that element, as in Triton
             raise SemanticError(f"the value of a block of shape {list(x.shape)} is not one number; "
                                 "use tl.where, tl.max or tl.min")
-        return x.handle.item()
+        return np.asarray(x.handle).reshape(()).item()
 
     def constant(self, value, t: dtype):
         return np.array(value).astype(np_dtype(t))

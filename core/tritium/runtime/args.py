@@ -5,7 +5,7 @@ from __future__ import annotations
 import numbers
 from typing import Any, Sequence
 
-from ..errors import ArgumentError
+from ..errors import ArgumentError, ArgumentOverflowError
 from ..language import dtypes as T
 from ..language.semantic import SemanticError, argument_dtype
 from ..tools.tensor_descriptor import TensorDescriptor
@@ -63,7 +63,7 @@ def arg_type(value: Any, name: str, kernel: str) -> str:
         try:
             return argument_dtype(value).short
         except SemanticError as e:
-            raise ArgumentError(f"kernel '{kernel}': argument '{name}' = {value}: {e}") from None
+            raise ArgumentOverflowError(f"kernel '{kernel}': argument '{name}' = {value}: {e}") from None
     dt = getattr(value, "dtype", None)
     if dt is not None:
         by_dtype = ARRAY_TYPES.setdefault(cls, {})
@@ -171,8 +171,8 @@ def bind(target: Any, value: Any, arg_type: str, name: str, kernel: str) -> Any:
         return bind_descriptor(target.bind_arg, value, arg_type, name, kernel)
     try:
         return target.bind_arg(value, arg_type, name)
-    except ArgumentError as e:
-        raise ArgumentError(f"kernel '{kernel}': {e}") from None
+    except ArgumentError as e:  # the same class (an overflow stays an OverflowError), the kernel named
+        raise type(e)(f"kernel '{kernel}': {e}") from None
 
 
 def specialization(arg_type: str, bound: Any, annotated: bool = False) -> str:
@@ -211,7 +211,7 @@ def bind_scalar(value: Any, arg_type: str, arg_name: str, target: str) -> int | 
                                 f"not {type(value).__name__}")
         lo, hi = _INT_RANGES[arg_type]
         if not lo <= int(value) <= hi:
-            raise ArgumentError(f"argument '{arg_name}' = {value} is out of range for {arg_type} ({lo}..{hi})")
+            raise ArgumentOverflowError(f"argument '{arg_name}' = {value} is out of range for {arg_type} ({lo}..{hi})")
         return int(value)
     if arg_type in _FLOATS:
         if not isinstance(value, numbers.Real):

@@ -110,8 +110,8 @@ def bind(bind_part: Callable[[Any, str, str], Any], desc: Any, arg_type: str, na
             if not _fits(t, v):
                 raise ArgumentError(f"argument '{part}' = {v} does not fit {t}")
             bound.append(bind_part(v, t, part))
-    except ArgumentError as e:
-        raise ArgumentError(f"kernel '{kernel}': {e}") from None
+    except ArgumentError as e:  # the same class (an overflow stays an OverflowError), the kernel named
+        raise type(e)(f"kernel '{kernel}': {e}") from None
     return tuple(bound)
 
 
