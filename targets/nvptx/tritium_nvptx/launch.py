@@ -39,16 +39,27 @@ def python_launch(entry: int, function: int, gx: int, gy: int, gz: int, block: i
     n = len(args)
     if len(codes) != n:
         raise ValueError(f"{len(codes)} parameter codes for {n} arguments")
+    if b"B" in codes:
+        params, keep = _with_blobs(codes, args)
+    else:  # every parameter in a slot: the common case, as before tensor maps
+        keep = ctypes.create_string_buffer(8 * max(1, n))
+        _packer(codes).pack_into(keep, 0, *args)
+        base = ctypes.addressof(keep)
+        params = (ctypes.c_void_p * (n + 1))(*[base + 8 * i for i in range(n)], None)
+    return _entry(entry)(function, gx, gy, gz, block, 1, 1, shared, stream, params, None)
+
+
+def _with_blobs(codes: bytes, args: tuple) -> tuple[Any, list]:
+    """The parameter array where ``B`` parameters (128-byte TMA tensor maps) point at their bytes,
+    the others at 8-byte slots; and the buffers to keep alive until the call."""
     text = codes.decode()
     blobs = {i: ctypes.create_string_buffer(args[i], len(args[i])) for i, c in enumerate(text) if c == "B"}
     slotted = [(i, c) for i, c in enumerate(text) if c != "B"]
     slots = ctypes.create_string_buffer(8 * max(1, len(slotted)))
     _packer("".join(c for _, c in slotted).encode()).pack_into(slots, 0, *[args[i] for i, _ in slotted])
-    base = ctypes.addressof(slots)
-    where = {i: base + 8 * k for k, (i, _) in enumerate(slotted)}
-    params = (ctypes.c_void_p * (n + 1))(*[ctypes.addressof(blobs[i]) if i in blobs else where[i] for i in range(n)],
-                                         None)
-    return _entry(entry)(function, gx, gy, gz, block, 1, 1, shared, stream, params, None)
+    where = {i: ctypes.addressof(slots) + 8 * k for k, (i, _) in enumerate(slotted)}
+    addresses = [ctypes.addressof(blobs[i]) if i in blobs else where[i] for i in range(len(args))]
+    return (ctypes.c_void_p * (len(args) + 1))(*addresses, None), [slots, blobs]
 
 
 try:
