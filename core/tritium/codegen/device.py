@@ -64,12 +64,14 @@ class WarpMatrixOp:
 @dataclasses.dataclass(frozen=True)
 class SharedOperand:
     """An operand of a ``WarpgroupMatrixOp`` in shared memory: the instruction's block of it starts
-    at ``address`` (a chunk of a row whose row index is a multiple of 8) of ``tile``
-    (``layout.swizzle.SwizzledTile``, aligned to its ``alignment``), whose rows run along K
-    (``k_major``: A ``[M, K]``, B stored as ``[N, K]``) or along M or N (A stored as ``[K, M]``, B
-    ``[K, N]``)."""
+    ``offset`` bytes (an i32; a chunk of a row whose row index is a multiple of 8) after ``start``,
+    the first byte of ``tile`` (``layout.swizzle.SwizzledTile``, aligned to its ``alignment``),
+    whose rows run along K (``k_major``: A ``[M, K]``, B stored as ``[N, K]``) or along M or N (A
+    stored as ``[K, M]``, B ``[K, N]``). The two parts stay apart so that a target describes the
+    tile once and each block as a constant step from it (a product's K steps)."""
 
-    address: ll.Value
+    start: ll.Value
+    offset: ll.Value
     tile: SwizzledTile
     k_major: bool
 

@@ -169,3 +169,10 @@ def test_ptxas_is_found_and_reports_its_release():
     path = toolchain.ptxas_path()
     assert os.path.basename(path) == "ptxas" and os.access(path, os.X_OK)
     assert toolchain.ptxas_cuda_version(path) >= 11080
+
+
+def test_exp2_of_fp32_is_ex2_approx_with_denormals_flushed_as_in_triton(target, kernel_ir, vector_add_ir):
+    """Triton's ``math.exp2`` is libdevice's ``exp2f`` under ``__CUDA_FTZ``: one ``ex2.approx.ftz``,
+    without the scaling that keeps subnormal results (two multiplies and a compare per element)."""
+    ptx, _ = compile_ptx(target, _math_kernel(kernel_ir, "exp2"))
+    assert ptx.count("ex2.approx.ftz.f32") == 2 and "ex2.approx.f32" not in ptx

@@ -54,6 +54,18 @@ def test_tutorial_matmul_runs_on_warpgroup_instructions(hopper, dtype, bm, bn, b
         assert k.metadata["spills"] == 0 and k.metadata["shared"] == stages * (bm + bn) * bk * 2
 
 
+def test_k_steps_descriptors_are_one_add_from_their_tile_s(hopper):
+    """Each operand tile's descriptor is made once per product (shift, mask, fields); every K step's
+    is then one 64-bit add of a constant to it, as Triton's are: in attention's loop the whole
+    descriptor per instruction cost about a hundred instructions an iteration."""
+    ptx = compile_matmul(hopper, "fp16", 128, 256, 64, 8, 3).asm["ptx"]
+    start = ptx.index("wgmma.fence.sync.aligned")
+    issue = ptx[start:ptx.index("wgmma.commit_group", start)]
+    assert len(wgmma(issue)) == 4  # BK / 16 steps of the group's 64 rows
+    assert len(re.findall(r"shr\.u64", issue)) == 2  # the A and B tiles of this iteration's slot
+    assert len(re.findall(r"add\.s64\s+%rd\d+, %rd\d+, (?:%rd\d+|\d+);", issue)) == 7  # one per other descriptor
+
+
 @pytest.mark.parametrize("dtype,kind", [("fp8e4nv", "e4m3"), ("fp8e5", "e5m2")])
 def test_tutorial_fp8_matmul_runs_on_fp8_warpgroup_instructions(hopper, dtype, kind):
     """Tutorial 03's fp8 path (b transposed, so K-major): the product takes the fp8 operands, not

@@ -4,7 +4,7 @@ Indices come from the ``nvvm`` special registers, the barrier is ``bar.sync 0``,
 with ``shfl.sync.bfly`` over the full warp, and the kernel uses the ``ptx_kernel`` calling
 convention with ``.maxntid`` set so ptxas knows the block size. Masked loads and stores of up to 16
 bytes are single predicated ``ld.global``/``st.global`` instructions (inline PTX, as Triton emits
-them), not branches. Math, as Triton does it: ``exp``/``exp2`` of f32 use ``ex2.approx.f32``,
+them), not branches. Math, as Triton does it: ``exp``/``exp2`` of f32 use ``ex2.approx(.ftz).f32``,
 ``sqrt``/``rsqrt`` of f32 ``sqrt``/``rsqrt.approx.ftz.f32``, f32 division ``div.full.f32``, and
 float adds and multiplies may fuse into FMAs (``enable_fp_fusion``); the functions LLVM cannot
 lower for NVPTX call NVIDIA's libdevice (``__nv_*``), linked in by the ``ptx`` stage.
@@ -40,8 +40,11 @@ _AXES = "xyz"
 #: math functions taken from libdevice: MLIR ``math`` name -> libdevice name (``f`` suffix for f32)
 LIBDEVICE = {"exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2", "log10": "log10", "sin": "sin",
              "cos": "cos", "tan": "tan", "tanh": "tanh", "rsqrt": "rsqrt", "erf": "erf"}
-#: f32 functions computed with ``ex2.approx.f32`` (of x * log2(e) for exp), as Triton does
-_EX2 = {"exp": LOG2E, "exp2": None}
+#: f32 functions computed with ``ex2.approx``, as Triton does: ``exp`` as ``ex2.approx.f32`` of
+#: x * log2(e); ``exp2`` as libdevice's ``exp2f`` with denormals flushed (Triton's ``__CUDA_FTZ``),
+#: ``ex2.approx.ftz.f32``, which saves the two multiplies and the compare that keep subnormal
+#: results (attention's softmax runs one per score)
+_EX2 = {"exp": (LOG2E, "ex2.approx.f32"), "exp2": (None, "ex2.approx.ftz.f32")}
 #: f32 functions with a one-instruction PTX approximation that Triton uses for them
 _APPROX = {"sqrt": "sqrt.approx.ftz.f32", "rsqrt": "rsqrt.approx.ftz.f32"}
 #: the PTX register constraint and width of an inline-asm word
@@ -297,7 +300,7 @@ class NvptxHooks(DeviceHooks):
     def call(self, builder: ll.IRBuilder, fn: str, args: Sequence[ll.Value]) -> ll.Value:
         element = scalar_of(args[0].type)
         if fn in _EX2 and isinstance(element, ll.FloatType):
-            return intrinsics.per_element(builder, args, lambda b, xs: _ex2_approx(b, xs[0], _EX2[fn]))
+            return intrinsics.per_element(builder, args, lambda b, xs: _ex2_approx(b, xs[0], *_EX2[fn]))
         if fn in _APPROX and isinstance(element, ll.FloatType):
             return intrinsics.per_element(builder, args, lambda b, xs: _f32_asm(b, f"{_APPROX[fn]} $0, $1;", xs))
         if fn in LIBDEVICE and isinstance(element, (ll.FloatType, ll.DoubleType)):
@@ -349,10 +352,10 @@ def _arguments_buffer(b: ll.IRBuilder, ty: ll.Type) -> ll.Value:
     return slot
 
 
-def _ex2_approx(b: ll.IRBuilder, x: ll.Value, scale: float | None) -> ll.Value:
+def _ex2_approx(b: ll.IRBuilder, x: ll.Value, scale: float | None, instruction: str) -> ll.Value:
     if scale is not None:
         x = b.fmul(x, const(x.type, scale))
-    return _f32_asm(b, "ex2.approx.f32 $0, $1;", [x])
+    return _f32_asm(b, f"{instruction} $0, $1;", [x])
 
 
 def _f32_asm(b: ll.IRBuilder, text: str, args: Sequence[ll.Value]) -> ll.Value:

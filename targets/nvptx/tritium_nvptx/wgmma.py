@@ -27,8 +27,12 @@ def descriptor(b: ll.IRBuilder, operand: SharedOperand) -> ll.Value:
     sbo = 8 * row_bytes  # from one 8-row group to the next
     lbo = 16 if operand.k_major else tile.block_elements * tile.element_bytes  # between column blocks
     fields = (_SWIZZLE_MODES[row_bytes] << 62) | ((sbo >> 4) << 32) | ((lbo >> 4) << 16)
-    start = b.lshr(b.and_(b.ptrtoint(operand.address, I64), I64(0x3FFFF)), I64(4))
-    return b.or_(start, I64(fields))
+    tile_start = b.lshr(b.and_(b.ptrtoint(operand.start, I64), I64(0x3FFFF)), I64(4))
+    # the block's step added to the tile's descriptor: one add per K step (the steps fold to
+    # constants), where the address computed whole would be a shift, a mask and an or; shared
+    # memory's addresses fit the 14-bit field, so the step never carries out of it
+    step = b.zext(b.lshr(operand.offset, I32(4)), I64)
+    return b.add(b.or_(tile_start, I64(fields)), step)
 
 
 def _asm(b: ll.IRBuilder, text: str, outputs: list[ll.Type], inputs: list[ll.Value],

@@ -64,8 +64,8 @@ class WarpgroupDots:
             k_major = transposed == (which == 1)
             row = row if isinstance(row, ll.Value) else I32(row)
             at = (row, I32(k0)) if k_major else (I32(k0), row)
-            address = b.gep(start, [self.swizzled(*at, (tile.rows, tile.cols), mem)], source_etype=mem)
-            return SharedOperand(address, tile, k_major)
+            offset = b.mul(self.swizzled(*at, (tile.rows, tile.cols), mem), I32(size))
+            return SharedOperand(start, offset, tile, k_major)
 
         # every operand (registers packed, descriptors' addresses) before the fence: code between
         # the instructions would make the target order register writes before each of them again
