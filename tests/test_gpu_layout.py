@@ -435,3 +435,26 @@ def test_loads_only_products_read_take_their_own_layout_and_their_pointers_advan
     for layout, shape in ((a_load, (128, 64)), (b_load, (64, 256))):
         assert not distribute(layout, shape).copies(distribute(layout, shape).lane_bases)
     assert not layouts_of(text, "tile.convert_layout")
+
+
+@tritium.jit
+def matmul_wt_loop(a_ptr, w_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm, rn, rk = tl.arange(0, BM), tl.arange(0, BN), tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k0 in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * K + (k0 + rk)[None, :])
+        w = tl.load(w_ptr + rn[:, None] * K + (k0 + rk)[None, :])
+        acc = tl.dot(a, tl.trans(w), acc)
+    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc.to(tl.float16))
+
+
+def test_a_load_a_product_reads_through_a_transpose_takes_its_own_layout_too():
+    """``tl.dot(a, tl.trans(w))`` at BM=128, BN=256, BK=64: w's ``[256, 64]`` block would take the
+    stored result's layout (threads along 256 columns), four threads loading each element."""
+    types = {"a_ptr": "*fp16", "w_ptr": "*fp16", "c_ptr": "*fp16", "K": "i32"}
+    text, _ = laid_out(matmul_wt_loop, types, {"BM": 128, "BN": 256, "BK": 64}, {name: "D" for name in types},
+                       num_warps=8)
+    a_load, w_load = layouts_of(text, "tile.load")[:2]
+    assert w_load == blocked([1, 8], [4, 8], [8, 1], [1, 0])
+    for layout, shape in ((a_load, (128, 64)), (w_load, (256, 64))):
+        assert not distribute(layout, shape).copies(distribute(layout, shape).lane_bases)

@@ -205,3 +205,48 @@ def test_copies_go_at_the_start_where_no_product_keeps_reading_the_previous_slot
         _, inside, _ = loop_text(str(module))
     assert inside.count("tile.async_copy") == 2
     assert inside.index("tile.local_load") < inside.index("tile.async_copy") < inside.index("tile.dot")
+
+
+@tritium.jit
+def wt_loop(a_ptr, w_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """``a @ w.T``: w ``[BN, K]`` loaded as stored, transposed for the product."""
+    rm, rn, rk = tl.arange(0, BM), tl.arange(0, BN), tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k0 in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * K + (k0 + rk)[None, :], mask=(k0 + rk)[None, :] < K, other=0.0)
+        w = tl.load(w_ptr + rn[:, None] * K + (k0 + rk)[None, :], mask=(k0 + rk)[None, :] < K, other=0.0)
+        acc = tl.dot(a, tl.trans(w), acc)
+    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc)
+
+
+def test_an_operand_transposed_for_the_product_is_copied_as_loaded_and_read_transposed():
+    """``tl.dot(a, tl.trans(w))``: w's block goes into its ring as loaded, with a layout of its own
+    shape (not the rank's, which would have threads copy it several times), and the product reads
+    the slot through the transpose; on the SIMT emulator the loop computes ``a @ w.T``."""
+    import numpy as np
+
+    from .test_dot import EPS, check
+    from .threads_emulator import run
+
+    text = tile_opt(wt_loop, {"a_ptr": "*fp16", "w_ptr": "*fp16", "c_ptr": "*fp32", "K": "i32"},
+                    {"BM": 16, "BN": 32, "BK": 16})
+    K = 40
+    rng = np.random.default_rng(71)
+    a, w = rng.standard_normal((16, K)).astype(np.float16), rng.standard_normal((32, K)).astype(np.float16)
+    out = np.full((16, 32), np.nan, np.float32)
+    with tile.context():
+        module = ir.Module.parse(text)
+        assign_gpu_layouts(module, 2, WARP, matrix_unit=HostThreadHooks(WARP, TOY).warp_matrix_op, num_stages=3)
+        _, inside, _ = loop_text(str(module))
+        assert inside.count("tile.local_load") == 2 and "tile.load" not in inside
+        assert re.search(r'"tile.trans"\(%\d+\)', inside)
+        copies = re.findall(r'"tile.async_copy".*?: \(tensor<(\d+)x(\d+)x!tile.ptr<f16, 1 : i32>, #tile.blocked<'
+                            r'\[(\d+) : i32, (\d+) : i32\], \[(\d+) : i32, (\d+) : i32\], \[(\d+) : i32, (\d+) : i32\]',
+                            inside)
+        for rows, cols, *spread in copies:  # each copy's threads cover its block without holding copies
+            per_thread, lanes, warps = spread[0:2], spread[2:4], spread[4:6]
+            covered = [int(p) * int(t) * int(q) for p, t, q in zip(per_thread, lanes, warps)]
+            assert covered[1] <= int(cols) and covered[0] <= int(rows), (rows, cols, spread)
+        run(module, (1,), [a, w, out, K], num_warps=2, warp_size=WARP, matrix=TOY)
+    a64, w64 = a.astype(np.float64), w.astype(np.float64)
+    check(out, a64 @ w64.T, np.abs(a64) @ np.abs(w64.T), (K + 1) * EPS["fp32"] * 4)

@@ -76,6 +76,24 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
 
 
 @triton.jit
+def matmul_wt_kernel(a_ptr, w_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """``a @ w.T`` with w ``[N, K]`` loaded as stored and transposed for the product (``tl.trans``),
+    a masked K loop."""
+    offs_m = tl.program_id(0) * BM + tl.arange(0, BM)
+    offs_n = tl.program_id(1) * BN + tl.arange(0, BN)
+    offs_k = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + offs_m[:, None] * K + (k + offs_k)[None, :],
+                    mask=(offs_m[:, None] < M) & ((k + offs_k)[None, :] < K), other=0.0)
+        w = tl.load(w_ptr + offs_n[:, None] * K + (k + offs_k)[None, :],
+                    mask=(offs_n[:, None] < N) & ((k + offs_k)[None, :] < K), other=0.0)
+        acc = tl.dot(a, tl.trans(w), acc)
+    tl.store(c_ptr + offs_m[:, None] * N + offs_n[None, :], acc.to(c_ptr.dtype.element_ty),
+             mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+
+
+@triton.jit
 def batched_kernel(a_ptr, b_ptr, c_ptr, out_ptr, B: tl.constexpr, M: tl.constexpr, N: tl.constexpr,
                    K: tl.constexpr):
     """``out[i] = a[i] @ b[i] + c[i]`` for each of B products, as one 3-D ``tl.dot``."""
@@ -176,6 +194,23 @@ def tutorial_matmul_b_k_major(dev: Device, size: tuple[int, ...]) -> list[Output
     a64, b64 = a.astype(np.float64), w.T.astype(np.float64)
     bound = float(np.max(np.abs(a64) @ np.abs(b64)))
     tol = (K + 1) * EPS["fp32"] + TF32
+    return [Output("c", dev.to_host(c), a64 @ b64, rtol=0.0, atol=tol * bound)]
+
+
+@cases("dot-matmul-wt-trans-{dtype}-stages{stages}", dtype=["fp32", "fp16"], stages=[1, 3])
+def matmul_wt_trans(dev: Device, dtype: str, stages: int) -> list[Output]:
+    """``tl.dot(a, tl.trans(w))`` in a K loop, on sizes the blocks do not divide: the pipelined copies
+    keep w's blocks as loaded and the product reads them transposed."""
+    M, N, K, BM, BN, BK = 100, 136, 104, 64, 64, 32
+    t = np.float16 if dtype == "fp16" else np.float32
+    rng = rng_for(f"dot-matmul-wt-trans-{dtype}")
+    a, w = rng.standard_normal((M, K)).astype(t), rng.standard_normal((N, K)).astype(t)
+    c = dev.full((M, N), np.nan, t)
+    dev.launch(matmul_wt_kernel, (triton.cdiv(M, BM), triton.cdiv(N, BN)), dev.to_device(a), dev.to_device(w), c,
+               M, N, K, BM=BM, BN=BN, BK=BK, num_stages=stages)
+    a64, b64 = a.astype(np.float64), w.T.astype(np.float64)
+    bound = float(np.max(np.abs(a64) @ np.abs(b64)))
+    tol = (K + 1) * EPS["fp32"] + TF32 + (EPS["fp16"] if dtype == "fp16" else 0.0)
     return [Output("c", dev.to_host(c), a64 @ b64, rtol=0.0, atol=tol * bound)]
 
 

@@ -140,3 +140,35 @@ def loop_rowsum(dev: Device) -> list[Output]:
     out = dev.full((m,), np.nan, np.float32)
     dev.launch(desc_rowsum_kernel, (triton.cdiv(m, 16),), dev.to_device(src), out, m, n, BM=16, BN=64)
     return [Output("sums", dev.to_host(out), src.astype(np.float64).sum(axis=1), rtol=1e-5, atol=1e-4)]
+
+
+@triton.jit
+def desc_matmul_wt_kernel(a_ptr, w_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """``a @ w.T`` through descriptors made in the kernel (tutorial 09's style): w's blocks loaded
+    ``[BN, BK]`` and transposed for the product; C stored through a descriptor."""
+    a_desc = tl.make_tensor_descriptor(a_ptr, [M, K], [K, 1], [BM, BK])
+    w_desc = tl.make_tensor_descriptor(w_ptr, [N, K], [K, 1], [BN, BK])
+    c_desc = tl.make_tensor_descriptor(c_ptr, [M, N], [N, 1], [BM, BN])
+    om, on = tl.program_id(0) * BM, tl.program_id(1) * BN
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        acc = tl.dot(a_desc.load([om, k]), w_desc.load([on, k]).T, acc)
+    c_desc.store([om, on], acc.to(c_desc.dtype))
+
+
+@cases("tensordesc-matmul-wt-{dtype}", dtype=["float16", "float32"])
+def matmul_wt(dev: Device, dtype: str) -> list[Output]:
+    """On sizes the blocks do not divide (the padding is zero); rows 16-byte aligned, as Triton
+    requires of a descriptor's strides. fp16 within its rounding, fp32 at tf32."""
+    m, n, k, bm, bn, bk = 100, 136, 104, 64, 64, 32
+    a, w = _data(dtype, (m, k), 8), _data(dtype, (n, k), 9)
+    c = dev.full((m, n), POISON, dtype)
+    dev.launch(desc_matmul_wt_kernel, (triton.cdiv(m, bm), triton.cdiv(n, bn)), dev.to_device(a), dev.to_device(w),
+               c, m, n, k, BM=bm, BN=bn, BK=bk, num_stages=3)
+    want = a.astype(np.float64) @ w.T.astype(np.float64)
+    bound = float(np.max(np.abs(a.astype(np.float64)) @ np.abs(w.T.astype(np.float64))))
+    # the fp32 sums' rounding, tf32's rounding of fp32 operands, fp16's of the result
+    atol = ((k + 1) * 2.0**-24 + (2.0**-10 if dtype == "float32" else 0.0)) * bound
+    if dtype == "float16":
+        atol += 2.0**-10 * float(np.max(np.abs(want)))
+    return [Output("c", dev.to_host(c), want, rtol=0.0, atol=atol)]

@@ -17,10 +17,10 @@ One layout serves all accesses of a rank, so an access less aligned than the wid
 in shorter runs) must use narrower vectors than its ``size_per_thread``: the code generator takes
 each access's own width from the axis info.
 
-Except a load whose every use is an operand of a ``tile.dot`` (``operand_layouts``): its result
-goes through shared memory anyway, so it gets a blocked layout of its own shape, its threads
-spread over it without holding copies (a matmul's A is narrower than the tile its result is
-stored in: the rank's layout would have several threads load each element).
+Except a load whose every use is an operand of a ``tile.dot``, or of one through a ``tile.trans``
+(``operand_layouts``): its result goes through shared memory anyway, so it gets a blocked layout of
+its own shape, its threads spread over it without holding copies (a matmul's A is narrower than the
+tile its result is stored in: the rank's layout would have several threads load each element).
 """
 
 from __future__ import annotations
@@ -84,8 +84,7 @@ def operand_layouts(module: ir.Module, infos: dict[ir.Value, AxisInfo], num_warp
     """The layout of each load that only products read (see the module docstring)."""
     out = {}
     for op, info, elem_bytes in _memory_ops(module, infos, pointer_bits):
-        uses = list(op.results[0].uses) if op.name == "tile.load" else []
-        if not uses or any(_owner(u).name != "tile.dot" or u.operand_number > 1 for u in uses):
+        if op.name != "tile.load" or not _only_product_operand(op.results[0]):
             continue
         shape = tuple(ir.RankedTensorType(op.operands[0].type).shape)
         order = access_order(info)
@@ -96,6 +95,15 @@ def operand_layouts(module: ir.Module, infos: dict[ir.Value, AxisInfo], num_warp
 
 def _owner(use) -> ir.Operation:
     return use.owner.operation if hasattr(use.owner, "operation") else use.owner
+
+
+def _only_product_operand(value: ir.Value) -> bool:
+    """Whether every use of ``value`` is operand A or B of a ``tile.dot``, directly or through a
+    ``tile.trans`` (``tl.dot(a, b.T)``)."""
+    uses = list(value.uses)
+    return bool(uses) and all((_owner(u).name == "tile.dot" and u.operand_number <= 1)
+                              or (_owner(u).name == "tile.trans" and _only_product_operand(_owner(u).results[0]))
+                              for u in uses)
 
 
 def accesses(module: ir.Module, infos: dict[ir.Value, AxisInfo], threads: int,

@@ -154,8 +154,8 @@ class _Loop:
 
     # -- which loads, and what stage 0 is ------------------------------------------------------
     def candidates(self) -> list[ir.Operation]:
-        """The loads only a matrix-instruction product of this body reads, as its A or B (a copied
-        descriptor block also through a ``tl.trans``)."""
+        """The loads only a matrix-instruction product of this body reads, as its A or B, directly or
+        through a ``tl.trans``."""
         found = []
         for op in self.ops:
             if op.name != "tile.dot" or not isinstance(layout_of_type(ir.RankedTensorType(op.results[0].type)), Mma):
@@ -165,10 +165,8 @@ class _Loop:
                     continue
                 load = operand.owner.operation
                 if load.name == "tile.trans" and not isinstance(load.operands[0].owner, ir.Block):
-                    operand = load.operands[0]  # a copied descriptor block, transposed for the product
-                    load = operand.owner.operation
-                    if load.name != "tile.descriptor_load":
-                        continue
+                    operand = load.operands[0]  # a block transposed for the product (``b.T``): its slot
+                    load = operand.owner.operation  # holds it as loaded, the product reads it transposed
                 if load.name not in ("tile.load", "tile.descriptor_load") or load in found:
                     continue
                 if load.parent != self.loop or len(list(operand.uses)) != 1:
