@@ -16,7 +16,8 @@ before it is timed. Measures:
   a rescaled accumulator; causal and not through its constexpr STAGE), 32 heads x 4096 with head
   sizes 64 and 128, autotuned over 5 configs (BLOCK_M 128 and BLOCK_N 64 with 3 or 4 stages and 4 or
   8 warps, and 64 x 64); TFLOP/s = 4 * B * H * N^2 * D / time, halved when causal; torch's
-  ``scaled_dot_product_attention`` beside;
+  ``scaled_dot_product_attention`` beside; on sm_90 and later also the forward tutorial 06 runs
+  there, through host tensor descriptors (TMA);
 - cold compile of the autotuned matmul, every config it tunes over (``kernel.warmup``), each framework
   in a new process with an empty cache (its runtime started first by one vector add, not timed);
 - launch overhead of a tiny kernel from Python, µs per launch (median over rounds of many launches,
@@ -449,10 +450,11 @@ class Bench:
                         tuned={fw: self.kernels[fw].matmul_kernel for fw in ("tritium", "triton")},
                         goal=matmul_goal(dtype, size))
 
-    def attention(self, batch: int, heads: int, seq: int, head_dim: int, causal: bool) -> dict:
+    def attention(self, batch: int, heads: int, seq: int, head_dim: int, causal: bool, tma: bool = False) -> dict:
         """Tutorial 06's forward, autotuned, fp16 q, k, v of N(0, 0.5); torch's fp16
         scaled_dot_product_attention beside; all checked against torch's in fp32 (atol 1e-2, as the
-        tutorial's test)."""
+        tutorial's test). ``tma``: the forward tutorial 06 runs on Hopper, through host tensor
+        descriptors (each framework's ``TensorDescriptor``; TMA copies on sm_90)."""
         torch = self.torch
         shape = (batch, heads, seq, head_dim)
         q, k, v = (torch.empty(shape, device="cuda", dtype=torch.float16).normal_(0.0, 0.5) for _ in range(3))
@@ -468,18 +470,26 @@ class Bench:
             return lambda: kernel[grid](q, k, v, sm_scale, lse[fw], o, q.stride(0), q.stride(1), q.stride(2), heads, seq,
                                         HEAD_DIM=head_dim, STAGE=3 if causal else 1)
 
+        def launch_tma(fw):
+            descriptor = importlib.import_module(f"{fw}.tools.tensor_descriptor").TensorDescriptor
+            rows = [batch * heads * seq, head_dim]
+            descs = [descriptor(t, rows, [head_dim, 1], [1, 1]) for t in (q, k, v, outs[fw])]  # blocks: pre_hook
+            kernel = self.kernels[fw].attention_fwd_tma_kernel
+            return lambda: kernel[grid](sm_scale, lse[fw], *descs, seq, HEAD_DIM=head_dim, STAGE=3 if causal else 1)
+
         sdpa = torch.nn.functional.scaled_dot_product_attention
 
         def torch_attention():
             outs["torch"] = sdpa(q, k, v, is_causal=causal, scale=sm_scale)
         want = sdpa(q.float(), k.float(), v.float(), is_causal=causal, scale=sm_scale)
-        runs = {"tritium": launch("tritium"), "triton": launch("triton"), "torch": torch_attention}
-        kind = "causal" if causal else "not causal"
+        runs = {fw: (launch_tma if tma else launch)(fw) for fw in ("tritium", "triton")} | {"torch": torch_attention}
+        kind = ("causal" if causal else "not causal") + (", TMA descriptors" if tma else "")
         return self.row(f"attention fwd fp16 {batch * heads}x{seq} d{head_dim} {kind} (tutorial 06)",
                         attention_flops(batch, heads, seq, head_dim, causal), runs,
                         outputs={fw: (lambda fw=fw: outs[fw].float()) for fw in FRAMEWORKS}, want=want,
                         tol={"rtol": 0.0, "atol": 1e-2}, unit="TFLOP/s",
-                        tuned={fw: self.kernels[fw].attention_fwd_kernel for fw in ("tritium", "triton")},
+                        tuned={fw: getattr(self.kernels[fw], "attention_fwd_tma_kernel" if tma else "attention_fwd_kernel")
+                               for fw in ("tritium", "triton")},
                         goal=at_least(0.8))
 
 
@@ -691,8 +701,8 @@ def main(argv: list[str] | None = None) -> int:
             *(("softmax", functools.partial(bench.softmax, m, n)) for m, n in sizes["softmax"]),
             *(("layernorm", functools.partial(bench.layernorm, m, n)) for m, n in sizes["layernorm"]),
             *(("matmul", functools.partial(bench.matmul, dtype, n)) for dtype, n in sizes["matmul"]),
-            *(("attention", functools.partial(bench.attention, *shape, causal)) for shape in sizes["attention"]
-              for causal in (False, True)),
+            *(("attention", functools.partial(bench.attention, *shape, causal, tma)) for shape in sizes["attention"]
+              for causal in (False, True) for tma in ((False, True) if int(device["capability"][3:]) >= 90 else (False,))),
             ("compile", functools.partial(cold_compile_row, sizes["compile_size"], max_configs, args.target)),
             ("launch", functools.partial(launch_overhead_row, *sizes["launches"], args.target))]
     rows = [guarded(job) for kind, job in jobs if not args.only or kind in args.only]

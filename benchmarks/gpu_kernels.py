@@ -180,3 +180,76 @@ def attention_fwd_kernel(Q, K, V, sm_scale, M, Out, stride_z, stride_h, stride_n
     acc = acc / l_i[:, None]
     tl.store(M + off_hz * N_CTX + offs_m, m_i)
     tl.store(Out + offset + offs_m[:, None] * stride_n + offs_d[None, :], acc.to(tl.float16))
+
+
+def attention_tma_pre_hook(nargs):
+    """The descriptors' blocks for the config being run (tutorial 06's ``_tma_pre_hook``)."""
+    head, bm, bn = nargs["HEAD_DIM"], nargs["BLOCK_M"], nargs["BLOCK_N"]
+    nargs["desc_q"].block_shape = [bm, head]
+    nargs["desc_o"].block_shape = [bm, head]
+    nargs["desc_k"].block_shape = [bn, head]
+    nargs["desc_v"].block_shape = [bn, head]
+
+
+@triton.jit
+def attention_blocks_tma(acc, l_i, m_i, q, desc_k, desc_v, offset_y, start_m, qk_scale, offs_m, offs_n, N_CTX,
+                         BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, STAGE: tl.constexpr):
+    """``attention_blocks`` with k and v read through host tensor descriptors (tutorial 06 on Hopper):
+    k's block ``[BLOCK_N, HEAD_DIM]`` transposed for the first product."""
+    if STAGE == 1:
+        lo, hi = 0, start_m * BLOCK_M
+    elif STAGE == 2:
+        lo, hi = start_m * BLOCK_M, (start_m + 1) * BLOCK_M
+        lo = tl.multiple_of(lo, BLOCK_M)
+    else:
+        lo, hi = 0, N_CTX
+    offset_kv = offset_y + lo
+    for start_n in range(lo, hi, BLOCK_N):
+        qk = tl.dot(q, desc_k.load([offset_kv, 0]).T)
+        if STAGE == 2:
+            keep = offs_m[:, None] >= (start_n + offs_n[None, :])
+            qk = qk * qk_scale + tl.where(keep, 0, -1.0e6)
+            m_new = tl.maximum(m_i, tl.max(qk, 1))
+            qk -= m_new[:, None]
+        else:
+            m_new = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
+            qk = qk * qk_scale - m_new[:, None]
+        p = tl.math.exp2(qk)
+        alpha = tl.math.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None]
+        acc = tl.dot(p.to(tl.float16), desc_v.load([offset_kv, 0]), acc)
+        m_i = m_new
+        offset_kv += BLOCK_N
+    return acc, l_i, m_i
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_stages=stages, num_warps=warps,
+                                        pre_hook=attention_tma_pre_hook)
+                          for bm, bn, stages, warps in ATTENTION_TUNING],
+                 key=["N_CTX", "HEAD_DIM"], **AUTOTUNE)
+@triton.jit
+def attention_fwd_tma_kernel(sm_scale, M, desc_q, desc_k, desc_v, desc_o, N_CTX, HEAD_DIM: tl.constexpr,
+                             BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, STAGE: tl.constexpr):
+    """Tutorial 06's forward through host tensor descriptors of q, k, v and out, each viewed as
+    ``[batch * heads * N_CTX, HEAD_DIM]`` (rows of one head are ``off_hz * N_CTX`` on)."""
+    start_m = tl.program_id(0)
+    off_hz = tl.program_id(1)
+    offset_y = off_hz * N_CTX
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    m_i = tl.zeros([BLOCK_M], dtype=tl.float32) - float("inf")
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32) + 1.0
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
+    qk_scale = sm_scale * 1.44269504
+    q = desc_q.load([offset_y + start_m * BLOCK_M, 0])
+    if STAGE & 1:
+        acc, l_i, m_i = attention_blocks_tma(acc, l_i, m_i, q, desc_k, desc_v, offset_y, start_m, qk_scale,
+                                             offs_m, offs_n, N_CTX, BLOCK_M, BLOCK_N, 4 - STAGE)
+    if STAGE & 2:
+        acc, l_i, m_i = attention_blocks_tma(acc, l_i, m_i, q, desc_k, desc_v, offset_y, start_m, qk_scale,
+                                             offs_m, offs_n, N_CTX, BLOCK_M, BLOCK_N, 2)
+    m_i += tl.math.log2(l_i)
+    acc = acc / l_i[:, None]
+    tl.store(M + off_hz * N_CTX + offs_m, m_i)
+    desc_o.store([offset_y + start_m * BLOCK_M, 0], acc.to(tl.float16))

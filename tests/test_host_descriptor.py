@@ -76,23 +76,40 @@ def test_a_descriptor_takes_the_address_of_a_tensor_that_refuses_its_array_inter
     assert array_address(_GradTensor(0x7F0000001000)) == 0x7F0000001000
 
 
-def test_shapes_are_runtime_values_of_one_compiled_kernel(target):
-    """Two launches with other shapes (the same block shape and dtype) run one compiled kernel,
-    through the generated launch path after the first."""
+def test_shapes_are_runtime_values_specialised_on_multiples_of_16(target):
+    """Launches with other shapes (the same block shape and dtype) run one compiled kernel, through
+    the generated launch path after the first, as long as the same dimensions are multiples of 16
+    (Triton's integer specialisation): those the compiled kernel knows as such."""
     drv = target.driver
-    kernels = set()
-    for m, n in ((20, 30), (37, 9), (16, 16)):
+    kernels = {}
+    for m, n in ((20, 30), (37, 9), (16, 16), (48, 32), (32, 9)):
         x = np.arange(m * 32, dtype=np.float32).reshape(m, 32)
         src, dst = drv.to_device(x), drv.to_device(np.full((m, 32), -1, np.float32))
         k = scale_kernel[(tritium.cdiv(m, 16), tritium.cdiv(n, 16))](
             TensorDescriptor(src, [m, n], [32, 1], [16, 16]), TensorDescriptor(dst, [m, n], [32, 1], [16, 16]), 2.0,
             BM=16, BN=16)
-        kernels.add(id(k))
+        kernels.setdefault(id(k), []).append((m % 16 == 0, n % 16 == 0))
         want = np.full((m, 32), -1, np.float32)
         want[:, :n] = 2 * x[:, :n]
         np.testing.assert_array_equal(drv.to_host(dst), want)
+        if target.compiles:
+            head = next(line for line in k.asm["tile"].splitlines() if "func.func" in line and "scale_kernel" in line)
+            # base and row stride: the host checked them; the shape's multiples of 16: the launch's
+            assert head.count("tile.divisibility = 16") == 2 * (1 + (m % 16 == 0) + (n % 16 == 0)), head
     if target.compiles:
-        assert len(kernels) == 1
+        assert sorted(kernels.values()) == [[(False, False)] * 2, [(True, False)], [(True, True)] * 2]
+
+
+def test_a_descriptor_s_specialisation_names_its_dimensions_that_are_multiples_of_16():
+    from tritium.runtime.descriptors import shape_key, specialization
+
+    base = 1 << 20
+    assert specialization((base, 32, 48, 48)) == "DD"
+    assert specialization((base, 30, 48, 48)) == ".D"
+    assert specialization((base, 30, 47, 47)) == ""
+    assert specialization((base, 2, 64, 32, 2048, 32)) == ".DD"  # rank 3: three shapes, two strides
+    desc = TensorDescriptor(np.zeros((4, 64), np.float32), [4, 64], [64, 1], [4, 16])
+    assert shape_key(desc) == 0b10
 
 
 def test_the_kernel_sees_the_parts_as_parameters(compiling_target):

@@ -10,7 +10,8 @@ from ..language import dtypes as T
 from ..language.semantic import SemanticError, argument_dtype
 from ..tools.tensor_descriptor import TensorDescriptor
 from .descriptors import bind as bind_descriptor
-from .descriptors import descriptor_type
+from .descriptors import descriptor_type, is_descriptor_type
+from .descriptors import specialization as descriptor_specialization
 
 
 def _np_generic():
@@ -178,9 +179,12 @@ def bind(target: Any, value: Any, arg_type: str, name: str, kernel: str) -> Any:
 def specialization(arg_type: str, bound: Any, annotated: bool = False) -> str:
     """Triton's integer specialisation: ``'1'`` for ints equal to 1 (not for parameters whose
     annotation fixes their type, as in Triton), ``'D'`` for ints and pointers divisible by 16
-    (pointers by address in bytes), ``''`` otherwise."""
+    (pointers by address in bytes), a tensor descriptor's dimensions that are
+    (``descriptors.specialization``), ``''`` otherwise."""
     if arg_type.startswith("*"):
         return "D" if isinstance(bound, int) and bound % 16 == 0 else ""
+    if is_descriptor_type(arg_type):
+        return descriptor_specialization(bound) if isinstance(bound, tuple) else ""
     if arg_type in SPECIALIZED_INTS and isinstance(bound, int):
         if bound == 1:
             return "" if annotated else "1"

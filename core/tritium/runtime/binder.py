@@ -24,6 +24,7 @@ from ..tools.tensor_descriptor import TensorDescriptor
 from .args import ARRAY_TYPES, SPECIALIZED_INTS, arg_type
 from .descriptors import bind as bind_descriptor
 from .descriptors import bind_inline as inline_descriptor
+from .descriptors import shape_key as descriptor_shape_key
 
 #: environment variables that change what compiles
 COMPILE_ENVIRONMENT = ("TRITIUM_DEBUG", "TRITIUM_OVERRIDE_DIR")
@@ -66,6 +67,7 @@ class Binder:
             "_tritium_bind": target.bind_arg,
             "_tritium_bind_desc": lambda v, t, n: bind_descriptor(target.bind_arg, v, t, n, jitfn.__name__),
             "_tritium_desc": TensorDescriptor, "_tritium_inline_desc": inline_descriptor,
+            "_tritium_dshape": descriptor_shape_key,
             "_tritium_constexpr": constexpr, "_tritium_defaults": jitfn.defaults, "_tritium_debug": jitfn.debug,
             "_tritium_kernel": jitfn.__name__,
             "_tritium_jit": jitfn, "_tritium_kernels": jitfn.kernels, "_tritium_self": self,
@@ -174,10 +176,10 @@ def _argument_lines(i: int, n: str, inline: Any, specialize: bool) -> list[str]:
                   "    if type(_tritium_q) is _tritium_array:",
                   f"        {b} = _tritium_inline_desc({n}, {inline.address.format(**q)})",
                   f"        _tritium_p = {inline.placement.format(**q)}",
-                  f"        {s} = 2 * _tritium_p",
+                  f"        {s} = 2 * _tritium_p" + (f" + 4 * _tritium_dshape({n})" if specialize else ""),
                   "    else:",
                   f"        {b} = _tritium_bind_desc({n}, {t}, {n!r})",
-                  f"        {s} = None",
+                  f"        {s} = " + (f"_tritium_dshape({n})" if specialize else "None"),
                   "        _tritium_mixed = True",
                   f"elif _tritium_k{i} is int and -2147483648 <= {n} <= 2147483647:"]
     else:
@@ -196,7 +198,7 @@ def _argument_lines(i: int, n: str, inline: Any, specialize: bool) -> list[str]:
     if inline:
         lines.append("        _tritium_mixed = True")
     lines += [f"    elif {t}[0] == 't':",  # a tensor descriptor: the host checked its alignments
-              f"        {s} = None"]
+              f"        {s} = _tritium_dshape({n})"]
     if inline:
         lines.append("        _tritium_mixed = True")
     return lines + ["    else:",

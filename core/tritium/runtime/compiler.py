@@ -330,7 +330,7 @@ def _run_pipeline(jitfn, target, opts, signature, arg_types, constants, specs, k
                 arg_values.append(constants.get(name))
             elif is_descriptor_type(t):
                 arg_values.append(descriptor_parameter(t))
-                attrs += descriptor_attributes(t)
+                attrs += descriptor_attributes(t, specs.get(name, ""))
             else:
                 arg_values.append(tlc.tensor(None, T.from_signature(t), ()))
                 attrs.append({"tile.divisibility": tile.i32_attr(16)} if specs.get(name) == "D" else {})

@@ -82,14 +82,30 @@ def parameter(arg_type: str) -> Any:
     return host_descriptor_parameter(element, block, padding)
 
 
-def parameter_attributes(arg_type: str) -> list[dict]:
+def specialization(bound: tuple) -> str:
+    """Which dimensions of a bound descriptor (``bind``'s tuple) are multiples of 16, as Triton
+    specialises integer arguments: one ``D`` (a multiple) or ``.`` per dimension, ``""`` where none
+    is. The blocks' masks then hold over whole vectors, so loads and stores a target does not copy
+    whole (a decomposed descriptor load, a store) move 16 bytes at a time."""
+    rank = len(bound) // 2  # the base, rank shapes, rank - 1 strides
+    flags = "".join("D" if isinstance(x, int) and x % 16 == 0 else "." for x in bound[1:1 + rank])
+    return flags if "D" in flags else ""
+
+
+def shape_key(desc: TensorDescriptor) -> int:
+    """``specialization``'s facts as the launch fast path spells them: a bit per dimension."""
+    return sum((x % 16 == 0) << d for d, x in enumerate(desc.shape))
+
+
+def parameter_attributes(arg_type: str, spec: str = "") -> list[dict]:
     """What the host checked, as axis-info hints on the parts: a 16-byte aligned base and strides
-    of whole 16-byte units."""
+    of whole 16-byte units; and the dimensions ``spec`` (``specialization``) says are multiples of 16."""
     from ..ir import tile
 
     element, block, _ = parse(arg_type)
     units = max(1, 16 // max(1, element.primitive_bitwidth // 8))
-    return [{"tile.divisibility": tile.i32_attr(16)}] + [{} for _ in block] + \
+    sixteen = {"tile.divisibility": tile.i32_attr(16)}
+    return [sixteen] + [sixteen if spec[d:d + 1] == "D" else {} for d in range(len(block))] + \
         [{"tile.divisibility": tile.i32_attr(units)} if units > 1 else {} for _ in block[1:]]
 
 
