@@ -173,6 +173,9 @@ class Target:
     #: the most programs one launch may run in all, or None for no limit beyond ``max_grid``: a host
     #: target counts its programs in an int32; a GPU launches each axis on its own
     max_programs: int | None = 2**31 - 1
+    #: environment variables of the target's own that change what compiles (the arch to compile
+    #: for): a launch reads them, so setting one makes the next launch compile again
+    compile_environment: tuple[str, ...] = ()
 
     def availability(self) -> tuple[bool, str]:
         """``(True, "")`` when kernels can run here, else ``(False, why not)`` for humans."""

@@ -33,6 +33,12 @@ TRANSCENDENTAL = frozenset({"exp", "exp2", "log", "log2", "log10", "sqrt", "rsqr
                             "tan", "tanh", "erf", "fma"})
 
 
+class MathUnavailable(TritiumError):
+    """A math function a target cannot compute for a type (``MathHooks.call`` raises it): the code
+    generator reports it at the kernel's source line, before LLVM could abort or leave an undefined
+    symbol."""
+
+
 class MathHooks:
     """Emits ``math`` dialect functions on scalars or vectors; override ``call`` per target."""
 
@@ -46,7 +52,8 @@ class MathHooks:
         return builder.fdiv(x, y)
 
     def call(self, builder: ll.IRBuilder, fn: str, args: Sequence[ll.Value]) -> ll.Value:
-        """``fn`` (an MLIR ``math`` op name without the prefix) applied to ``args``."""
+        """``fn`` (an MLIR ``math`` op name without the prefix) applied to ``args``; raise
+        ``MathUnavailable`` for a function the target cannot compute for the arguments' type."""
         if fn == "rsqrt":
             return builder.fdiv(const(args[0].type, 1.0), intrinsics.call(builder, "llvm.sqrt", args))
         if fn == "absi":
@@ -58,7 +65,7 @@ class MathHooks:
             return intrinsics.per_element(builder, args, lambda b, xs: b.call(callee, xs))
         name = INTRINSICS.get(fn)
         if name is None:
-            raise TritiumError(f"math function '{fn}' is not supported yet")
+            raise MathUnavailable(f"math function '{fn}' is not supported yet")
         return intrinsics.call(builder, name, args)
 
     def convert(self, builder: ll.IRBuilder, method: str, value: ll.Value, ty: ll.Type) -> ll.Value:

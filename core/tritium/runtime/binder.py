@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import builtins
 import keyword
+import os
 from typing import Any, Callable
 
 from ..environment import raw_expression, raw_reader
@@ -31,9 +32,11 @@ COMPILE_ENVIRONMENT = ("TRITIUM_DEBUG", "TRITIUM_OVERRIDE_DIR")
 _READERS = tuple(raw_reader(v) for v in COMPILE_ENVIRONMENT)
 
 
-def environment_key() -> tuple:
-    """The raw values of ``COMPILE_ENVIRONMENT``: part of every in-process specialisation key."""
-    return tuple(read() for read in _READERS)
+def environment_key(target: Any = None) -> tuple:
+    """The raw values of ``COMPILE_ENVIRONMENT`` and of ``target``'s own (``Target.compile_environment``,
+    its arch): part of every in-process specialisation key."""
+    own = tuple(os.environ.get(v) for v in target.compile_environment) if target is not None else ()
+    return tuple(read() for read in _READERS) + own
 
 
 class Binder:
@@ -93,7 +96,7 @@ class Binder:
             lines.append("if 'debug' not in _tritium_options: _tritium_options['debug'] = _tritium_debug")
         lines.append("_tritium_o = tuple(sorted(_tritium_options.items())) if _tritium_options else ()")
         key.append("_tritium_o")
-        key += [raw_expression(name, scope) for name in COMPILE_ENVIRONMENT]
+        key += [raw_expression(name, scope) for name in COMPILE_ENVIRONMENT + tuple(target.compile_environment)]
         body = "\n    ".join(lines)
         signature = ", ".join(params + ["**_tritium_options"])
         args = ", ".join(names) + ("," if names else "")

@@ -111,7 +111,7 @@ def prepare(target, jitfn, args: tuple, kwargs: dict, binder=bind, warmup: bool 
         specs.append("" if name in jitfn.do_not_specialize else specialization(t, v, name in jitfn.annotated))
         values.append(v)
     key = (target.name, tuple(types), tuple(specs), tuple(constants), tuple(sorted(options.items())),
-           *environment_key())
+           *environment_key(target))
     kernel = jitfn.kernels.get(key)
     if kernel is None:
         names = [n for n in bound if n not in dict(constants)]

@@ -21,7 +21,7 @@ import re
 from typing import Any, Mapping, Sequence
 
 from llvmlite import ir as ll
-from llvmlite.ir.values import FunctionAttributes
+from tritium.codegen.attributes import StringAttributes
 from tritium.codegen import intrinsics
 from tritium.codegen.device import DeviceHooks, WarpMatrixOp
 from tritium.layout.distributed import Fragment
@@ -51,20 +51,6 @@ _APPROX = {"sqrt": "sqrt.approx.ftz.f32", "rsqrt": "rsqrt.approx.ftz.f32"}
 _WORDS = {16: ("h", "b16"), 32: ("r", "b32"), 64: ("l", "b64")}
 
 
-class _KernelAttributes(FunctionAttributes):
-    """llvmlite's function attributes plus string attributes (``"nvvm.maxntid"="128"``)."""
-
-    def __init__(self, strings: dict[str, str]):
-        super().__init__()
-        self.strings = strings
-
-    def __bool__(self) -> bool:  # llvmlite prints attributes only when the set is non-empty
-        return bool(self.strings) or len(self) > 0
-
-    def _to_list(self, ret_type):
-        return super()._to_list(ret_type) + [f'"{k}"="{v}"' for k, v in self.strings.items()]
-
-
 class NvptxHooks(DeviceHooks):
     warp_size = 32
     global_address_space = 1
@@ -80,7 +66,7 @@ class NvptxHooks(DeviceHooks):
     def kernel(self, module: ll.Module, name: str, params: list[ll.Type], num_threads: int) -> ll.Function:
         fn = ll.Function(module, ll.FunctionType(ll.VoidType(), params), name)
         fn.calling_convention = "ptx_kernel"
-        fn.attributes = _KernelAttributes({"nvvm.maxntid": str(num_threads)})
+        fn.attributes = StringAttributes({"nvvm.maxntid": str(num_threads)})
         return fn
 
     @staticmethod

@@ -24,6 +24,7 @@ from ...layout.distributed import Distribution, Slice, distribute, layout_of_typ
 from ...passes import axis_info
 from .. import elementwise
 from ..device import DeviceHooks
+from ..math import MathUnavailable
 from ..types import llvm_type, memory_type
 from .atomics import Atomics
 from .blockwide import BlockwideOps
@@ -115,7 +116,10 @@ class Walker(ControlFlow, Memory, Atomics, Reductions, Scans, Conversions, Shape
         if method is not None:
             method(self, op)
         elif name in elementwise.EMITTERS:
-            self.emit_elementwise(op)
+            try:
+                self.emit_elementwise(op)
+            except MathUnavailable as e:
+                raise self.error(op, str(e)) from None
         else:
             raise self.error(op, f"op {name} is not supported on this target yet")
 

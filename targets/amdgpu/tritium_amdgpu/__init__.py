@@ -1,0 +1,1 @@
+"""tritium's AMD GPU target (``TRITIUM_TARGET=amdgpu``): kernels compiled to AMDGPU code objects."""

@@ -1,0 +1,92 @@
+"""The AMDGPU compiler half: the ``tile-layout``, ``llir``, ``amdgcn`` and ``hsaco`` stages.
+
+``tile-layout`` and ``llir`` are core's GPU layout pass and per-thread code generator with
+``AmdgpuHooks`` at the arch's wavefront size; ``amdgcn`` optimises at -O3 (without the vectorizers:
+one lane per thread) and prints the arch's assembly, ``hsaco`` emits the object of the same
+optimised module and links it with ``ld.lld`` into a code object, whose metadata note gives the
+registers, spills and LDS the metadata reports. LLVM runs in a worker process
+(``tritium.passes.llvm_worker``), so an LLVM abort is a ``CompilationError``.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+
+from llvmlite import binding as llvm
+from tritium.errors import OutOfResources
+from tritium.passes.llvm_worker import OPT_LEVEL, optimize, run_isolated
+
+from . import code_object, toolchain
+
+TRIPLE = "amdgcn-amd-amdhsa"
+_LLVM = threading.Lock()  # llvmlite target machines are not thread-safe
+
+
+@functools.cache
+def target_machine(arch: str) -> llvm.TargetMachine:
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+    return llvm.Target.from_triple(TRIPLE).create_target_machine(cpu=arch, opt=OPT_LEVEL, reloc="pic")
+
+
+@functools.cache
+def datalayout(arch: str) -> str:
+    return str(target_machine(arch).target_data)
+
+
+def tile_layout(module, ctx):
+    """Core's GPU layouts for the arch's wavefronts (FMA products: no matrix unit yet)."""
+    from tritium.passes.gpu_layout import layout_stage  # imports the MLIR bindings: only when compiling
+
+    return layout_stage(ctx.target.arch(ctx.options).wave)(module, ctx)
+
+
+def llir(module, ctx) -> str:
+    """Core's per-thread code generator with the AMDGPU hooks: one ``amdgpu_kernel`` function."""
+    from tritium.codegen.threads import generate
+
+    from .hooks import AmdgpuHooks
+
+    arch = ctx.target.arch(ctx.options)
+    ctx.metadata.update(arch=arch.name, wavefront_size=arch.wave)
+    shared = ctx.metadata.get("shared", 0)
+    if shared > arch.lds:
+        raise OutOfResources(shared, arch.lds, "shared memory", ctx.signature.name)
+    hooks = AmdgpuHooks(arch.wave, fp_fusion=ctx.options.enable_fp_fusion, shared_bytes=shared)
+    return generate(module, hooks, TRIPLE, datalayout(arch.name), ctx.options.num_warps, ctx.options.debug)
+
+
+@functools.lru_cache(maxsize=8)
+def machine_code(llir_text: str, arch: str, kernel: str) -> tuple[str, bytes]:
+    """The arch's assembly and object of the LLVM IR, optimised once for both. Each emission gets
+    its own copy of the optimised module: AMDGPU code generation changes the module it runs on."""
+    with _LLVM:
+        tm = target_machine(arch)  # made here, so every worker (and later compile) has it
+
+    def emit(safe: bool) -> tuple[str, bytes]:
+        module = llvm.parse_assembly(llir_text)
+        module.verify()
+        optimize(module, tm, vectorize=False, safe=safe)
+        optimized = str(module)
+        return tm.emit_assembly(module), tm.emit_object(llvm.parse_assembly(optimized))
+
+    return run_isolated(kernel, "amdgcn", emit)
+
+
+def amdgcn(llir_text: str, ctx) -> str:
+    arch = ctx.metadata.setdefault("arch", ctx.target.arch(ctx.options).name)
+    return machine_code(llir_text, arch, ctx.signature.name)[0]
+
+
+def hsaco(_assembly: str, ctx) -> bytes:
+    """The code object: the object of the ``llir`` stage's module linked by ``ld.lld``; its metadata
+    note's registers, spills and LDS go into the compile metadata."""
+    arch = ctx.metadata.setdefault("arch", ctx.target.arch(ctx.options).name)
+    ctx.metadata.setdefault("num_warps", ctx.options.num_warps)
+    ctx.metadata.setdefault("shared", 0)
+    name = ctx.signature.name
+    binary = toolchain.link(machine_code(ctx.outputs["llir"], arch, name)[1], name)
+    ctx.metadata.update(code_object.resources(binary, name))
+    ctx.metadata["binary_format"] = "hsaco"
+    return binary
