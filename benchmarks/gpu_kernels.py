@@ -115,10 +115,25 @@ ATTENTION_TUNING = [(128, 64, 3, 4), (128, 64, 3, 8), (128, 64, 4, 4), (128, 64,
 @triton.jit
 def attention_blocks(acc, l_i, m_i, q, K, V, stride_n, start_m, qk_scale, offs_m, offs_n, offs_d, N_CTX,
                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, STAGE: tl.constexpr):
-    """The online softmax over one range of key blocks, as tutorial 06's inner loop: STAGE 1 the
-    blocks left of the diagonal (no mask), 2 the diagonal's blocks (masked), 3 all (not causal).
-    The tutorial's ``tl.multiple_of`` on the loop variable is left out: the range's step already
+    """The online softmax over one range of key blocks, as tutorial 06's inner loop (``key_range``,
+    ``online_softmax``). The tutorial's ``tl.multiple_of`` on the loop variable is left out: the range's step already
     tells both compilers as much."""
+    lo, hi = key_range(start_m, N_CTX, BLOCK_M, STAGE)
+    kt_ptrs = K + (lo + offs_n)[None, :] * stride_n + offs_d[:, None]  # k transposed: [HEAD_DIM, BLOCK_N]
+    v_ptrs = V + (lo + offs_n)[:, None] * stride_n + offs_d[None, :]
+    for start_n in range(lo, hi, BLOCK_N):
+        p, acc, l_i, m_i = online_softmax(tl.dot(q, tl.load(kt_ptrs)), acc, l_i, m_i, qk_scale, offs_m, offs_n,
+                                          start_n, STAGE)
+        acc = tl.dot(p, tl.load(v_ptrs), acc)
+        kt_ptrs += BLOCK_N * stride_n
+        v_ptrs += BLOCK_N * stride_n
+    return acc, l_i, m_i
+
+
+@triton.jit
+def key_range(start_m, N_CTX, BLOCK_M: tl.constexpr, STAGE: tl.constexpr):
+    """The keys one STAGE of tutorial 06's inner loop covers: 1 the blocks left of the diagonal,
+    2 the diagonal's, 3 all (not causal)."""
     if STAGE == 1:
         lo, hi = 0, start_m * BLOCK_M
     elif STAGE == 2:
@@ -126,27 +141,26 @@ def attention_blocks(acc, l_i, m_i, q, K, V, stride_n, start_m, qk_scale, offs_m
         lo = tl.multiple_of(lo, BLOCK_M)
     else:
         lo, hi = 0, N_CTX
-    kt_ptrs = K + (lo + offs_n)[None, :] * stride_n + offs_d[:, None]  # k transposed: [HEAD_DIM, BLOCK_N]
-    v_ptrs = V + (lo + offs_n)[:, None] * stride_n + offs_d[None, :]
-    for start_n in range(lo, hi, BLOCK_N):
-        qk = tl.dot(q, tl.load(kt_ptrs))
-        if STAGE == 2:
-            keep = offs_m[:, None] >= (start_n + offs_n[None, :])
-            qk = qk * qk_scale + tl.where(keep, 0, -1.0e6)
-            m_new = tl.maximum(m_i, tl.max(qk, 1))
-            qk -= m_new[:, None]
-        else:
-            m_new = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
-            qk = qk * qk_scale - m_new[:, None]
-        p = tl.math.exp2(qk)
-        alpha = tl.math.exp2(m_i - m_new)
-        l_i = l_i * alpha + tl.sum(p, 1)
-        acc = acc * alpha[:, None]
-        acc = tl.dot(p.to(tl.float16), tl.load(v_ptrs), acc)
-        m_i = m_new
-        kt_ptrs += BLOCK_N * stride_n
-        v_ptrs += BLOCK_N * stride_n
-    return acc, l_i, m_i
+    return lo, hi
+
+
+@triton.jit
+def online_softmax(qk, acc, l_i, m_i, qk_scale, offs_m, offs_n, start_n, STAGE: tl.constexpr):
+    """One block of scores ``qk`` into the online softmax (masked on the diagonal, STAGE 2): the
+    probabilities in fp16 for the second product, the accumulator and row sums rescaled to the new
+    row maxima, and those maxima."""
+    if STAGE == 2:
+        keep = offs_m[:, None] >= (start_n + offs_n[None, :])
+        qk = qk * qk_scale + tl.where(keep, 0, -1.0e6)
+        m_new = tl.maximum(m_i, tl.max(qk, 1))
+        qk -= m_new[:, None]
+    else:
+        m_new = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
+        qk = qk * qk_scale - m_new[:, None]
+    p = tl.math.exp2(qk)
+    alpha = tl.math.exp2(m_i - m_new)
+    l_i = l_i * alpha + tl.sum(p, 1)
+    return p.to(tl.float16), acc * alpha[:, None], l_i, m_new
 
 
 @triton.autotune(configs=[triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_stages=stages, num_warps=warps)
@@ -196,30 +210,12 @@ def attention_blocks_tma(acc, l_i, m_i, q, desc_k, desc_v, offset_y, start_m, qk
                          BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, STAGE: tl.constexpr):
     """``attention_blocks`` with k and v read through host tensor descriptors (tutorial 06 on Hopper):
     k's block ``[BLOCK_N, HEAD_DIM]`` transposed for the first product."""
-    if STAGE == 1:
-        lo, hi = 0, start_m * BLOCK_M
-    elif STAGE == 2:
-        lo, hi = start_m * BLOCK_M, (start_m + 1) * BLOCK_M
-        lo = tl.multiple_of(lo, BLOCK_M)
-    else:
-        lo, hi = 0, N_CTX
+    lo, hi = key_range(start_m, N_CTX, BLOCK_M, STAGE)
     offset_kv = offset_y + lo
     for start_n in range(lo, hi, BLOCK_N):
-        qk = tl.dot(q, desc_k.load([offset_kv, 0]).T)
-        if STAGE == 2:
-            keep = offs_m[:, None] >= (start_n + offs_n[None, :])
-            qk = qk * qk_scale + tl.where(keep, 0, -1.0e6)
-            m_new = tl.maximum(m_i, tl.max(qk, 1))
-            qk -= m_new[:, None]
-        else:
-            m_new = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
-            qk = qk * qk_scale - m_new[:, None]
-        p = tl.math.exp2(qk)
-        alpha = tl.math.exp2(m_i - m_new)
-        l_i = l_i * alpha + tl.sum(p, 1)
-        acc = acc * alpha[:, None]
-        acc = tl.dot(p.to(tl.float16), desc_v.load([offset_kv, 0]), acc)
-        m_i = m_new
+        p, acc, l_i, m_i = online_softmax(tl.dot(q, desc_k.load([offset_kv, 0]).T), acc, l_i, m_i, qk_scale, offs_m,
+                                          offs_n, start_n, STAGE)
+        acc = tl.dot(p, desc_v.load([offset_kv, 0]), acc)
         offset_kv += BLOCK_N
     return acc, l_i, m_i
 

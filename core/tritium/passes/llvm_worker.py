@@ -1,4 +1,6 @@
-"""LLVM optimisation and code generation in a forked worker, so an LLVM abort is a compile error.
+"""LLVM optimisation and code generation in a forked worker, so an LLVM abort is a compile error;
+every target's back-end steps (``machine_code``: optimise, emit assembly and objects; ``link_bitcode``:
+a device library) go through it.
 
 llvmlite's LLVM is built with assertions on: a failed assertion (or ``report_fatal_error``) ends
 the process running it, and no Python handler can catch that. Targets therefore run their LLVM
@@ -48,6 +50,44 @@ def optimize(module: llvm.ModuleRef, machine: llvm.TargetMachine, *, vectorize: 
         pto.loop_unrolling = False
     builder = llvm.create_pass_builder(machine, pto)
     builder.getModulePassManager().run(module, builder)
+
+
+def machine_code(llir_text: str, machine: llvm.TargetMachine, kernel: str, stage: str, *, vectorize: bool,
+                 outputs: tuple[str, ...] = ("assembly",),
+                 prepare: Callable[[llvm.ModuleRef], None] | None = None) -> tuple:
+    """The ``outputs`` (``"assembly"`` text, ``"object"`` bytes) of LLVM IR text for ``machine``, in
+    a worker (``run_isolated``): parsed, ``prepare``d (a device library linked in: ``link_bitcode``),
+    verified and optimised once (``optimize``), each output emitted from its own copy of the
+    optimised module, since code generation may change the module it runs on (AMDGPU's does)."""
+
+    def emit(safe: bool) -> tuple:
+        module = llvm.parse_assembly(llir_text)
+        if prepare is not None:
+            prepare(module)
+        module.verify()
+        optimize(module, machine, vectorize=vectorize, safe=safe)
+        optimized = str(module) if len(outputs) > 1 else ""
+        out = []
+        for i, what in enumerate(outputs):
+            copy = module if i == 0 else llvm.parse_assembly(optimized)
+            out.append(machine.emit_assembly(copy) if what == "assembly" else machine.emit_object(copy))
+        return tuple(out)
+
+    return run_isolated(kernel, stage, emit)
+
+
+def link_bitcode(module: llvm.ModuleRef, bitcode: bytes, prefix: str) -> None:
+    """Link the functions ``module`` declares whose names start with ``prefix`` (a device library's:
+    NVIDIA's libdevice ``__nv_``) from ``bitcode`` into it, internalised so -O3 keeps only what is
+    called. Nothing is linked where the module declares none."""
+    if not any(f.is_declaration and f.name.startswith(prefix) for f in module.functions):
+        return
+    library = llvm.parse_bitcode(bitcode)
+    library.triple, library.data_layout = module.triple, module.data_layout
+    defined = [f.name for f in library.functions if not f.is_declaration]
+    module.link_in(library)
+    for name in defined:
+        module.get_function(name).linkage = "internal"
 
 
 def run_isolated(kernel: str, stage: str, work: Callable[[bool], T]) -> T:

@@ -15,7 +15,8 @@ import threading
 
 from llvmlite import binding as llvm
 from tritium.errors import OutOfResources
-from tritium.passes.llvm_worker import OPT_LEVEL, optimize, run_isolated
+from tritium.passes import llvm_worker
+from tritium.passes.llvm_worker import OPT_LEVEL
 
 from . import code_object, toolchain
 
@@ -59,19 +60,11 @@ def llir(module, ctx) -> str:
 
 @functools.lru_cache(maxsize=8)
 def machine_code(llir_text: str, arch: str, kernel: str) -> tuple[str, bytes]:
-    """The arch's assembly and object of the LLVM IR, optimised once for both. Each emission gets
-    its own copy of the optimised module: AMDGPU code generation changes the module it runs on."""
+    """The arch's assembly and object of the LLVM IR, optimised once for both (one lane per thread:
+    nothing to vectorize)."""
     with _LLVM:
         tm = target_machine(arch)  # made here, so every worker (and later compile) has it
-
-    def emit(safe: bool) -> tuple[str, bytes]:
-        module = llvm.parse_assembly(llir_text)
-        module.verify()
-        optimize(module, tm, vectorize=False, safe=safe)
-        optimized = str(module)
-        return tm.emit_assembly(module), tm.emit_object(llvm.parse_assembly(optimized))
-
-    return run_isolated(kernel, "amdgcn", emit)
+    return llvm_worker.machine_code(llir_text, tm, kernel, "amdgcn", vectorize=False, outputs=("assembly", "object"))
 
 
 def amdgcn(llir_text: str, ctx) -> str:

@@ -8,7 +8,8 @@ import sys
 import threading
 
 from llvmlite import binding as llvm
-from tritium.passes.llvm_worker import OPT_LEVEL, optimize, run_isolated
+from tritium.passes.llvm_worker import OPT_LEVEL
+from tritium.passes.llvm_worker import machine_code as machine_code_of
 
 _LLVM = threading.Lock()  # the shared machine and LLVM's options are made by one thread at a time
 
@@ -57,14 +58,7 @@ def machine_code(llir: str, kernel: str) -> tuple[str, bytes]:
     with _LLVM:
         tm = host_target_machine()  # made here, so every worker (and later compile) has it
         _llvm_options()
-
-    def emit(safe: bool) -> tuple[str, bytes]:
-        module = llvm.parse_assembly(llir)
-        module.verify()
-        optimize(module, tm, vectorize=True, safe=safe)
-        return tm.emit_assembly(module), tm.emit_object(module)
-
-    return run_isolated(kernel, "asm", emit)
+    return machine_code_of(llir, tm, kernel, "asm", vectorize=True, outputs=("assembly", "object"))
 
 
 def llir(module, ctx) -> str:

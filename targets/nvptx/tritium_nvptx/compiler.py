@@ -18,7 +18,7 @@ import threading
 
 from llvmlite import binding as llvm
 from tritium.errors import TritiumError
-from tritium.passes.llvm_worker import OPT_LEVEL, optimize, run_isolated
+from tritium.passes.llvm_worker import OPT_LEVEL, link_bitcode, machine_code
 from tritium.runtime.compile_lock import COMPILE_LOCK
 
 from . import toolchain
@@ -73,16 +73,9 @@ def ptx(llir_text: str, ctx) -> str:
     ctx.metadata.update(arch=arch, ptx_version=f"{version // 10}.{version % 10}")
     with _LLVM:
         tm = target_machine(arch, version)  # made here, so every worker (and later compile) has it
-
-    def emit(safe: bool) -> str:
-        module = llvm.parse_assembly(llir_text)
-        link_libdevice(module)
-        module.verify()
-        optimize(module, tm, vectorize=False, safe=safe)  # one lane per thread: nothing to vectorize
-        return tm.emit_assembly(module)
-
-    # not under _LLVM: the worker lets other threads compile while it waits (``runtime.compile_lock``)
-    return run_isolated(ctx.signature.name, "ptx", emit)
+    # not under _LLVM: the worker lets other threads compile while it waits (``runtime.compile_lock``);
+    # one lane per thread: nothing to vectorize
+    return machine_code(llir_text, tm, ctx.signature.name, "ptx", vectorize=False, prepare=link_libdevice)[0]
 
 
 def _launch_metadata(llir_text: str, ctx) -> None:
@@ -97,17 +90,10 @@ def _launch_metadata(llir_text: str, ctx) -> None:
 
 
 def link_libdevice(module: llvm.ModuleRef) -> None:
-    """Link the libdevice functions ``module`` declares (``__nv_*``) into it, internalised so -O3
-    keeps only what is called."""
+    """Link the libdevice functions ``module`` declares (``__nv_*``) into it (``link_bitcode``)."""
     wanted = [f.name for f in module.functions if f.is_declaration and f.name.startswith("__nv_")]
-    if not wanted:
-        return
-    library = llvm.parse_bitcode(_libdevice_bitcode(toolchain.require_libdevice(wanted)))
-    library.triple, library.data_layout = module.triple, module.data_layout
-    defined = [f.name for f in library.functions if not f.is_declaration]
-    module.link_in(library)
-    for name in defined:
-        module.get_function(name).linkage = "internal"
+    if wanted:
+        link_bitcode(module, _libdevice_bitcode(toolchain.require_libdevice(wanted)), "__nv_")
 
 
 @functools.cache
