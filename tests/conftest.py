@@ -1,7 +1,8 @@
 """The core tests run on every installed target that can run here.
 
 A test that takes the ``target`` fixture runs once per installed target whose ``availability()`` is
-true (test ids are the target names), with ``TRITIUM_TARGET`` set to it and a private kernel cache.
+true and that is tested by default (``Target.test_by_default``; test ids are the target names),
+with ``TRITIUM_TARGET`` set to it and a private kernel cache.
 The fixture gives the ``Target`` object: a test that needs a property asks the target for it, never
 its name. Two fixtures narrow the targets by what the test needs:
 
@@ -49,7 +50,7 @@ def runnable_targets(config: pytest.Config) -> dict[str, Target]:
     option = config.getoption("--tritium-target")
     chosen = (option or os.environ.get(TEST_TARGET_ENV, "")).strip()
     if not chosen:
-        return {name: t for name, t in installed.items() if plugins.availability(t)[0]}
+        return {name: t for name, t in installed.items() if t.test_by_default and plugins.availability(t)[0]}
     given = f"--tritium-target {chosen}" if option else f"{TEST_TARGET_ENV}={chosen}"
     if chosen not in installed:
         raise pytest.UsageError(f"{given}: no such target is installed "

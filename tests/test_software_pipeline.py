@@ -18,7 +18,7 @@ from tritium.passes.gpu_layout import assign_gpu_layouts
 
 from .test_threads_codegen import tile_opt
 from .test_threads_matrix import TOY, WARP
-from .threads_emulator import HostThreadHooks
+from tritium_simt.emulator import HostThreadHooks
 
 
 @tritium.jit
@@ -116,7 +116,7 @@ def test_pipelined_loops_compute_what_they_did(stages, other, reuse_a):
     import numpy as np
 
     from .test_dot import EPS, check
-    from .threads_emulator import run
+    from tritium_simt.emulator import run
 
     K = 40
     rng = np.random.default_rng(70)
@@ -226,7 +226,7 @@ def test_an_operand_transposed_for_the_product_is_copied_as_loaded_and_read_tran
     import numpy as np
 
     from .test_dot import EPS, check
-    from .threads_emulator import run
+    from tritium_simt.emulator import run
 
     text = tile_opt(wt_loop, {"a_ptr": "*fp16", "w_ptr": "*fp16", "c_ptr": "*fp32", "K": "i32"},
                     {"BM": 16, "BN": 32, "BK": 16})

@@ -14,7 +14,7 @@ from tritium.ir.mlir import ir
 from tritium.layout.split_products import split_products
 
 from .test_threads_matrix import TOY, TOY_TF32, WARP
-from .threads_emulator import HostThreadHooks
+from tritium_simt.emulator import HostThreadHooks
 
 PRODUCT = """
 func.func @k(%a: tensor<16x32xf32>, %b: tensor<32x16xf32>, %c: tensor<16x16xf32>) -> tensor<16x16xf32> {

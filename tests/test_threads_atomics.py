@@ -1,4 +1,4 @@
-"""Atomics in core's per-thread code generator, run by ``threads_emulator`` (one OS thread per GPU
+"""Atomics in core's per-thread code generator, run by the SIMT emulator (``tritium_simt.emulator``) (one OS thread per GPU
 thread) against numpy: each element is updated once however many threads hold it, and every
 holder sees the old value."""
 
@@ -16,7 +16,7 @@ from tritium.passes.axis_info import walk
 from tritium.passes.shared_memory import allocate_shared
 
 from .test_threads_codegen import tile_opt, with_layouts
-from .threads_emulator import run
+from tritium_simt.emulator import run
 
 
 @tritium.jit

@@ -1,5 +1,5 @@
 """Block pointers through the GPU path: the real GPU layout stage and the per-thread code generator,
-run on the host by ``threads_emulator`` over several programs, warps and lanes, against numpy:
+run on the host by the SIMT emulator (``tritium_simt.emulator``) over several programs, warps and lanes, against numpy:
 ragged tiles padded with NaN (also before the tensor), and the block-pointer matmul whose block
 pointers advance through the K loop."""
 
@@ -15,7 +15,7 @@ from .kernels.block_ptrs import block_matmul_kernel, padded_tile_kernel
 from .test_block_ptr import padded_reference
 from .test_threads_dot import laid_out
 from .test_threads_codegen import tile_opt
-from .threads_emulator import run
+from tritium_simt.emulator import run
 
 
 def test_ragged_tiles_padded_with_nan():

@@ -1,7 +1,7 @@
 """Block-wide ops on the GPU path: ``tl.gather`` emits ``tile.gather`` and ``tl.histogram`` is raised
 to ``tile.histogram`` (``passes.blockwide``), both lowered through shared memory, so their LLVM IR
 grows with the elements each thread holds, not with the block squared (issue 27); their results,
-run by ``threads_emulator`` with several warps and lanes, match numpy."""
+run by the SIMT emulator (``tritium_simt.emulator``) with several warps and lanes, match numpy."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from tritium_conformance.kernels import blockwide_kernel
 
 from .test_threads_codegen import nvptx_hooks
 from .test_threads_shape import laid_out
-from .threads_emulator import run
+from tritium_simt.emulator import run
 
 LAUNCHES = [(1, 4), (2, 8), (4, 4)]
 

@@ -3,7 +3,7 @@
 Kernels are compiled to ``tile-opt``, given layouts here (one blocked layout per rank and its
 slices, chosen by shape; the GPU layout stage is tested on its own), then
 
-- run on the host by ``threads_emulator`` (one OS thread per GPU thread, barriers and shuffles
+- run on the host by the SIMT emulator (``tritium_simt.emulator``) (one OS thread per GPU thread, barriers and shuffles
   through Python) and compared with numpy: what the generated code computes;
 - compiled to PTX through the nvptx target's hooks and ``ptx`` stage: what it becomes on the GPU
   (16-byte vectors, shuffles, barriers), assembled with ``ptxas`` where installed; these tests
@@ -38,8 +38,8 @@ from tritium.passes.axis_info import walk
 
 from .kernels.basic import add_kernel, loops_kernel
 from .kernels.frontend_only import FrontendOnly
-from . import threads_emulator
-from .threads_emulator import run
+from tritium_simt import emulator as threads_emulator
+from tritium_simt.emulator import run
 
 
 @tritium.jit

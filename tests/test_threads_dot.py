@@ -1,5 +1,5 @@
 """The GPU lowering of ``tl.dot`` (``codegen.threads.dot``) through the real GPU layout stage, run on
-the host by ``threads_emulator`` with several warps and lanes (one OS thread per GPU thread) and
+the host by the SIMT emulator (``tritium_simt.emulator``) with several warps and lanes (one OS thread per GPU thread) and
 compared with float64 numpy: layouts with copies, dtypes, accumulators carried by loops, and the
 tutorial's matmul on ragged sizes over several programs."""
 
@@ -18,7 +18,7 @@ from tritium.layout.scratch import scratch_bytes
 from .kernels.dots import batched_kernel, composed_kernel, dot_kernel, matmul_kernel
 from .test_dot import EPS, check, operands
 from .test_threads_codegen import tile_opt
-from .threads_emulator import run
+from tritium_simt.emulator import run
 
 POINTERS = {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "out_ptr": "*fp32"}
 

@@ -1,4 +1,4 @@
-"""``tl.map_elementwise`` in core's per-thread code generator, run on the host by ``threads_emulator``
+"""``tl.map_elementwise`` in core's per-thread code generator, run on the host by the SIMT emulator (``tritium_simt.emulator``)
 after the real GPU ``tile-layout`` stage (per-element branches and loops become each thread's own
 control flow), and compiled to PTX and assembled where the nvptx target and ptxas are installed."""
 
@@ -15,7 +15,7 @@ from tritium.ir import tile
 from .test_map_elementwise import collatz_kernel, divmod_kernel, pack_kernel, selu_kernel
 from .test_threads_codegen import nvptx
 from .test_threads_scan import laid_out
-from .threads_emulator import run
+from tritium_simt.emulator import run
 
 
 @pytest.mark.parametrize("num_warps", [1, 2])

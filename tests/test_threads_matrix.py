@@ -1,5 +1,5 @@
 """``tl.dot`` on a warp-level matrix instruction (``layout.matrix``, ``codegen.threads.warp_matrix``)
-through the real GPU layout stage, run on the host by ``threads_emulator`` with an emulated
+through the real GPU layout stage, run on the host by the SIMT emulator (``tritium_simt.emulator``) with an emulated
 instruction: a small one for 8-lane warps, described the way a target describes its own. The
 accumulator must stay in the instruction's layout (``#tile.mma``) through loops, and what runs on it
 (elementwise ops, row reductions, a second product, the epilogue's conversion) must give numpy's
@@ -22,7 +22,7 @@ from .kernels.dots import attention_block_kernel, carried_kernel, dot_kernel
 from .test_dot import EPS, bf16_round, check, operands
 from .test_threads_dot import tutorial_matmul
 from .test_threads_codegen import tile_opt
-from .threads_emulator import HostThreadHooks, run
+from tritium_simt.emulator import HostThreadHooks, run
 
 #: a 4 x 4 x 4 instruction for 8-lane warps: lane bits 0-2 step A's K by 2 and its rows by 1 and 2
 TOY = WarpMatrixOp(m=4, n=4, k=4, k_pack=2, emit=None,

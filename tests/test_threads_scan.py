@@ -1,5 +1,5 @@
 """Scans and reductions of several tensors in core's per-thread code generator, run on the host by
-``threads_emulator`` (one OS thread per GPU thread) after the real GPU ``tile-layout`` stage, and
+the SIMT emulator (``tritium_simt.emulator``) (one OS thread per GPU thread) after the real GPU ``tile-layout`` stage, and
 compiled to PTX through the nvptx target where it is installed. Combine functions that are not
 commutative check that every step keeps the order."""
 
@@ -20,7 +20,7 @@ from tritium.layout.propagate import scan_layout
 from tritium.passes.gpu_layout import assign_gpu_layouts
 
 from .test_threads_codegen import nvptx, tile_opt
-from .threads_emulator import run
+from tritium_simt.emulator import run
 
 
 @tritium.jit

@@ -1,5 +1,5 @@
 """The shape builtins through the GPU path: the real ``tile-layout`` stage (layouts, shared memory,
-barriers), core's per-thread code generator, and ``threads_emulator`` running every thread of a
+barriers), core's per-thread code generator, and the SIMT emulator (``tritium_simt.emulator``) running every thread of a
 program on the host, with several warps and lanes, against numpy; and the same kernels through the
 nvptx target to PTX and ``ptxas``."""
 
@@ -24,7 +24,7 @@ from .kernels.shapes import (in_place_kernel, loop_kernel, pairs_kernel, pointer
                              split_scalars_kernel)
 from .test_shape_ops import data, loop_reference
 from .test_threads_codegen import nvptx
-from .threads_emulator import run
+from tritium_simt.emulator import run
 
 _SIG = {np.float32: "fp32", np.float16: "fp16", np.int8: "i8", np.int64: "i64", np.int32: "i32"}
 

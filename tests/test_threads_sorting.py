@@ -1,5 +1,5 @@
 """``tl.sort``, ``tl.topk``, ``tl.bitonic_merge``, ``tl.histogram`` and ``tl.gather`` through the GPU
-path: the real ``tile-layout`` stage, core's per-thread code generator and ``threads_emulator``
+path: the real ``tile-layout`` stage, core's per-thread code generator and the SIMT emulator (``tritium_simt.emulator``)
 running every thread of a program on the host with several warps and lanes, against numpy; and
 the same kernels through the nvptx target to PTX, assembled by ``ptxas``."""
 
@@ -14,7 +14,7 @@ from .test_sorting import (SORT_DTYPES, _sorted, _values, gather_kernel, histogr
                            sort1d_kernel, sort_kernel, topk1d_kernel, topk_kernel)
 from .test_threads_codegen import nvptx
 from .test_threads_shape import _ptxas, laid_out
-from .threads_emulator import run
+from tritium_simt.emulator import run
 
 LAUNCHES = [(1, 4), (2, 8), (4, 4)]
 

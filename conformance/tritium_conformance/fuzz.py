@@ -54,7 +54,8 @@ class _Worker(Worker):
         self.target = target
 
     def run(self, path: str) -> dict:
-        """The job's result: {"outputs": [...]}, {"error": ...}, {"crash": ...} or {"hang": ...}."""
+        """The job's result: {"outputs": [...]}, {"error": ...}, {"limitation": ...} (the target said it cannot
+        compile the kernel: no finding), {"crash": ...} or {"hang": ...}."""
         answer = self.send(path) or self.receive()
         if isinstance(answer, Death):
             return {"hang" if answer.kind == "timeout" else "crash": answer.how}
@@ -113,7 +114,8 @@ def lacks(target: str) -> frozenset[str]:
 
 
 def available_targets(names: Iterable[str] | None = None) -> list[str]:
-    """The named targets (default: every installed target that can run here)."""
+    """The named targets (default: every installed target that can run here and is tested by
+    default, ``Target.test_by_default``)."""
     from tritium import plugins
 
     installed = plugins.targets()
@@ -122,7 +124,7 @@ def available_targets(names: Iterable[str] | None = None) -> list[str]:
         if missing:
             raise ValueError(f"unknown target(s) {missing}; installed: {sorted(installed)}")
         return list(names)
-    return [n for n, t in installed.items() if plugins.availability(t)[0]]
+    return [n for n, t in installed.items() if t.test_by_default and plugins.availability(t)[0]]
 
 
 def compile_only_targets(names: Iterable[str] | None = None) -> list[str]:

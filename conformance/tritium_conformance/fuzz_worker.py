@@ -100,6 +100,7 @@ def _poisoned(size: int, dtype) -> np.ndarray:
 
 def main() -> None:
     from tritium import plugins
+    from tritium.errors import TargetLimitation
     from tritium.passes.llvm_worker import LLVMFallbackWarning
 
     target = plugins.targets()[sys.argv[1]]
@@ -111,6 +112,8 @@ def main() -> None:
             start = time.perf_counter()
             try:
                 result = job(target, path)
+            except TargetLimitation as exc:  # the target says it cannot: no finding, nothing to compare
+                result = {"limitation": str(exc)[:4000]}
             except Exception as exc:  # any failure of the target is this kernel's result
                 result = {"error": f"{type(exc).__name__}: {exc}"[:4000]}
             result["seconds"] = time.perf_counter() - start  # compiling (and running) the kernel

@@ -72,6 +72,12 @@ class CompilationError(LocatedError):
     """A kernel that cannot be compiled; the message quotes the offending source line."""
 
 
+class TargetLimitation(CompilationError):
+    """A valid kernel uses what its target cannot compile (a math function its GPU computes only
+    with a device library the target does not link): located like every compile error, and a class
+    of its own, so that test tools tell a target's stated limit from a compiler bug."""
+
+
 class CompileTimeAssertionFailure(CompilationError):
     """A ``tl.static_assert`` (or ``assert`` on constants) that failed while compiling; Triton's name."""
 

@@ -176,6 +176,9 @@ class Target:
     #: environment variables of the target's own that change what compiles (the arch to compile
     #: for): a launch reads them, so setting one makes the next launch compile again
     compile_environment: tuple[str, ...] = ()
+    #: False for a target too slow to run every test on (the SIMT emulator): test runs that take
+    #: every available target (the core tests, the fuzzer) take it only when it is named
+    test_by_default: bool = True
 
     def availability(self) -> tuple[bool, str]:
         """``(True, "")`` when kernels can run here, else ``(False, why not)`` for humans."""

@@ -19,15 +19,16 @@ def file_line_col(loc: Any) -> tuple[str, int, int] | None:
     return None
 
 
-def compilation_error(kernel: str, op: Any, message: str):
-    """A ``CompilationError`` of ``kernel`` about ``op``, at its source line when it has one."""
+def compilation_error(kernel: str, op: Any, message: str, kind: type | None = None):
+    """A ``CompilationError`` (or its subclass ``kind``) of ``kernel`` about ``op``, at its source
+    line when it has one."""
     import linecache
 
     from ..errors import CompilationError
 
+    kind = kind or CompilationError
     found = file_line_col(op.location)
     if found is None:
-        return CompilationError(kernel, message)
+        return kind(kernel, message)
     file, line, col = found
-    return CompilationError(kernel, message, filename=file, lineno=line, source_line=linecache.getline(file, line),
-                            col=col - 1)
+    return kind(kernel, message, filename=file, lineno=line, source_line=linecache.getline(file, line), col=col - 1)

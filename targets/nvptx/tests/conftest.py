@@ -95,9 +95,11 @@ def core_kernels() -> Callable[[str], ModuleType]:
 
 @pytest.fixture
 def threads_emulator() -> ModuleType:
-    """The core tests' ``threads_emulator``: runs tile-layout modules on the host, one OS thread per
-    GPU thread, with an emulated matrix instruction."""
-    return _core_test_module("threads_emulator")
+    """The SIMT emulator (``tritium_simt.emulator``): runs tile-layout modules on the host, one OS
+    thread per GPU thread, with an emulated matrix instruction."""
+    from tritium_simt import emulator
+
+    return emulator
 
 
 class FakeDriverApi:

@@ -16,7 +16,7 @@ from typing import Callable, Union
 import numpy as np
 from llvmlite import ir as ll
 
-from ...errors import CompilationError, TritiumError
+from ...errors import CompilationError, TargetLimitation, TritiumError
 from ...ir import tile
 from ...ir.locations import compilation_error
 from ...ir.mlir import ir
@@ -119,7 +119,7 @@ class Walker(ControlFlow, Memory, Atomics, Reductions, Scans, Conversions, Shape
             try:
                 self.emit_elementwise(op)
             except MathUnavailable as e:
-                raise self.error(op, str(e)) from None
+                raise compilation_error(self.name, op, str(e), TargetLimitation) from None
         else:
             raise self.error(op, f"op {name} is not supported on this target yet")
 

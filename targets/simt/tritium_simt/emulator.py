@@ -1,12 +1,14 @@
 """Runs the per-thread code generator's kernels on the host, one OS thread per GPU thread.
 
-There is no GPU here, so the generated LLVM IR is checked for what it computes by compiling it for
-the host with ``HostThreadHooks``: the thread and program ids are extra kernel parameters, shared
-memory is one module global, stores count the elements they write, prints go to C's printf,
-failed assertions are recorded, and barriers and warp shuffles call back into Python, where every
-thread of the program meets at a ``threading.Barrier`` (ctypes releases the GIL while the
-compiled code runs). A small warp size keeps the thread count low while lane and warp bits are
-both exercised.
+A GPU target's kernels cannot run where there is no GPU, so what core's per-thread code generator
+computes is checked by compiling the same tile-layout modules for the host with ``HostThreadHooks``:
+the thread and program ids are extra kernel parameters, shared memory is one module global, stores
+count the elements they write, prints go to C's printf, failed assertions are recorded, and
+barriers and warp shuffles call back into Python, where every thread of the program meets at a
+``threading.Barrier`` (ctypes releases the GIL while the compiled code runs). Any warp size runs:
+a small one keeps unit tests fast while lane and warp bits are both exercised, AMD's 64 and 32
+check its wavefronts' layouts. ``run`` runs a module (the unit tests); the ``simt`` target
+(``tritium_simt.target``) runs whole kernels, the conformance suite among them.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 import threading
+from typing import Any
 
 import numpy as np
 from llvmlite import binding as llvm
@@ -274,37 +277,66 @@ def run(module, grid: tuple[int, ...], args: list, num_warps: int = 2, warp_size
     declares: ``(a, b, c)`` objects whose ``coordinates(lane, entry)`` the emulated instruction
     reads and writes by, so that a target's declared fragments are checked against an independent
     statement of its instruction."""
-    global _current
+    text = generate(module, HostThreadHooks(warp_size, matrix), llvm.get_default_triple(),
+                    str(host_machine().target_data), num_warps)
+    kernel = load(llvm.parse_assembly(text))
+    launch(kernel, grid, [a.ctypes.data if isinstance(a, np.ndarray) else a for a in args], num_warps * warp_size,
+           warp_size, matrix, truth)
+    return text
+
+
+def host_machine() -> llvm.TargetMachine:
+    """A target machine for this host (its features: F16C converts halves)."""
     llvm.initialize_all_targets()
     llvm.initialize_all_asmprinters()
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
-    tm = llvm.Target.from_default_triple().create_target_machine(  # the host's features: F16C converts halves
-        cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(), opt=2)
-    text = generate(module, HostThreadHooks(warp_size, matrix), llvm.get_default_triple(), str(tm.target_data), num_warps)
-    parsed = llvm.parse_assembly(text)
-    parsed.verify()
-    llvm.add_symbol("emulator_barrier", ctypes.cast(_barrier, ctypes.c_void_p).value)
-    llvm.add_symbol("emulator_stored", ctypes.cast(_stored, ctypes.c_void_p).value)
-    llvm.add_symbol("emulator_assert", ctypes.cast(_assert, ctypes.c_void_p).value)
-    llvm.add_symbol("emulator_shuffle", ctypes.cast(_shuffle, ctypes.c_void_p).value)
-    llvm.add_symbol("emulator_mma", ctypes.cast(_mma, ctypes.c_void_p).value)
-    llvm.add_symbol("emulator_load", ctypes.cast(_load, ctypes.c_void_p).value)
-    engine = llvm.create_mcjit_compiler(parsed, tm)
+    return llvm.Target.from_default_triple().create_target_machine(
+        cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(), opt=2, codemodel="large")
+
+
+class Kernel:
+    """A loaded kernel: its engine (which owns the code) and a ctypes function of its parameters."""
+
+    def __init__(self, engine: llvm.ExecutionEngine, function: Any):
+        self.engine, self.function = engine, function
+
+
+def load(module: llvm.ModuleRef) -> Kernel:
+    """JIT-compile the one kernel of ``module`` (LLVM IR of ``HostThreadHooks``) into this process."""
+    module.verify()
+    for name, callback in (("emulator_barrier", _barrier), ("emulator_stored", _stored), ("emulator_assert", _assert),
+                           ("emulator_shuffle", _shuffle), ("emulator_mma", _mma), ("emulator_load", _load)):
+        llvm.add_symbol(name, ctypes.cast(callback, ctypes.c_void_p).value)
+    engine = llvm.create_mcjit_compiler(module, host_machine())
     engine.finalize_object()
-    fn = next(f for f in parsed.functions if not f.is_declaration)
+    fn = next(f for f in module.functions if not f.is_declaration)
     params = [_CTYPES[str(a.type).split(" ")[0]] for a in fn.arguments]
-    kernel = ctypes.CFUNCTYPE(None, *params)(engine.get_function_address(fn.name))
-    values = [a.ctypes.data if isinstance(a, np.ndarray) else a for a in args]
+    return Kernel(engine, ctypes.CFUNCTYPE(None, *params)(engine.get_function_address(fn.name)))
+
+
+_LAUNCH = threading.Lock()  # one emulated program at a time: the callbacks share ``_current``
+
+
+def launch(kernel: Kernel, grid: tuple[int, ...], values: list, threads: int, warp_size: int,
+           matrix: WarpMatrixOp | None = None, truth: tuple | None = None) -> None:
+    """Run ``kernel`` on ``values`` (addresses and numbers) over ``grid``: each program on
+    ``threads`` OS threads, one per GPU thread, the programs one after another."""
+    global _current
     grid = tuple(grid) + (1,) * (3 - len(grid))
-    threads = num_warps * warp_size
-    for pid in np.ndindex(*grid[::-1]):
-        _current = Program(threads, warp_size, matrix, truth)
-        workers = [threading.Thread(target=kernel, args=(*values, tid, *pid[::-1], *grid)) for tid in range(threads)]
-        for w in workers:
-            w.start()
-        for w in workers:
-            w.join()
-    _current = None
-    ctypes.CDLL(None).fflush(None)
-    return text
+    with _LAUNCH:
+        for pid in np.ndindex(*grid[::-1]):
+            _current = Program(threads, warp_size, matrix, truth)
+            workers = [threading.Thread(target=kernel.function, args=(*values, tid, *pid[::-1], *grid))
+                       for tid in range(threads)]
+            for w in workers:
+                w.start()
+            for w in workers:
+                w.join()
+        _current = None
+        ctypes.CDLL(None).fflush(None)
+
+
+_CTYPES = {"i1": ctypes.c_bool, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i32": ctypes.c_int32,
+           "i64": ctypes.c_int64, "half": ctypes.c_uint16, "bfloat": ctypes.c_uint16, "float": ctypes.c_float,
+           "double": ctypes.c_double, "ptr": ctypes.c_void_p}

@@ -1,0 +1,56 @@
+"""The simt target: kernels compiled as for a GPU run on the host at AMD's wave sizes (64, 32) and
+NVIDIA's (32), checked against numpy; a sample of the conformance suite at wave64 and wave32 (the
+whole suite: ``TRITIUM_SIMT_WARP_SIZE=64 python -m tritium_conformance --target simt``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tritium
+import tritium.language as tl
+from tritium import plugins
+from tritium.errors import TritiumError
+from tritium_simt.target import WARP_ENV
+
+from tritium_conformance import CASES, Device, declared_gap, run_case
+
+
+@tritium.jit
+def row_stats_kernel(x_ptr, out_ptr, N: tl.constexpr):
+    row = tl.program_id(0)
+    x = tl.load(x_ptr + row * N + tl.arange(0, N))
+    tl.store(out_ptr + 3 * row, tl.sum(x, 0))
+    tl.store(out_ptr + 3 * row + 1, tl.max(x, 0))
+    tl.store(out_ptr + 3 * row + 2, tl.sum(tl.cumsum(x, 0) * 0 + 1, 0).to(tl.float32) + tl.num_programs(0))
+
+
+@pytest.mark.parametrize("wave", [64, 32, 16])
+def test_a_reduction_and_a_scan_across_warps_at_each_wave_size(monkeypatch, wave):
+    monkeypatch.setenv(WARP_ENV, str(wave))
+    monkeypatch.setenv(plugins.TARGET_ENV, "simt")
+    rng = np.random.default_rng(wave)
+    x = rng.standard_normal((3, 512)).astype(np.float32)
+    out = np.full((3, 3), np.nan, np.float32)
+    k = row_stats_kernel[(3,)](x, out, N=512, num_warps=4)
+    assert k.metadata["warp_size"] == wave
+    np.testing.assert_allclose(out[:, 0], x.astype(np.float64).sum(1), rtol=1e-5, atol=1e-4)
+    np.testing.assert_array_equal(out[:, 1], x.max(1))
+    np.testing.assert_array_equal(out[:, 2], 512 + 3)
+
+
+def test_a_wave_size_that_is_not_a_power_of_two_is_refused(monkeypatch):
+    monkeypatch.setenv(WARP_ENV, "48")
+    with pytest.raises(TritiumError, match=r"TRITIUM_SIMT_WARP_SIZE must be a power of two up to 64 \(the threads of a warp\), got '48'"):
+        plugins.targets()["simt"].parse_options({})
+
+
+@pytest.mark.parametrize("case_id", list(CASES)[::40])
+@pytest.mark.parametrize("wave", [64, 32])
+def test_conformance_at_amd_wave_sizes(monkeypatch, wave, case_id, request):
+    monkeypatch.setenv(WARP_ENV, str(wave))
+    target = plugins.targets()["simt"]
+    gap = declared_gap(case_id, plugins.conformance_expectations(target))
+    if gap is not None:
+        request.applymarker(pytest.mark.xfail(reason=gap, strict=True))
+    result = run_case(CASES[case_id], Device(target))
+    assert result.status == "pass", f"{case_id} at wave {wave}: max error {result.max_error}: {result.message}"

@@ -1,0 +1,119 @@
+"""``SimtTarget``: GPU code generation run on the host, one OS thread per GPU thread.
+
+It compiles as a GPU target does: core's ``tile-layout`` stage for warps of ``TRITIUM_SIMT_WARP_SIZE``
+threads (32 by default; 64 and 32 are AMD's wavefronts) and core's per-thread code generator, with
+``emulator.HostThreadHooks`` for the host; then it runs every program of a launch on that many OS
+threads (``emulator.launch``), meeting in Python at barriers and shuffles. Slow (a program of 256
+threads costs milliseconds), so it is named, never chosen: it runs the conformance suite on the
+layouts, reductions, scans and shuffles a GPU target compiles, at the warp size of a GPU that is
+not here, and it is where a new GPU target's hooks are best brought up first. Memory is host memory.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Mapping
+
+import llvmlite
+from llvmlite import binding as llvm
+from tritium.errors import OutOfResources, TritiumError
+from tritium.runtime.args import bind_scalar
+from tritium.runtime.cache import source_hash
+from tritium.runtime.host import HostMemory, host_address
+from tritium.target import Driver, KernelSignature, LaunchOptions, Target
+
+from . import emulator
+
+WARP_ENV = "TRITIUM_SIMT_WARP_SIZE"
+#: OS threads one emulated program may have
+MAX_THREADS = 1024
+
+
+def warp_size() -> int:
+    """``TRITIUM_SIMT_WARP_SIZE``, else 32."""
+    raw = os.environ.get(WARP_ENV, "").strip() or "32"
+    if not raw.isdigit() or int(raw) < 1 or int(raw) & (int(raw) - 1) or int(raw) > 64:
+        raise TritiumError(f"{WARP_ENV} must be a power of two up to 64 (the threads of a warp), got {raw!r}")
+    return int(raw)
+
+
+def tile_layout(module, ctx):
+    from tritium.passes.gpu_layout import layout_stage  # imports the MLIR bindings: only when compiling
+
+    module = layout_stage(warp_size())(module, ctx)
+    if ctx.metadata["shared"] > emulator.SHARED_BYTES:
+        raise OutOfResources(ctx.metadata["shared"], emulator.SHARED_BYTES, "shared memory", ctx.signature.name)
+    return module
+
+
+def llir(module, ctx) -> str:
+    from tritium.codegen.threads import generate
+
+    ctx.metadata["warp_size"] = size = warp_size()
+    machine = emulator.host_machine()
+    return generate(module, emulator.HostThreadHooks(size), llvm.get_default_triple(), str(machine.target_data),
+                    ctx.options.num_warps, ctx.options.debug)
+
+
+def bitcode(llir_text: str, ctx) -> bytes:
+    """The module as LLVM bitcode: the driver JIT-compiles it with the emulator's callbacks."""
+    module = llvm.parse_assembly(llir_text)
+    module.verify()
+    return module.as_bitcode()
+
+
+class SimtLauncher:
+    def __init__(self, kernel: emulator.Kernel, threads: int, warp: int):
+        self.kernel, self.threads, self.warp = kernel, threads, warp
+
+    def __call__(self, grid: tuple[int, int, int], args) -> None:
+        if min(grid) > 0:
+            emulator.launch(self.kernel, grid, list(args), self.threads, self.warp)
+
+
+class SimtDriver(HostMemory):
+    def load(self, binary: bytes, signature: KernelSignature, metadata: Mapping[str, Any]) -> SimtLauncher:
+        warp = int(metadata["warp_size"])
+        return SimtLauncher(emulator.load(llvm.parse_bitcode(bytes(binary))), int(metadata["num_warps"]) * warp, warp)
+
+
+class SimtTarget(Target):
+    name = "simt"
+    priority = -50  # only when named
+    binary_stage = "bitcode"
+    stage_suffixes = {"bitcode": "bc"}
+    compile_environment = (WARP_ENV,)
+    test_by_default = False  # seconds a case: the core tests and the fuzzer take it when named
+
+    def __init__(self) -> None:
+        self._driver: Driver | None = None
+
+    def version(self) -> str:
+        try:
+            warp = warp_size()
+        except TritiumError:
+            warp = 0  # compiling fails then, saying why
+        return f"tritium-simt-{source_hash('tritium_simt')} llvmlite-{llvmlite.__version__} warp-{warp}"
+
+    def parse_options(self, options: dict[str, Any]) -> LaunchOptions:
+        parsed = LaunchOptions.parse(options, self.name)
+        if parsed.num_warps * warp_size() > MAX_THREADS:
+            raise TritiumError(f"num_warps must be at most {MAX_THREADS // warp_size()} on target simt at warp size "
+                               f"{warp_size()} ({MAX_THREADS} threads per program), got {parsed.num_warps}")
+        return parsed
+
+    def add_stages(self, stages, options: LaunchOptions) -> None:
+        stages["tile-layout"] = tile_layout
+        stages["llir"] = llir
+        stages["bitcode"] = bitcode
+
+    def bind_arg(self, value: Any, arg_type: str, arg_name: str) -> Any:
+        if arg_type.startswith("*"):
+            return host_address(value, arg_name, self.name)
+        return bind_scalar(value, arg_type, arg_name, self.name)
+
+    @property
+    def driver(self) -> Driver:
+        if self._driver is None:
+            self._driver = SimtDriver()
+        return self._driver
