@@ -14,15 +14,10 @@ from tritium.errors import TargetError, TargetLimitation
 from tritium_amdgpu import code_object, toolchain
 from tritium_amdgpu.arch import ARCH_ENV
 
+from tritium_conformance.kernels import add_kernel
+
 ARCHS = {"gfx942": 64, "gfx1100": 32}
 needs_lld = pytest.mark.skipif(toolchain.linker() is None, reason="no ld.lld (pip install 'tritium-amdgpu[lld]')")
-
-
-@tritium.jit
-def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    m = offs < n
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) + tl.load(y_ptr + offs, mask=m), mask=m)
 
 
 @tritium.jit
