@@ -83,18 +83,30 @@ def assign_gpu_layouts(module: ir.Module, num_warps: int, warp_size: int,
 
 
 def layout_stage(warp_size: int, matrix_unit: MatrixUnit | None = None,
-                 tensor_copy: TensorCopy | None = None) -> Callable[[ir.Module, Any], ir.Module]:
+                 tensor_copy: TensorCopy | None = None,
+                 max_shared: int | None = None) -> Callable[[ir.Module, Any], ir.Module]:
     """The ``tile-layout`` stage of a GPU target whose warps have ``warp_size`` threads, whose
     warp-level matrix instruction is ``matrix_unit`` (``DeviceHooks.warp_matrix_op``) and whose
     tensor copy engine is ``tensor_copy`` (``DeviceHooks.tensor_copy``), if any. The metadata gets
     ``tensor_maps``: what the launcher encodes the engine's tensor maps from, appended to the
-    kernel's parameters (``passes.tensor_copies.tensor_maps``)."""
+    kernel's parameters (``passes.tensor_copies.tensor_maps``). With ``max_shared`` (the bytes of
+    shared memory a program may have), a kernel whose pipelines' rings would not fit is laid out
+    again with fewer stages, down to none (``num_stages`` in the metadata says how many): the
+    depth changes the speed, never the numbers."""
 
     def tile_layout(module: ir.Module, ctx: Any) -> ir.Module:
         """Distributed GPU layouts from axis info, layout conversions, shared memory and barriers."""
-        num_warps = ctx.options.num_warps
-        module, shared = assign_gpu_layouts(module, num_warps, warp_size, ctx.target.pointer_bits, matrix_unit,
-                                            ctx.options.num_stages, tensor_copy)
+        num_warps, stages = ctx.options.num_warps, ctx.options.num_stages
+        text = str(module) if max_shared is not None and stages > 1 else ""
+        while True:
+            module, shared = assign_gpu_layouts(module, num_warps, warp_size, ctx.target.pointer_bits, matrix_unit,
+                                                stages, tensor_copy)
+            if not text or shared <= max_shared or stages <= 1:
+                break
+            stages -= 1
+            module = ir.Module.parse(text, module.context)
+        if stages != ctx.options.num_stages:
+            ctx.metadata["num_stages"] = stages
         ctx.metadata["shared"] = shared
         ctx.metadata["num_warps"] = num_warps
         maps = tensor_copies.tensor_maps(module.operation)

@@ -25,12 +25,14 @@ class Arch:
     lds: int
     #: what it is, for people
     family: str
+    #: CDNA's matrix cores (MFMA), which ``tl.dot`` runs on
+    matrix_cores: bool = False
 
 
 ARCHS = {a.name: a for a in (
-    Arch("gfx90a", 64, 65536, "CDNA2 (MI200)"),
-    Arch("gfx942", 64, 65536, "CDNA3 (MI300)"),
-    Arch("gfx950", 64, 163840, "CDNA4 (MI350)"),
+    Arch("gfx90a", 64, 65536, "CDNA2 (MI200)", matrix_cores=True),
+    Arch("gfx942", 64, 65536, "CDNA3 (MI300)", matrix_cores=True),
+    Arch("gfx950", 64, 163840, "CDNA4 (MI350)", matrix_cores=True),
     Arch("gfx1100", 32, 65536, "RDNA3 (Radeon 7900)"),
     Arch("gfx1201", 32, 65536, "RDNA4 (Radeon 9070)"),
 )}

@@ -36,26 +36,34 @@ def datalayout(arch: str) -> str:
     return str(target_machine(arch).target_data)
 
 
+def hooks_for(ctx, shared_bytes: int = 0):
+    from .hooks import AmdgpuHooks
+
+    arch = ctx.target.arch(ctx.options)
+    return AmdgpuHooks(arch.wave, fp_fusion=ctx.options.enable_fp_fusion, shared_bytes=shared_bytes,
+                       matrix_cores=arch.matrix_cores)
+
+
 def tile_layout(module, ctx):
-    """Core's GPU layouts for the arch's wavefronts (FMA products: no matrix unit yet)."""
+    """Core's GPU layouts for the arch's wavefronts, ``tl.dot`` on its matrix cores where it has them,
+    pipelines as deep as ``num_stages`` asks where their rings fit the arch's LDS (shallower where not)."""
     from tritium.passes.gpu_layout import layout_stage  # imports the MLIR bindings: only when compiling
 
-    return layout_stage(ctx.target.arch(ctx.options).wave)(module, ctx)
+    arch = ctx.target.arch(ctx.options)
+    return layout_stage(arch.wave, hooks_for(ctx).warp_matrix_op, max_shared=arch.lds)(module, ctx)
 
 
 def llir(module, ctx) -> str:
     """Core's per-thread code generator with the AMDGPU hooks: one ``amdgpu_kernel`` function."""
     from tritium.codegen.threads import generate
 
-    from .hooks import AmdgpuHooks
-
     arch = ctx.target.arch(ctx.options)
     ctx.metadata.update(arch=arch.name, wavefront_size=arch.wave)
     shared = ctx.metadata.get("shared", 0)
     if shared > arch.lds:
         raise OutOfResources(shared, arch.lds, "shared memory", ctx.signature.name)
-    hooks = AmdgpuHooks(arch.wave, fp_fusion=ctx.options.enable_fp_fusion, shared_bytes=shared)
-    return generate(module, hooks, TRIPLE, datalayout(arch.name), ctx.options.num_warps, ctx.options.debug)
+    return generate(module, hooks_for(ctx, shared), TRIPLE, datalayout(arch.name), ctx.options.num_warps,
+                    ctx.options.debug)
 
 
 @functools.lru_cache(maxsize=8)

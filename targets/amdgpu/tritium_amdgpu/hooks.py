@@ -17,9 +17,10 @@ from typing import Sequence
 from llvmlite import ir as ll
 from tritium.codegen import intrinsics
 from tritium.codegen.attributes import StringAttributes
-from tritium.codegen.device import DeviceHooks
+from tritium.codegen.device import DeviceHooks, WarpMatrixOp
 from tritium.codegen.math import MathUnavailable
 from tritium.codegen.types import scalar_of
+from tritium.layout.distributed import Fragment
 
 I16, I32 = ll.IntType(16), ll.IntType(32)
 _AXES = "xyz"
@@ -39,14 +40,48 @@ SUPPORTED_MATH = {
 }
 
 
+#: the lanes' 6 bits: 4 step along M (A) or N (B, D), 2 along K (A, B) or M (D), by 4
+_ROWS16 = ((1, 0), (2, 0), (4, 0), (8, 0))
+_COLS16 = ((0, 1), (0, 2), (0, 4), (0, 8))
+MFMA_A = Fragment(((0, 0), (0, 2)), _ROWS16 + ((0, 4), (0, 8)))
+MFMA_B = Fragment(((0, 0), (2, 0)), _COLS16 + ((4, 0), (8, 0)))
+MFMA_C = Fragment(((0, 0), (1, 0), (2, 0), (3, 0)), _COLS16 + ((4, 0), (8, 0)))
+#: operand kind -> the MFMA intrinsic and the element type of its operand vectors
+MFMA = {"fp16": ("llvm.amdgcn.mfma.f32.16x16x16f16", ll.HalfType()),
+        "bf16": ("llvm.amdgcn.mfma.f32.16x16x16bf16.1k", I16)}
+
+
 class AmdgpuHooks(DeviceHooks):
     global_address_space = 1
     shared_address_space = 3
 
-    def __init__(self, wave: int, fp_fusion: bool = True, shared_bytes: int = 0):
+    def __init__(self, wave: int, fp_fusion: bool = True, shared_bytes: int = 0, matrix_cores: bool = False):
         self.warp_size = wave
         self.fp_flags = ("contract",) if fp_fusion else ()
         self.shared_bytes = shared_bytes
+        self.matrix_cores = matrix_cores
+
+    def warp_matrix_op(self, operand: str, accumulator: str) -> WarpMatrixOp | None:
+        """CDNA's ``v_mfma_f32_16x16x16_{f16,bf16}`` (a 64-lane wavefront, ``MFMA_16X16``), with
+        AMD's operand layout: lane ``l`` holds A's row ``l % 16`` at K ``4 (l // 16) ..`` + 3, B's
+        column ``l % 16`` at the same K rows, and D's column ``l % 16`` at rows ``4 (l // 16) ..`` + 3.
+        Two 32-bit registers of A and of B a lane, four fp32 accumulators."""
+        if not self.matrix_cores or operand not in MFMA or accumulator != "fp32":
+            return None
+        name, element = MFMA[operand]
+
+        def emit(b, a_frags, b_frags, c_vals):
+            def four(frags):  # two <2 x half> registers -> the <4 x ...> the intrinsic takes
+                joined = b.shuffle_vector(frags[0], frags[1], ll.Constant(ll.VectorType(I32, 4), [0, 1, 2, 3]))
+                return b.bitcast(joined, ll.VectorType(element, 4))
+            c = ll.Constant(ll.VectorType(ll.FloatType(), 4), ll.Undefined)
+            for i, v in enumerate(c_vals):
+                c = b.insert_element(c, v, I32(i))
+            args = [four(a_frags), four(b_frags), c, I32(0), I32(0), I32(0)]
+            d = b.call(intrinsics.declare(b.module, name, c.type, [x.type for x in args]), args)
+            return [b.extract_element(d, I32(i)) for i in range(4)]
+
+        return WarpMatrixOp(m=16, n=16, k=16, k_pack=2, emit=emit, a=MFMA_A, b=MFMA_B, c=MFMA_C)
 
     def shared_memory(self, module: ll.Module) -> ll.Value:
         """The program's LDS as one static array of the layout stage's ``shared`` bytes: the code

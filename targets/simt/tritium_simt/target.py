@@ -22,8 +22,6 @@ from tritium.runtime.cache import source_hash
 from tritium.runtime.host import HostMemory, host_address
 from tritium.target import Driver, KernelSignature, LaunchOptions, Target
 
-from . import emulator
-
 WARP_ENV = "TRITIUM_SIMT_WARP_SIZE"
 #: OS threads one emulated program may have
 MAX_THREADS = 1024
@@ -40,6 +38,8 @@ def warp_size() -> int:
 def tile_layout(module, ctx):
     from tritium.passes.gpu_layout import layout_stage  # imports the MLIR bindings: only when compiling
 
+    from . import emulator
+
     module = layout_stage(warp_size())(module, ctx)
     if ctx.metadata["shared"] > emulator.SHARED_BYTES:
         raise OutOfResources(ctx.metadata["shared"], emulator.SHARED_BYTES, "shared memory", ctx.signature.name)
@@ -48,6 +48,8 @@ def tile_layout(module, ctx):
 
 def llir(module, ctx) -> str:
     from tritium.codegen.threads import generate
+
+    from . import emulator
 
     ctx.metadata["warp_size"] = size = warp_size()
     machine = emulator.host_machine()
@@ -63,16 +65,20 @@ def bitcode(llir_text: str, ctx) -> bytes:
 
 
 class SimtLauncher:
-    def __init__(self, kernel: emulator.Kernel, threads: int, warp: int):
-        self.kernel, self.threads, self.warp = kernel, threads, warp
+    def __init__(self, kernel: Any, threads: int, warp: int):
+        self.kernel, self.threads, self.warp = kernel, threads, warp  # kernel: an ``emulator.Kernel``
 
     def __call__(self, grid: tuple[int, int, int], args) -> None:
+        from . import emulator
+
         if min(grid) > 0:
             emulator.launch(self.kernel, grid, list(args), self.threads, self.warp)
 
 
 class SimtDriver(HostMemory):
     def load(self, binary: bytes, signature: KernelSignature, metadata: Mapping[str, Any]) -> SimtLauncher:
+        from . import emulator  # the code generator (and MLIR): only once a kernel is loaded
+
         warp = int(metadata["warp_size"])
         return SimtLauncher(emulator.load(llvm.parse_bitcode(bytes(binary))), int(metadata["num_warps"]) * warp, warp)
 
