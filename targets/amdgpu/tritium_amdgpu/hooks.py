@@ -144,3 +144,9 @@ class AmdgpuHooks(DeviceHooks):
                                   "(OCML) yet; compute it from exp2, log2, sin, cos and sqrt of float32, or run "
                                   "the kernel on another target")
         return super().call(builder, fn, args)
+
+
+def cdna_matrix_op(operand: str, accumulator: str) -> WarpMatrixOp | None:
+    """CDNA's matrix instruction for ``tl.dot`` of ``operand`` into ``accumulator`` elements: what the
+    simt target emulates with ``TRITIUM_SIMT_MATRIX=tritium_amdgpu.hooks:cdna_matrix_op``."""
+    return AmdgpuHooks(64, matrix_cores=True).warp_matrix_op(operand, accumulator)

@@ -54,3 +54,34 @@ def test_conformance_at_amd_wave_sizes(monkeypatch, wave, case_id, request):
         request.applymarker(pytest.mark.xfail(reason=gap, strict=True))
     result = run_case(CASES[case_id], Device(target))
     assert result.status == "pass", f"{case_id} at wave {wave}: max error {result.max_error}: {result.message}"
+
+
+@tritium.jit
+def dot_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    rm, rn, rk = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+    acc = tl.dot(tl.load(a_ptr + rm[:, None] * K + rk[None, :]), tl.load(b_ptr + rk[:, None] * N + rn[None, :]))
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc)
+
+
+def test_a_target_s_matrix_instruction_runs_from_its_declaration(monkeypatch):
+    """``TRITIUM_SIMT_MATRIX`` names a target's ``warp_matrix_op``: products run on that instruction,
+    emulated from the fragments it declares (here AMD's MFMA at 64 lanes)."""
+    pytest.importorskip("tritium_amdgpu")
+    monkeypatch.setenv(WARP_ENV, "64")
+    monkeypatch.setenv("TRITIUM_SIMT_MATRIX", "tritium_amdgpu.hooks:cdna_matrix_op")
+    monkeypatch.setenv(plugins.TARGET_ENV, "simt")
+    rng = np.random.default_rng(3)
+    a, b = (rng.standard_normal((32, 32)).astype(np.float16) for _ in range(2))
+    c = np.full((32, 32), np.nan, np.float32)
+    k = dot_kernel[(1,)](a, b, c, M=32, N=32, K=32, num_warps=2)
+    assert "#tile.mma" in k.asm["tile-layout"] and "emulator_mma" in k.asm["llir"]
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    np.testing.assert_allclose(c, a64 @ b64, rtol=0, atol=1e-5 * (np.abs(a64) @ np.abs(b64)).max())
+
+
+def test_a_matrix_variable_that_names_nothing_is_refused(monkeypatch):
+    monkeypatch.setenv("TRITIUM_SIMT_MATRIX", "no_such_module:op")
+    monkeypatch.setenv(plugins.TARGET_ENV, "simt")
+    x = np.zeros((16, 16), np.float16)
+    with pytest.raises(TritiumError, match="TRITIUM_SIMT_MATRIX='no_such_module:op' names no function"):
+        dot_kernel[(1,)](x, x, np.zeros((16, 16), np.float32), M=16, N=16, K=16)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 import threading
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 from llvmlite import binding as llvm
@@ -45,17 +45,18 @@ class HostThreadHooks(DeviceHooks):
     global_address_space = 0
     shared_address_space = 0
 
-    def __init__(self, warp_size: int, matrix: WarpMatrixOp | None = None):
+    def __init__(self, warp_size: int, matrix: WarpMatrixOp | Callable | None = None):
         self.warp_size = warp_size
         self.matrix = matrix
 
     def warp_matrix_op(self, operand: str, accumulator: str) -> WarpMatrixOp | None:
         """``matrix`` (a target's declaration of its instruction: the tile, the K elements a 32-bit
-        register packs and the fragments; its ``emit`` is not used) run by the Python callback
+        register packs and the fragments; its ``emit`` is not used; or a target's
+        ``warp_matrix_op(operand, accumulator)`` giving them) run by the Python callback
         ``_mma``: the warp's lanes meet there, and each gets its fragment of ``A @ B + C``, computed
         in float64 from every lane's fragments. Where the declaration has a ``load`` (``ldmatrix``;
         32-lane warps), ``_load`` emulates it; fp16, bf16, tf32 and fp8 operands into fp32."""
-        spec = self.matrix
+        spec = declared(self.matrix, operand, accumulator)
         if spec is None or operand not in _KINDS or accumulator != ("int32" if operand == "s8" else "fp32"):
             return None
         f32 = ll.FloatType()
@@ -213,9 +214,16 @@ def _operands(bits: np.ndarray, kind: int) -> np.ndarray:
     return (halves.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
 
 
+def declared(matrix: WarpMatrixOp | Callable | None, operand: str, accumulator: str) -> WarpMatrixOp | None:
+    """The instruction ``matrix`` declares for ``operand`` into ``accumulator`` elements."""
+    return matrix(operand, accumulator) if callable(matrix) else matrix
+
+
 @_MMA
 def _mma(tid: int, kind: int, a_ptr, b_ptr, c_ptr, d_ptr) -> None:
-    p, spec = _current, _current.matrix
+    operand = next(name for name, code in _KINDS.items() if code == kind)
+    p = _current
+    spec = declared(p.matrix, operand, "int32" if operand == "s8" else "fp32")
     pack = spec.k_pack
     frag_a, frag_b, frag_c = p.truth or (spec.a, spec.b, spec.c)
     take = lambda ptr, n: np.ctypeslib.as_array(ptr, (n,)).copy()  # noqa: E731

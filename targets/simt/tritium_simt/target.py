@@ -2,7 +2,8 @@
 
 It compiles as a GPU target does: core's ``tile-layout`` stage for warps of ``TRITIUM_SIMT_WARP_SIZE``
 threads (32 by default; 64 and 32 are AMD's wavefronts) and core's per-thread code generator, with
-``emulator.HostThreadHooks`` for the host; then it runs every program of a launch on that many OS
+``emulator.HostThreadHooks`` for the host, ``tl.dot`` on FMAs or on the matrix instruction a target
+declares (``TRITIUM_SIMT_MATRIX``), emulated from its declared fragments; then it runs every program of a launch on that many OS
 threads (``emulator.launch``), meeting in Python at barriers and shuffles. Slow (a program of 256
 threads costs milliseconds), so it is named, never chosen: it runs the conformance suite on the
 layouts, reductions, scans and shuffles a GPU target compiles, at the warp size of a GPU that is
@@ -11,6 +12,7 @@ not here, and it is where a new GPU target's hooks are best brought up first. Me
 
 from __future__ import annotations
 
+import importlib
 import os
 from typing import Any, Mapping
 
@@ -23,6 +25,9 @@ from tritium.runtime.host import HostMemory, host_address
 from tritium.target import Driver, KernelSignature, LaunchOptions, Target
 
 WARP_ENV = "TRITIUM_SIMT_WARP_SIZE"
+#: ``module:function``, a target's ``warp_matrix_op(operand, accumulator)``: ``tl.dot`` then runs on
+#: that matrix instruction, emulated from its declared fragments (``tritium_amdgpu.hooks:cdna_matrix_op``)
+MATRIX_ENV = "TRITIUM_SIMT_MATRIX"
 #: OS threads one emulated program may have
 MAX_THREADS = 1024
 
@@ -35,12 +40,30 @@ def warp_size() -> int:
     return int(raw)
 
 
+def matrix_instruction():
+    """The ``warp_matrix_op`` that ``TRITIUM_SIMT_MATRIX`` names, or None."""
+    named = os.environ.get(MATRIX_ENV, "").strip()
+    if not named:
+        return None
+    module, _, name = named.partition(":")
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError) as e:
+        raise TritiumError(f"{MATRIX_ENV}={named!r} names no function (module:function): {e}") from None
+
+
+def hooks():
+    from . import emulator
+
+    return emulator.HostThreadHooks(warp_size(), matrix_instruction())
+
+
 def tile_layout(module, ctx):
     from tritium.passes.gpu_layout import layout_stage  # imports the MLIR bindings: only when compiling
 
     from . import emulator
 
-    module = layout_stage(warp_size())(module, ctx)
+    module = layout_stage(warp_size(), hooks().warp_matrix_op, max_shared=emulator.SHARED_BYTES)(module, ctx)
     if ctx.metadata["shared"] > emulator.SHARED_BYTES:
         raise OutOfResources(ctx.metadata["shared"], emulator.SHARED_BYTES, "shared memory", ctx.signature.name)
     return module
@@ -51,10 +74,10 @@ def llir(module, ctx) -> str:
 
     from . import emulator
 
-    ctx.metadata["warp_size"] = size = warp_size()
+    ctx.metadata["warp_size"] = warp_size()
     machine = emulator.host_machine()
-    return generate(module, emulator.HostThreadHooks(size), llvm.get_default_triple(), str(machine.target_data),
-                    ctx.options.num_warps, ctx.options.debug)
+    return generate(module, hooks(), llvm.get_default_triple(), str(machine.target_data), ctx.options.num_warps,
+                    ctx.options.debug)
 
 
 def bitcode(llir_text: str, ctx) -> bytes:
@@ -67,12 +90,13 @@ def bitcode(llir_text: str, ctx) -> bytes:
 class SimtLauncher:
     def __init__(self, kernel: Any, threads: int, warp: int):
         self.kernel, self.threads, self.warp = kernel, threads, warp  # kernel: an ``emulator.Kernel``
+        self.matrix = matrix_instruction()
 
     def __call__(self, grid: tuple[int, int, int], args) -> None:
         from . import emulator
 
         if min(grid) > 0:
-            emulator.launch(self.kernel, grid, list(args), self.threads, self.warp)
+            emulator.launch(self.kernel, grid, list(args), self.threads, self.warp, self.matrix)
 
 
 class SimtDriver(HostMemory):
@@ -88,7 +112,7 @@ class SimtTarget(Target):
     priority = -50  # only when named
     binary_stage = "bitcode"
     stage_suffixes = {"bitcode": "bc"}
-    compile_environment = (WARP_ENV,)
+    compile_environment = (WARP_ENV, MATRIX_ENV)
     test_by_default = False  # seconds a case: the core tests and the fuzzer take it when named
 
     def __init__(self) -> None:
@@ -99,7 +123,8 @@ class SimtTarget(Target):
             warp = warp_size()
         except TritiumError:
             warp = 0  # compiling fails then, saying why
-        return f"tritium-simt-{source_hash('tritium_simt')} llvmlite-{llvmlite.__version__} warp-{warp}"
+        matrix = os.environ.get(MATRIX_ENV, "").strip() or "none"
+        return f"tritium-simt-{source_hash('tritium_simt')} llvmlite-{llvmlite.__version__} warp-{warp} matrix-{matrix}"
 
     def parse_options(self, options: dict[str, Any]) -> LaunchOptions:
         parsed = LaunchOptions.parse(options, self.name)
