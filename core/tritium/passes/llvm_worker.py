@@ -84,10 +84,11 @@ def link_bitcode(module: llvm.ModuleRef, bitcode: bytes, prefix: str) -> None:
         return
     library = llvm.parse_bitcode(bitcode)
     library.triple, library.data_layout = module.triple, module.data_layout
-    defined = [f.name for f in library.functions if not f.is_declaration]
-    module.link_in(library)
-    for name in defined:
-        module.get_function(name).linkage = "internal"
+    defined = {f.name for f in library.functions if not f.is_declaration}
+    module.link_in(library)  # linkonce functions nothing calls are left out
+    for f in module.functions:
+        if f.name in defined and not f.is_declaration:
+            f.linkage = "internal"
 
 
 def run_isolated(kernel: str, stage: str, work: Callable[[bool], T]) -> T:

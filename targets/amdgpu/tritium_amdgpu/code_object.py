@@ -30,7 +30,8 @@ def kernels(hsaco: bytes) -> list[dict]:
 def resources(hsaco: bytes, name: str) -> dict:
     """Compile metadata of kernel ``name``: ``vgprs``, ``sgprs``, ``spills`` (VGPRs and SGPRs
     spilled), ``lds`` (static group segment bytes), ``wavefront_size``, ``kernarg_size``, ``args``
-    (each argument's offset and size)."""
+    (each argument's offset and size), ``hidden_args`` (the kinds of the arguments the HIP runtime
+    fills in itself: ``hidden_hostcall_buffer`` where the kernel prints)."""
     entry = next((k for k in kernels(hsaco) if k.get(".name") == name), None)
     if entry is None:
         raise ValueError(f"the code object has no kernel '{name}'")
@@ -38,4 +39,6 @@ def resources(hsaco: bytes, name: str) -> dict:
             "spills": entry.get(".vgpr_spill_count", 0) + entry.get(".sgpr_spill_count", 0),
             "lds": entry[".group_segment_fixed_size"], "wavefront_size": entry[".wavefront_size"],
             "kernarg_size": entry[".kernarg_segment_size"],
-            "args": [{"offset": a[".offset"], "size": a[".size"]} for a in entry.get(".args", [])]}
+            "args": [{"offset": a[".offset"], "size": a[".size"]} for a in entry.get(".args", [])
+                     if not a[".value_kind"].startswith("hidden_")],
+            "hidden_args": [a[".value_kind"] for a in entry.get(".args", []) if a[".value_kind"].startswith("hidden_")]}

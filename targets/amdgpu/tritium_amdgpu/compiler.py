@@ -4,13 +4,15 @@
 ``AmdgpuHooks`` at the arch's wavefront size; ``amdgcn`` optimises at -O3 (without the vectorizers:
 one lane per thread) and prints the arch's assembly, ``hsaco`` emits the object of the same
 optimised module and links it with ``ld.lld`` into a code object, whose metadata note gives the
-registers, spills and LDS the metadata reports. LLVM runs in a worker process
+registers, spills and LDS the metadata reports. ROCm's OCML and OCKL are linked into kernels that
+call them (``device_libs``), before optimisation. LLVM runs in a worker process
 (``tritium.passes.llvm_worker``), so an LLVM abort is a ``CompilationError``.
 """
 
 from __future__ import annotations
 
 import functools
+import re
 import threading
 
 from llvmlite import binding as llvm
@@ -18,7 +20,8 @@ from tritium.errors import OutOfResources
 from tritium.passes import llvm_worker
 from tritium.passes.llvm_worker import OPT_LEVEL
 
-from . import code_object, toolchain
+from . import arch as archs
+from . import code_object, device_libs, toolchain
 
 TRIPLE = "amdgcn-amd-amdhsa"
 _LLVM = threading.Lock()  # llvmlite target machines are not thread-safe
@@ -41,7 +44,7 @@ def hooks_for(ctx, shared_bytes: int = 0):
 
     arch = ctx.target.arch(ctx.options)
     return AmdgpuHooks(arch.wave, fp_fusion=ctx.options.enable_fp_fusion, shared_bytes=shared_bytes,
-                       matrix_cores=arch.matrix_cores)
+                       matrix_cores=arch.matrix_cores, device_library=device_libs.folder() is not None)
 
 
 def tile_layout(module, ctx):
@@ -66,13 +69,29 @@ def llir(module, ctx) -> str:
                     ctx.options.debug)
 
 
+_OCKL = re.compile(r'@"?__ockl_')
+
+
+def needs_assembler(llir_text: str) -> bool:
+    """Whether the module, with the device library functions it calls, holds inline assembly, whose
+    object llvmlite cannot emit (``toolchain.assemble``)."""
+    return bool(toolchain.INLINE_ASSEMBLY.search(llir_text)) or (bool(_OCKL.search(llir_text)) and
+                                                                  device_libs.has_assembly())
+
+
 @functools.lru_cache(maxsize=8)
 def machine_code(llir_text: str, arch: str, kernel: str) -> tuple[str, bytes]:
-    """The arch's assembly and object of the LLVM IR, optimised once for both (one lane per thread:
-    nothing to vectorize)."""
+    """The arch's assembly and object of the LLVM IR, with the device library functions it calls,
+    optimised once for both (one lane per thread: nothing to vectorize)."""
     with _LLVM:
         tm = target_machine(arch)  # made here, so every worker (and later compile) has it
-    return llvm_worker.machine_code(llir_text, tm, kernel, "amdgcn", vectorize=False, outputs=("assembly", "object"))
+    link_libraries = functools.partial(device_libs.link, arch=arch, wave=archs.check_arch(arch).wave)
+    if needs_assembler(llir_text):
+        (assembly,) = llvm_worker.machine_code(llir_text, tm, kernel, "amdgcn", vectorize=False,
+                                               prepare=link_libraries)
+        return assembly, toolchain.assemble(assembly, arch, kernel)
+    return llvm_worker.machine_code(llir_text, tm, kernel, "amdgcn", vectorize=False, outputs=("assembly", "object"),
+                                    prepare=link_libraries)
 
 
 def amdgcn(llir_text: str, ctx) -> str:

@@ -17,6 +17,7 @@ from tritium.runtime.cache import source_hash
 from tritium.target import Driver, LaunchOptions, Target
 
 from . import arch as archs
+from . import device_libs
 from .driver import AmdgpuDriver, unavailable_reason
 
 
@@ -37,7 +38,8 @@ class AmdgpuTarget(Target):
     stage_suffixes = {"amdgcn": "s", "hsaco": "hsaco"}
     max_grid = (2**31 - 1, 65535, 65535)
     max_programs = None
-    compile_environment = (archs.ARCH_ENV,)
+    compile_environment = (archs.ARCH_ENV, device_libs.ENV)
+    inline_asm = "amdgcn"
 
     def __init__(self) -> None:
         self._driver: Driver | None = None
@@ -53,7 +55,8 @@ class AmdgpuTarget(Target):
             arch = self.arch().name
         except TritiumError:
             arch = "none"  # compiling fails then, saying why
-        return f"tritium-amdgpu-{source_hash('tritium_amdgpu')} llvmlite-{llvmlite.__version__} arch-{arch}"
+        libs = device_libs.folder() or "none"  # which math a kernel may use, and the code it calls
+        return f"tritium-amdgpu-{source_hash('tritium_amdgpu')} llvmlite-{llvmlite.__version__} arch-{arch} rocm-libs-{libs}"
 
     def pointer_bits(self, address_space: int) -> int:
         return 32 if address_space in (3, 5) else 64
