@@ -13,7 +13,8 @@ from typing import Callable
 
 import pytest
 from llvmlite import ir as ll
-from tritium_nvptx import compiler, cuda, launch
+from tritium.runtime import native_launch as launch
+from tritium_nvptx import compiler, cuda
 from tritium_nvptx.hooks import NvptxHooks
 from tritium_nvptx.target import ARCH_ENV, NvptxTarget
 

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from tritium import plugins
 from tritium.errors import ArgumentError
+from tritium.runtime import device_arrays
 from tritium_nvptx import cuda, driver
 from tritium_nvptx.target import ARCH_ENV, NvptxTarget
 
@@ -55,7 +56,7 @@ def gpu(monkeypatch, tmp_path, fake_driver, core_kernels):
     fake.streams = {}
     torch._C = types.SimpleNamespace(_cuda_getCurrentRawStream=lambda device: fake.streams.get(device, 0))
     monkeypatch.setitem(sys.modules, "torch", torch)
-    monkeypatch.setitem(driver._STREAMS, "torch", driver._torch_stream)
+    monkeypatch.setitem(device_arrays.STREAMS, "torch", device_arrays._torch_stream)
     plugins.reset()
     add_kernel.binders.clear()
     add_kernel.kernels.clear()

@@ -11,9 +11,10 @@ import tritium
 import tritium.language as tl
 from tritium import plugins
 from tritium.errors import ArgumentError, TritiumError
+from tritium.runtime import native_launch as launch
+from tritium.runtime.device_arrays import DevicePointer
 from tritium.target import KernelSignature
-from tritium_nvptx import arch, cuda, driver, launch, libcuda, toolchain
-from tritium_nvptx.memory import DevicePointer
+from tritium_nvptx import arch, cuda, driver, libcuda, toolchain
 from tritium_nvptx.driver import NvptxLauncher
 from tritium_nvptx.target import ARCH_ENV, NvptxTarget
 
@@ -162,7 +163,7 @@ def test_a_cuda_dlpack_object_binds_its_data_address_and_device():
     """A DLPack capsule built by hand (numpy's exporter with the device patched to CUDA 1)."""
     import ctypes
 
-    from tritium_nvptx.args import _DLTensor
+    from tritium.runtime.device_arrays import DLTensor as _DLTensor
 
     host = np.arange(8, dtype=np.float32)
 
@@ -274,7 +275,7 @@ def test_launch_refuses_what_it_cannot_pack(fake_driver, implementation):
         run(fake.entry_address, 1, 1, 1, 1, 128, 0, 0, b"qq", (1,))
     with pytest.raises((TypeError, struct.error)):
         run(fake.entry_address, 1, 1, 1, 1, 128, 0, 0, b"Q", ("not a pointer",))
-    with pytest.raises(ValueError, match="no cuLaunchKernel"):
+    with pytest.raises(ValueError, match="no launch function"):
         run(0, 1, 1, 1, 1, 128, 0, 0, b"q", (1,))
     assert not [c for c in fake.calls if c[0] == "cuLaunchKernel"]
     assert run(fake.entry_address, 7, 2, 3, 4, 128, 256, 0x70, b"qd", (-3, 0.5)) == 0
@@ -376,3 +377,20 @@ def test_nvptx_compiles_by_name_and_lists_its_stages_even_where_it_cannot_run(tm
 def _scale_kernel(x_ptr, n, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+
+def test_the_current_stream_is_torch_s_where_torch_is_imported(monkeypatch):
+    """Regression: ``driver.active.get_current_stream()`` on nvptx imported a helper that did not
+    exist, once torch was imported."""
+    import sys
+    import types
+
+    from tritium.runtime import device_arrays
+
+    fake = types.ModuleType("torch")
+    fake._C = types.SimpleNamespace(_cuda_getCurrentRawStream=lambda device: 0x5000 + device)
+    monkeypatch.setitem(sys.modules, "torch", fake)
+    monkeypatch.setitem(device_arrays.STREAMS, "torch", device_arrays._torch_stream)
+    assert NvptxTarget().current_stream(1) == 0x5001
+    monkeypatch.delitem(sys.modules, "torch")
+    assert NvptxTarget().current_stream(1) == 0

@@ -45,7 +45,7 @@ def api() -> Any:
 
 
 def launch_entry() -> int:
-    """The address of the driver's ``cuLaunchKernel``, which ``launch.launch`` calls."""
+    """The address of the driver's ``cuLaunchKernel``, which ``tritium.runtime.native_launch.launch`` calls."""
     return ctypes.cast(api().cuLaunchKernel, ctypes.c_void_p).value
 
 

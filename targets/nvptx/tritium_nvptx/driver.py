@@ -1,8 +1,8 @@
 """The NVPTX driver: load cubins (or PTX, JIT-compiled by the driver) into the primary context of
 the arguments' GPU and launch them on the current stream of the framework whose arrays were passed.
 
-A launch is one call of ``launch.launch``, the native extension built at install time, which packs
-the arguments on its stack and calls the driver's ``cuLaunchKernel`` (see the project's notes on
+A launch is one call of core's ``native_launch.launch``, the native extension built at install time,
+which packs the arguments on its stack and calls the driver's ``cuLaunchKernel`` (see the project's notes on
 launch costs). The context is made current when a thread first launches on a device, or switches
 devices.
 """
@@ -13,12 +13,11 @@ import threading
 from typing import Any, Mapping, Sequence
 
 from tritium.errors import ArgumentError, OutOfResources, TritiumError
-from tritium.language.dtypes import bf16_bits
+from tritium.runtime.device_arrays import STREAMS, DevicePointer
+from tritium.runtime.native_launch import conversions, launch, parameter_codes
 from tritium.target import Driver, KernelSignature
 
 from . import cuda, memory
-from .launch import launch
-from .memory import DevicePointer
 from .tensor_maps import TensorMaps
 
 _local = cuda.local_state()
@@ -26,32 +25,6 @@ _local = cuda.local_state()
 #: dynamic shared memory above this needs the function attribute (CUDA's default limit per block)
 DEFAULT_SHARED_LIMIT = 48 * 1024
 _MAX_GRID_YZ = 65535
-#: the parameter code (``launch.launch``) of each signature type; other integers are "q" (a signed
-#: integer fills its slot and the kernel reads its parameter's width), pointers "Q"
-_CODES = {"fp32": "f", "fp64": "d", "fp16": "e", "bf16": "H", "u64": "Q"}
-#: types given to the launch as their bits: converted first
-_CONVERT = {"bf16": bf16_bits}
-
-
-def _torch_stream(device: int) -> int:
-    """torch's current stream on ``device`` as an int (what Triton calls: no Stream object)."""
-    import torch
-
-    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None) or \
-        (lambda device: torch.cuda.current_stream(device).cuda_stream)
-    _STREAMS["torch"] = raw
-    return raw(device)
-
-
-def _cupy_stream(device: int) -> int:
-    import cupy
-
-    with cupy.cuda.Device(device):
-        return cupy.cuda.get_current_stream().ptr
-
-
-#: framework -> its current stream on a device; "" (no framework) is the default stream
-_STREAMS: dict[str, Any] = {"torch": _torch_stream, "cupy": _cupy_stream, "": lambda device: 0}
 
 
 class NvptxLauncher:
@@ -71,8 +44,8 @@ class NvptxLauncher:
         self._arg_names = signature.arg_names
         self._maps = TensorMaps(metadata.get("tensor_maps", ()), signature.name)
         self._has_maps = len(self._maps) > 0
-        self._codes = ("".join("Q" if t[0] == "*" else _CODES.get(t, "q") for t in types) + "B" * len(self._maps)).encode()
-        self._converted = [(i, _CONVERT[t]) for i, t in enumerate(types) if t in _CONVERT]
+        self._codes = (parameter_codes(types) + "B" * len(self._maps)).encode()
+        self._converted = conversions(types)
         self._pointers = [i for i, t in enumerate(types) if t.startswith("*")]
         self._first_pointer = self._pointers[0] if self._pointers else 0
         self._other_pointers = self._pointers[1:]
@@ -150,7 +123,7 @@ class NvptxLauncher:
         """Launch on GPU ``device``, on ``framework``'s current stream there. The generated launch
         function calls it for torch tensors, which it binds inline (``NvptxTarget.inline_array``):
         their addresses are plain ints in ``args``."""
-        stream = _STREAMS[framework](device)
+        stream = STREAMS[framework](device)
         gx, gy, gz = grid
         if gy > _MAX_GRID_YZ or gz > _MAX_GRID_YZ:
             raise ArgumentError(f"kernel '{self._name}': grid {tuple(grid)} exceeds CUDA's limit of "

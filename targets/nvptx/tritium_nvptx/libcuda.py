@@ -1,6 +1,6 @@
 """The CUDA driver API calls tritium makes, through ctypes on the driver's own library, with
-cuda-python's calling convention: each call returns a tuple, the CUresult (an int, 0 for success)
-first, then its outputs (handles and addresses as ints).
+cuda-python's calling convention (core's ``driver_calls``): each call returns a tuple, the CUresult
+(an int, 0 for success) first, then its outputs (handles and addresses as ints).
 
 Why not cuda-python's ``cuda.bindings.driver``: importing it takes 30 to 60 ms, more than the whole
 first launch of a cached kernel in a new process may take, and its ``cuLaunchKernel`` wrapper costs
@@ -13,6 +13,8 @@ from __future__ import annotations
 import ctypes
 import sys
 from types import SimpleNamespace
+
+from tritium.runtime.driver_calls import bind_calls
 
 LIBRARY = "nvcuda.dll" if sys.platform == "win32" else "libcuda.so.1"
 
@@ -82,13 +84,14 @@ class Driver:
         except OSError as e:
             raise OSError(f"no NVIDIA driver: its library {library} cannot be loaded ({e})") from None
         self.cuLaunchKernel = lib.cuLaunchKernel
-        for name, (symbol, *params) in _SIGNATURES.items():
+        plain = {name: sig for name, sig in _SIGNATURES.items() if name not in _BUFFERED}
+        for name, call in bind_calls(lib, plain, _OUTPUT_FIRST).items():
+            setattr(self, name, call)
+        for name in _BUFFERED:
+            symbol, *params = _SIGNATURES[name]
             fn = getattr(lib, symbol)
             fn.argtypes, fn.restype = params, ctypes.c_int
-            if name in _BUFFERED:
-                setattr(self, "_" + name, fn)
-            else:
-                setattr(self, name, _output_first(fn, params[0]._type_) if name in _OUTPUT_FIRST else _result(fn))
+            setattr(self, "_" + name, fn)
 
     def cuDeviceGetName(self, length: int, device: int) -> tuple[int, bytes]:
         name = ctypes.create_string_buffer(length)
@@ -111,16 +114,3 @@ class Driver:
         text = ctypes.c_char_p()
         return self._cuGetErrorName(error, ctypes.byref(text)), text.value
 
-
-def _result(fn):
-    """A call that returns only its CUresult, as a 1-tuple."""
-    return lambda *args: (fn(*args),)
-
-
-def _output_first(fn, kind):
-    """A call whose first parameter is an output: ``(CUresult, output)``."""
-    def call(*args) -> tuple[int, object]:
-        out = kind()
-        return fn(ctypes.byref(out), *args), out.value
-
-    return call

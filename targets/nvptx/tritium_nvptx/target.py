@@ -16,6 +16,7 @@ from typing import Any
 import llvmlite
 from tritium.errors import TritiumError
 from tritium.runtime.cache import source_hash
+from tritium.runtime.device_arrays import torch_stream
 from tritium.target import Driver, GPUTarget, InlineArray, LaunchOptions, Target
 
 from . import arch as archs
@@ -155,13 +156,7 @@ class NvptxTarget(Target):
     def current_stream(self, device: int) -> int:
         """torch's current stream on ``device`` when torch is loaded (what launches with torch tensors
         use), else the default stream."""
-        import sys
-
-        if "torch" not in sys.modules:
-            return 0
-        from .driver import _stream
-
-        return _stream("torch", device)
+        return torch_stream(device)
 
     def kernel_resources(self, kernel) -> dict[str, int]:
         return {**self.driver.kernel_resources(kernel.launcher, cuda.current_device()),

@@ -1,13 +1,15 @@
-/* The native launch: pack a kernel's arguments and call the driver's cuLaunchKernel, in one C call.
+/* The native launch: pack a kernel's arguments and call a GPU driver's launch function, in one C
+   call. CUDA's cuLaunchKernel and HIP's hipModuleLaunchKernel take the same parameters, so nvptx and
+   amdgpu (and a vendor's target whose driver has that signature) share it.
 
    Built when the package is installed (never at run time). Through ctypes the same launch costs
    about 3 us more: ctypes converts eleven arguments, struct packs the parameters, and a shared
-   buffer needs a lock. Here the parameters live on this call's stack. ``launch.py`` holds the
+   buffer needs a lock. Here the parameters live on this call's stack. ``native_launch.py`` holds the
    pure-Python equivalent, used when this extension was not built.
 
    launch(entry, function, gx, gy, gz, block, shared, stream, codes, args) -> CUresult
-     entry     the address of cuLaunchKernel (or of a stand-in with its signature)
-     function  the CUfunction; stream the CUstream (0: the default stream)
+     entry     the address of cuLaunchKernel, hipModuleLaunchKernel, or a stand-in with their signature
+     function  the CUfunction (hipFunction_t); stream the CUstream (hipStream_t; 0: the default stream)
      codes     one byte per argument, how it fills its 8-byte slot:
                'Q' unsigned 64-bit (pointers), 'q' signed 64-bit, 'f' float32, 'd' float64,
                'e' float16, 'H' 16 bits given as an int (bfloat16); 'B' a bytes object passed as
@@ -91,7 +93,7 @@ static PyObject *launch(PyObject *module, PyObject *const *argv, Py_ssize_t argc
     void *stream = PyLong_AsVoidPtr(argv[7]);
     if (PyErr_Occurred()) return NULL;
     if (entry == NULL) {
-        PyErr_SetString(PyExc_ValueError, "no cuLaunchKernel to call");
+        PyErr_SetString(PyExc_ValueError, "no launch function to call");
         return NULL;
     }
     PyObject *codes = argv[8], *args = argv[9];
@@ -135,7 +137,7 @@ static PyObject *launch(PyObject *module, PyObject *const *argv, Py_ssize_t argc
 
 static PyMethodDef methods[] = {
     {"launch", (PyCFunction)(void (*)(void))launch, METH_FASTCALL,
-     "launch(entry, function, gx, gy, gz, block, shared, stream, codes, args) -> CUresult"},
+     "launch(entry, function, gx, gy, gz, block, shared, stream, codes, args) -> the driver's result"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,9 +1,11 @@
-"""The call that launches a kernel: ``launch(entry, function, gx, gy, gz, block, shared, stream,
-codes, args) -> CUresult``, which packs ``args`` into the kernel's parameters as ``codes`` says
-and calls the ``cuLaunchKernel`` at address ``entry`` (see ``_launch.c`` for the contract).
+"""The call that launches a GPU kernel: ``launch(entry, function, gx, gy, gz, block, shared, stream,
+codes, args) -> result``, which packs ``args`` into the kernel's parameters as ``codes`` says and
+calls the driver's launch function at address ``entry``: CUDA's ``cuLaunchKernel`` or HIP's
+``hipModuleLaunchKernel``, which take the same parameters (see ``_launch.c`` for the contract). GPU
+targets share it, so that no target compiles C at run time or keeps its own launcher.
 
-The native version, built when the package is installed, is the one used; ``python_launch`` does
-the same through ctypes where it was not built (no C compiler at install time).
+The native version, built when tritium is installed, is the one used; ``python_launch`` does the
+same through ctypes where it was not built (no C compiler at install time).
 """
 
 from __future__ import annotations
@@ -11,12 +13,29 @@ from __future__ import annotations
 import ctypes
 import struct
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
+
+#: the parameter code of each signature type; other integers are "q" (a signed integer fills its
+#: slot and the kernel reads its parameter's width), pointers "Q"
+_CODES = {"fp32": "f", "fp64": "d", "fp16": "e", "bf16": "H", "u64": "Q"}
+
+
+def parameter_codes(arg_types: Sequence[str]) -> str:
+    """The ``codes`` of a kernel's parameters (one a signature type, ``"*fp32"``...)."""
+    return "".join("Q" if t[0] == "*" else _CODES.get(t, "q") for t in arg_types)
+
+
+def conversions(arg_types: Sequence[str]) -> list[tuple[int, Callable[[Any], int]]]:
+    """``(index, convert)`` of the parameters a launch passes as their bits (bf16), converted first."""
+    from ..language.dtypes import bf16_bits
+
+    return [(i, bf16_bits) for i, t in enumerate(arg_types) if t == "bf16"]
+
 
 #: how each parameter code fills its 8-byte slot, in ``struct``'s words
 _SLOT = {"Q": "Q", "q": "q", "f": "f4x", "d": "d", "e": "e6x", "H": "H6x"}
 
-#: cuLaunchKernel's C signature
+#: the C signature of cuLaunchKernel and hipModuleLaunchKernel
 LAUNCH_KERNEL = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, *[ctypes.c_uint] * 7, ctypes.c_void_p,
                                  ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_void_p))
 
@@ -35,7 +54,7 @@ def python_launch(entry: int, function: int, gx: int, gy: int, gz: int, block: i
                   codes: bytes, args: tuple) -> int:
     """The native ``launch`` in Python."""
     if not entry:
-        raise ValueError("no cuLaunchKernel to call")
+        raise ValueError("no launch function to call")
     n = len(args)
     if len(codes) != n:
         raise ValueError(f"{len(codes)} parameter codes for {n} arguments")
