@@ -142,7 +142,9 @@ def lock_kernel(partial_ptr, sums_ptr, locks_ptr, n, GROUP: tl.constexpr, BLOCK:
     out = sums_ptr + lock_id * n + offs
     while tl.atomic_cas(lock, 0, 1) == 1:
         pass
-    if tl.load(count) == 0:
+    first = tl.load(count) == 0
+    tl.debug_barrier()  # every thread has read the count before one of them sets it
+    if first:
         tl.atomic_xchg(count, 1)
     else:
         row += tl.load(out, mask=mask)
@@ -419,7 +421,9 @@ def layernorm_bwd_dx_kernel(dx_ptr, dy_ptr, dw_ptr, db_ptr, x_ptr, w_ptr, mean_p
     partial_db = dy.to(w.dtype)
     while tl.atomic_cas(lock, 0, 1) == 1:
         pass
-    if tl.load(count) == 0:
+    first = tl.load(count) == 0
+    tl.debug_barrier()  # every thread has read the count before one of them sets it
+    if first:
         tl.atomic_xchg(count, 1)
     else:
         partial_dw += tl.load(dw_ptr, mask=mask)
