@@ -12,9 +12,10 @@ Python API, so the same code reads their tensors.
 from __future__ import annotations
 
 import ctypes
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from ..errors import ArgumentError
+from ..target import InlineArray
 from .args import bind_scalar
 from .reinterpret import TensorWrapper
 
@@ -65,6 +66,35 @@ def torch_stream(device: int) -> int:
     import sys
 
     return STREAMS["torch"](device) if "torch" in sys.modules else 0
+
+
+def placement(args: Sequence[Any], pointers: Sequence[int], arg_names: Sequence[str], kernel: str,
+              default_device: int) -> tuple[int, str]:
+    """The GPU and framework of a launch's pointer arguments (at ``pointers``), which must all be
+    on one GPU; ``default_device`` and no framework where none is a DevicePointer."""
+    device, framework, first = -1, "", 0
+    for i in pointers:
+        p = args[i]
+        if not isinstance(p, DevicePointer):
+            continue
+        if device < 0:
+            device, framework, first = p.device, p.framework, i
+        elif p.device != device:
+            raise ArgumentError(f"kernel '{kernel}': argument '{arg_names[i]}' is on GPU {p.device} "
+                                f"but '{arg_names[first]}' is on GPU {device}; pass arrays of one GPU")
+    return (device if device >= 0 else default_device), framework
+
+
+def torch_inline_array() -> InlineArray | None:
+    """torch tensors, where torch is imported: a GPU target's ``Target.inline_array``. The launch
+    path reads their address and GPU itself and calls the launcher's ``launch_on``; subclasses of
+    ``torch.Tensor`` and tensors on the host take ``bind_arg``'s path, which words the error."""
+    import sys
+
+    tensor = getattr(sys.modules.get("torch"), "Tensor", None)
+    if not isinstance(tensor, type):
+        return None
+    return InlineArray(tensor, address="{v}.data_ptr()", placement="{v}.get_device()", launch="launch_on")
 
 
 #: device -> address -> its DevicePointer: launches on the same tensors (a training loop, a

@@ -1,30 +1,37 @@
 """``AmdgpuTarget``: kernels compiled for AMD GPUs (AMDGPU code objects through llvmlite and ld.lld).
 
 Compiling needs no GPU: the arch comes from the ``arch`` option, else ``TRITIUM_AMDGPU_ARCH``, else
-gfx942 (``arch``). Running needs ROCm's HIP runtime, which this package does not drive yet
-(``driver``): ``tritium targets`` shows why amdgpu is unavailable, and launching raises it.
+the current GPU's, else gfx942 (``arch``). Running needs ROCm's HIP runtime and an AMD GPU
+(``driver``); without them ``tritium targets`` shows why amdgpu is unavailable, and launching raises it.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 from typing import Any
 
 import llvmlite
-from tritium.errors import ArgumentError, TargetError, TritiumError
-from tritium.runtime.args import bind_scalar
+from tritium.errors import TargetError, TritiumError
 from tritium.runtime.cache import source_hash
-from tritium.target import Driver, LaunchOptions, Target
+from tritium.runtime.device_arrays import torch_inline_array, torch_stream
+from tritium.target import Driver, GPUTarget, InlineArray, LaunchOptions, Target
 
 from . import arch as archs
-from . import device_libs
+from . import device_libs, hip, memory
 from .driver import AmdgpuDriver, unavailable_reason
+
+#: Triton's device property -> the HIP device attribute it is (``hipDeviceAttribute`` + name)
+_PROPERTIES = {"max_shared_mem": "MaxSharedMemoryPerBlock", "max_num_regs": "MaxRegistersPerBlock",
+               "multiprocessor_count": "MultiprocessorCount", "warpSize": "WarpSize",
+               "sm_clock_rate": "ClockRate", "mem_clock_rate": "MemoryClockRate",
+               "mem_bus_width": "MemoryBusWidth"}
 
 
 @dataclasses.dataclass(frozen=True)
 class AmdgpuOptions(LaunchOptions):
-    """Triton's launch options, plus ``arch`` (``gfx942``...): empty means ``TRITIUM_AMDGPU_ARCH`` or
-    gfx942."""
+    """Triton's launch options, plus ``arch`` (``gfx942``...): empty means ``TRITIUM_AMDGPU_ARCH``,
+    else the current GPU's, else gfx942."""
 
     arch: str = ""
     #: float adds and multiplies may fuse into FMAs, as in Triton (False: every operation rounds)
@@ -45,10 +52,15 @@ class AmdgpuTarget(Target):
         self._driver: Driver | None = None
 
     def availability(self) -> tuple[bool, str]:
-        return False, unavailable_reason()
+        reason = unavailable_reason()
+        return not reason, reason
 
     def arch(self, options: AmdgpuOptions | None = None) -> archs.Arch:
-        return archs.chosen_arch(options.arch if options is not None else "")
+        """The ``arch`` option, else ``TRITIUM_AMDGPU_ARCH``, else the current GPU's, else gfx942."""
+        chosen = (options.arch if options is not None else "") or os.environ.get(archs.ARCH_ENV, "").strip()
+        if not chosen and not unavailable_reason():
+            chosen = hip.properties(hip.current_device())[1]
+        return archs.chosen_arch(chosen)
 
     def version(self) -> str:
         try:
@@ -80,11 +92,48 @@ class AmdgpuTarget(Target):
 
     @staticmethod
     def bind_arg(value: Any, arg_type: str, arg_name: str) -> Any:
-        if not arg_type.startswith("*"):
-            return bind_scalar(value, arg_type, arg_name, "amdgpu")
-        if value is None:
-            raise ArgumentError(f"argument '{arg_name}' is None, but the kernel takes a pointer ({arg_type})")
-        raise TargetError(f"target 'amdgpu' cannot take array argument '{arg_name}': {unavailable_reason()}")
+        """Core's ``DeviceArrays`` binding for ROCm memory (``memory.ARRAYS``); where kernels cannot
+        run, an array argument raises the reason first."""
+        if arg_type[0] == "*" and unavailable_reason():
+            raise TargetError(f"target 'amdgpu' cannot take array argument '{arg_name}': {unavailable_reason()}")
+        return memory.ARRAYS.bind(value, arg_type, arg_name)
+
+    def inline_array(self) -> InlineArray | None:
+        """torch tensors (ROCm's torch), where torch is imported: core's ``torch_inline_array``."""
+        return torch_inline_array()
+
+    # -- devices (``tritium.runtime.driver.active``): this thread's current GPU -----------------------
+    def device_count(self) -> int:
+        return hip.device_count()
+
+    def current_device(self) -> int:
+        return hip.current_device()
+
+    def set_current_device(self, device: int) -> None:
+        hip.set_device(device)
+
+    def current_target(self) -> GPUTarget:
+        arch = self.arch()
+        return GPUTarget("hip", arch.name, arch.wave)
+
+    def device_description(self) -> str:
+        name, arch = hip.properties(hip.current_device())
+        return f"{name} ({arch})"
+
+    def device_properties(self, device: int) -> dict[str, int]:
+        """The HIP runtime's attributes under Triton's keys (``max_shared_mem`` is the LDS a
+        workgroup may use)."""
+        return {key: hip.attribute(device, f"hipDeviceAttribute{name}") for key, name in _PROPERTIES.items()}
+
+    def torch_device(self) -> tuple[str, int | None]:
+        return "cuda", hip.current_device()  # ROCm's torch keeps CUDA's device name
+
+    def current_stream(self, device: int) -> int:
+        return torch_stream(device)
+
+    def kernel_resources(self, kernel) -> dict[str, int]:
+        return {**self.driver.kernel_resources(kernel.launcher, hip.current_device()),
+                "shared": int(kernel.metadata.get("shared", 0))}
 
     @property
     def driver(self) -> Driver:

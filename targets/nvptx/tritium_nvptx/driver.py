@@ -13,7 +13,7 @@ import threading
 from typing import Any, Mapping, Sequence
 
 from tritium.errors import ArgumentError, OutOfResources, TritiumError
-from tritium.runtime.device_arrays import STREAMS, DevicePointer
+from tritium.runtime.device_arrays import STREAMS, DevicePointer, placement
 from tritium.runtime.native_launch import conversions, launch, parameter_codes
 from tritium.target import Driver, KernelSignature
 
@@ -94,17 +94,7 @@ class NvptxLauncher:
 
     def _placement(self, args: Sequence[Any]) -> tuple[int, str]:
         """The GPU and framework of the pointer arguments, which must all be on one GPU."""
-        device, framework, first = -1, "", 0
-        for i in self._pointers:
-            p = args[i]
-            if not isinstance(p, DevicePointer):
-                continue
-            if device < 0:
-                device, framework, first = p.device, p.framework, i
-            elif p.device != device:
-                raise ArgumentError(f"kernel '{self._name}': argument '{self._arg_names[i]}' is on GPU {p.device} "
-                                    f"but '{self._arg_names[first]}' is on GPU {device}; pass arrays of one GPU")
-        return (device if device >= 0 else cuda.current_device()), framework
+        return placement(args, self._pointers, self._arg_names, self._name, cuda.current_device())
 
     def __call__(self, grid: tuple[int, int, int], args: Sequence[Any]) -> None:
         p = args[self._first_pointer] if self._pointers else None

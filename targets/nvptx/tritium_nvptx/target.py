@@ -10,13 +10,12 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
-import sys
 from typing import Any
 
 import llvmlite
 from tritium.errors import TritiumError
 from tritium.runtime.cache import source_hash
-from tritium.runtime.device_arrays import torch_stream
+from tritium.runtime.device_arrays import torch_inline_array, torch_stream
 from tritium.target import Driver, GPUTarget, InlineArray, LaunchOptions, Target
 
 from . import arch as archs
@@ -183,14 +182,9 @@ class NvptxTarget(Target):
     bind_arg = staticmethod(bind_argument)
 
     def inline_array(self) -> InlineArray | None:
-        """torch tensors, where torch is imported: the launch path reads their address and GPU
-        itself and launches on torch's current stream (``NvptxLauncher.launch_on``). Subclasses
-        of ``torch.Tensor`` and tensors on the host take ``bind_arg``'s path, which words the error."""
-        torch = sys.modules.get("torch")
-        tensor = getattr(torch, "Tensor", None)
-        if not isinstance(tensor, type):
-            return None
-        return InlineArray(tensor, address="{v}.data_ptr()", placement="{v}.get_device()", launch="launch_on")
+        """torch tensors, where torch is imported (core's ``torch_inline_array``): launched on torch's
+        current stream (``NvptxLauncher.launch_on``)."""
+        return torch_inline_array()
 
     @property
     def driver(self) -> Driver:
