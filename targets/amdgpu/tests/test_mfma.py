@@ -1,7 +1,8 @@
-"""``tl.dot`` on CDNA's matrix cores (``v_mfma_f32_16x16x16``), executed: the products' code is
-generated with the amdgpu target's instruction declaration and run on the SIMT emulator at 64 lanes,
-the instruction emulated from an independent statement of AMD's operand layout; and compiled: the
-code objects of gfx942 hold the instructions, where RDNA's (gfx1100) multiply with FMAs."""
+"""``tl.dot`` on AMD's matrix instructions (CDNA's MFMA, RDNA4's WMMA), executed: the products'
+code is generated with the amdgpu target's instruction declarations and run on the SIMT emulator at
+the arch's wavefront size, the instruction emulated from an independent statement of AMD's operand
+layout (the matrix instruction calculator's formulas, the RDNA4 ISA's tables); and compiled: the
+code objects hold the instructions, where RDNA3's (gfx1100) multiply with FMAs."""
 
 from __future__ import annotations
 
@@ -12,30 +13,57 @@ import tritium.language as tl
 from tritium.ir import tile
 from tritium.ir.mlir import ir
 from tritium.passes.gpu_layout import assign_gpu_layouts
-from tritium_amdgpu import toolchain
-from tritium_amdgpu.hooks import AmdgpuHooks
+from tritium_amdgpu import matrix, toolchain
 from tritium_simt.emulator import HostThreadHooks, run
 
 WAVE = 64
 
 
-class AmdLayout:
-    """AMD's statement of ``v_mfma_f32_16x16x16_f16``'s operands (the matrix instruction calculator's
-    formulas), one 32-bit register (two K elements of A and B) or one accumulator an entry."""
+class Mfma:
+    """AMD's statement of an MFMA's operands on ``m x m`` blocks with ``k`` K elements (the matrix
+    instruction calculator's formulas), for one 32-bit register (``pack`` K elements of A or B) or
+    one accumulator an entry: A[i][k] at lane ``i + m (k // kl)``, item ``k % kl``, with
+    ``kl = k / (64 / m)``; B[k][j] likewise; D[i][j] at lane ``j + 16 (i // 4)``, item ``i % 4``
+    (m = 16), or lane ``j + 32 ((i // 4) % 2)``, item ``4 (i // 8) + i % 4`` (m = 32)."""
+
+    def __init__(self, which: str, m: int, k: int, pack: int):
+        self.which, self.m, self.kl, self.pack = which, m, k // (64 // m), pack
+
+    def coordinates(self, lane: int, entry: int) -> tuple[int, int]:
+        m, group = self.m, lane // self.m
+        if self.which == "a":
+            return lane % m, group * self.kl + entry * self.pack
+        if self.which == "b":
+            return group * self.kl + entry * self.pack, lane % m
+        if m == 16:
+            return 4 * group + entry, lane % 16
+        return 8 * (entry // 4) + 4 * group + entry % 4, lane % 32
+
+
+class Wmma:
+    """The matrix instruction calculator's statement of RDNA4's ``v_wmma_f32_16x16x16_{f16,bf16}`` at
+    32 lanes: A[i][k] at lane ``i + 16 ((k // 4) % 2)``, item ``4 (k // 8) + k % 4`` (two items a
+    register); B[k][j] likewise; D[i][j] at lane ``j + 16 (i // 8)``, item ``i % 8``."""
 
     def __init__(self, which: str):
         self.which = which
 
     def coordinates(self, lane: int, entry: int) -> tuple[int, int]:
-        i, group = lane % 16, lane // 16
-        if self.which == "a":  # A[i][k]: lane i + 16 (k // 4), item k % 4
-            return i, 4 * group + 2 * entry
-        if self.which == "b":  # B[k][j]: lane j + 16 (k // 4)
-            return 4 * group + 2 * entry, i
-        return 4 * group + entry, i  # D[i][j]: lane j + 16 (i // 4), item i % 4
+        i, half = lane % 16, lane // 16
+        item = 2 * entry if self.which in "ab" else entry
+        k = 8 * (item // 4) + 4 * half + item % 4
+        if self.which == "a":
+            return i, k
+        if self.which == "b":
+            return k, i
+        return 8 * half + entry, i
 
 
-TRUTH = (AmdLayout("a"), AmdLayout("b"), AmdLayout("c"))
+def mfma_truth(m: int, k: int, pack: int) -> tuple:
+    return tuple(Mfma(w, m, k, pack) for w in "abc")
+
+
+TRUTH = mfma_truth(16, 16, 2)
 
 
 @tritium.jit
@@ -58,7 +86,7 @@ SIG = {"a_ptr": "*fp16", "b_ptr": "*fp16", "v_ptr": "*fp16", "out_ptr": "*fp32"}
 
 @pytest.mark.parametrize("m,n,k,loops,num_warps", [(16, 16, 16, 1, 1), (64, 32, 32, 2, 4), (32, 64, 16, 3, 2)])
 def test_products_on_mfma_match_float64_at_64_lanes(m, n, k, loops, num_warps):
-    mfma = AmdgpuHooks(WAVE, matrix_cores=True).warp_matrix_op("fp16", "fp32")
+    mfma = matrix.mfma("cdna3", "fp16", "fp32")
     rng = np.random.default_rng(m + n + k)
     a = rng.standard_normal((loops, m, k)).astype(np.float16)
     b = rng.standard_normal((loops, k, n)).astype(np.float16)
@@ -119,3 +147,113 @@ def test_bf16_products_run_on_the_bf16_instruction():
     c = tritium.compile(matmul_kernel, signature=sig, constants={"BM": 32, "BN": 32, "BK": 32}, target="amdgpu",
                         arch="gfx90a", num_warps=4)
     assert "v_mfma_f32_16x16x16bf16_1k" in c.asm["amdgcn"]
+
+
+@tritium.jit
+def dot_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr, LOOPS: tl.constexpr,
+               ACC: tl.constexpr):
+    rm, rn, rk = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+    acc = tl.zeros((M, N), ACC)
+    for i in range(LOOPS):
+        a = tl.load(a_ptr + i * M * K + rm[:, None] * K + rk[None, :])
+        b = tl.load(b_ptr + i * K * N + rk[:, None] * N + rn[None, :])
+        acc = tl.dot(a, b, acc, out_dtype=ACC)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc)
+
+
+def _e4m3(code: int) -> float:
+    """OCP fp8 e4m3 (``tl.float8e4nv``): bias 7, three mantissa bits, 0x7f and 0xff NaN."""
+    sign, exp, man = -1.0 if code & 0x80 else 1.0, (code >> 3) & 15, code & 7
+    if exp == 15 and man == 7:
+        return float("nan")
+    return sign * (man / 8 * 2.0 ** -6 if exp == 0 else (1 + man / 8) * 2.0 ** (exp - 7))
+
+
+#: (arch family, operand kind, MFMA size, K of the instruction, K elements a register, element types)
+MFMAS = [("cdna3", "fp16", 32, 8, 2, "fp16"), ("cdna3", "bf16", 32, 8, 2, "bf16"),
+         ("cdna3", "s8", 16, 32, 4, "i8"), ("cdna3", "s8", 32, 16, 4, "i8"), ("cdna2", "s8", 16, 16, 4, "i8"),
+         ("cdna4", "e4m3", 16, 32, 4, "fp8e4nv"), ("cdna4", "e4m3", 32, 16, 4, "fp8e4nv")]
+
+
+@pytest.mark.parametrize("family,kind,size,k,pack,element", MFMAS)
+@pytest.mark.parametrize("m,n,kk,loops,num_warps", [(32, 32, 32, 1, 1), (64, 32, 64, 2, 2)])
+def test_every_mfma_form_matches_float64_at_64_lanes(family, kind, size, k, pack, element, m, n, kk, loops,
+                                                     num_warps):
+    spec = matrix.mfma(family, kind, "int32" if kind == "s8" else "fp32", size)
+    assert (spec.m, spec.k, spec.k_pack) == (size, k, pack)
+    _run_against_truth(spec, mfma_truth(size, k, pack), WAVE, element, m, n, kk, loops, num_warps,
+                       {"cdna2": "gfx90a", "cdna3": "gfx942", "cdna4": "gfx950"}[family], size)
+
+
+@pytest.mark.parametrize("element", ["fp16", "bf16"])
+def test_rdna4_wmma_matches_float64_at_32_lanes(element):
+    spec = matrix.wmma(element, "fp32")
+    _run_against_truth(spec, tuple(Wmma(w) for w in "abc"), 32, element, 32, 32, 32, 2, 2, "gfx1201", 16)
+
+
+def _run_against_truth(spec, truth, wave, element, m, n, k, loops, num_warps, arch, size):
+    rng = np.random.default_rng(m + n + k + wave)
+    if element == "i8":
+        a, b = (rng.integers(-128, 128, shape).astype(np.int8) for shape in ((loops, m, k), (loops, k, n)))
+        want, acc, out = None, tl.int32, np.zeros((m, n), np.int32)
+        values = lambda x: x.astype(np.int64)  # noqa: E731
+    elif element == "fp8e4nv":
+        a, b = (rng.integers(0, 256, shape).astype(np.uint8) for shape in ((loops, m, k), (loops, k, n)))
+        a[(a & 0x7F) == 0x7F] = 0x38  # no NaN codes: 1.0 instead
+        b[(b & 0x7F) == 0x7F] = 0x38
+        table = np.array([_e4m3(c) for c in range(256)])
+        acc, out = tl.float32, np.full((m, n), np.nan, np.float32)
+        values = lambda x: table[x]  # noqa: E731
+    else:
+        a, b = (rng.standard_normal(shape).astype(np.float32) for shape in ((loops, m, k), (loops, k, n)))
+        if element == "bf16":  # bf16's bits: the high halves of fp32 values with the low ones zero
+            a, b = ((x.view(np.uint32) >> 16).astype(np.uint16) for x in (a, b))
+            values = lambda x: (x.astype(np.uint32) << 16).view(np.float32).astype(np.float64)  # noqa: E731
+        else:
+            a, b = a.astype(np.float16), b.astype(np.float16)
+            values = lambda x: x.astype(np.float64)  # noqa: E731
+        acc, out = tl.float32, np.full((m, n), np.nan, np.float32)
+    sig = {"a_ptr": f"*{element}", "b_ptr": f"*{element}", "c_ptr": "*i32" if element == "i8" else "*fp32"}
+    compiled = tritium.compile(dot_kernel, signature=sig,
+                               constants={"M": m, "N": n, "K": k, "LOOPS": loops, "ACC": acc},
+                               target="amdgpu", arch=arch, num_warps=num_warps, matrix_instr_nonkdim=size)
+    with tile.context():
+        module = ir.Module.parse(compiled.asm["tile-opt"])
+        assign_gpu_layouts(module, num_warps, wave, matrix_unit=HostThreadHooks(wave, spec).warp_matrix_op)
+        assert "#tile.mma" in str(module)
+        run(module, (1,), [a, b, out], num_warps=num_warps, warp_size=wave, matrix=spec, truth=truth)
+    want = sum(values(a[i]) @ values(b[i]) for i in range(loops))
+    if element == "i8":
+        np.testing.assert_array_equal(out, want)
+    else:
+        scale = sum(np.abs(values(a[i])) @ np.abs(values(b[i])) for i in range(loops)).max()
+        np.testing.assert_allclose(out, want, rtol=0, atol=1e-5 * scale)
+
+
+@pytest.mark.skipif(toolchain.linker() is None, reason="no ld.lld")
+@pytest.mark.parametrize("arch,element,size,instruction", [
+    ("gfx942", "fp16", 32, "v_mfma_f32_32x32x8_f16"), ("gfx942", "i8", 16, "v_mfma_i32_16x16x32_i8"),
+    ("gfx90a", "i8", 32, "v_mfma_i32_32x32x8i8"), ("gfx950", "fp8e4nv", 16, "v_mfma_f32_16x16x32_fp8_fp8"),
+    ("gfx950", "fp8e5", 32, "v_mfma_f32_32x32x16_bf8_bf8"), ("gfx1201", "fp16", 16, "v_wmma_f32_16x16x16_f16"),
+    ("gfx1201", "bf16", 16, "v_wmma_f32_16x16x16_bf16"), ("gfx942", "fp8e4nv", 16, "v_mfma_f32_16x16x16_f16"),
+    ("gfx1100", "fp16", 16, None)])
+def test_code_objects_hold_the_arch_s_matrix_instruction(arch, element, size, instruction):
+    """gfx942's fp8 MFMA reads AMD's FNUZ formats, not Triton's: its fp8 products widen to fp16 and
+    run on the fp16 MFMA. RDNA3 multiplies with FMAs."""
+    sig = {"a_ptr": f"*{element}", "b_ptr": f"*{element}", "c_ptr": "*i32" if element == "i8" else "*fp32"}
+    acc = tl.int32 if element == "i8" else tl.float32
+    c = tritium.compile(dot_kernel, signature=sig, constants={"M": 64, "N": 64, "K": 64, "LOOPS": 2, "ACC": acc},
+                        target="amdgpu", arch=arch, num_warps=4, matrix_instr_nonkdim=size)
+    asm = c.asm["amdgcn"]
+    if instruction is None:
+        assert "v_mfma" not in asm and "v_wmma" not in asm
+    else:
+        assert instruction in asm
+    assert c.metadata["spills"] == 0
+
+
+def test_matrix_instr_nonkdim_is_16_or_32():
+    with pytest.raises(tritium.errors.TritiumError, match="matrix_instr_nonkdim must be 16 or 32"):
+        tritium.compile(dot_kernel, signature={"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32"},
+                        constants={"M": 32, "N": 32, "K": 32, "LOOPS": 1, "ACC": tl.float32}, target="amdgpu",
+                        arch="gfx942", matrix_instr_nonkdim=8)

@@ -44,7 +44,8 @@ def hooks_for(ctx, shared_bytes: int = 0):
 
     arch = ctx.target.arch(ctx.options)
     return AmdgpuHooks(arch.wave, fp_fusion=ctx.options.enable_fp_fusion, shared_bytes=shared_bytes,
-                       matrix_cores=arch.matrix_cores, device_library=device_libs.folder() is not None)
+                       matrix=arch.matrix, matrix_size=ctx.options.matrix_instr_nonkdim or 16,
+                       device_library=device_libs.folder() is not None)
 
 
 def tile_layout(module, ctx):

@@ -23,11 +23,10 @@ from tritium.codegen.device import DeviceHooks, WarpMatrixOp
 from tritium.codegen.math import MathUnavailable
 from tritium.errors import NotImplementedYet
 from tritium.codegen.types import scalar_of
-from tritium.layout.distributed import Fragment
 
-from . import device_libs
+from . import device_libs, matrix
 
-I16, I32 = ll.IntType(16), ll.IntType(32)
+I32 = ll.IntType(32)
 _AXES = "xyz"
 #: the HSA kernel dispatch packet's ``grid_size_x`` (u32 each axis), in bytes from its start
 _GRID_SIZE = 12
@@ -53,51 +52,28 @@ I64 = ll.IntType(64)
 _GENERIC = ll.PointerType()
 
 
-#: the lanes' 6 bits: 4 step along M (A) or N (B, D), 2 along K (A, B) or M (D), by 4
-_ROWS16 = ((1, 0), (2, 0), (4, 0), (8, 0))
-_COLS16 = ((0, 1), (0, 2), (0, 4), (0, 8))
-MFMA_A = Fragment(((0, 0), (0, 2)), _ROWS16 + ((0, 4), (0, 8)))
-MFMA_B = Fragment(((0, 0), (2, 0)), _COLS16 + ((4, 0), (8, 0)))
-MFMA_C = Fragment(((0, 0), (1, 0), (2, 0), (3, 0)), _COLS16 + ((4, 0), (8, 0)))
-#: operand kind -> the MFMA intrinsic and the element type of its operand vectors
-MFMA = {"fp16": ("llvm.amdgcn.mfma.f32.16x16x16f16", ll.HalfType()),
-        "bf16": ("llvm.amdgcn.mfma.f32.16x16x16bf16.1k", I16)}
-
-
 class AmdgpuHooks(DeviceHooks):
     global_address_space = 1
     shared_address_space = 3
 
-    def __init__(self, wave: int, fp_fusion: bool = True, shared_bytes: int = 0, matrix_cores: bool = False,
-                 device_library: bool = False):
+    def __init__(self, wave: int, fp_fusion: bool = True, shared_bytes: int = 0, matrix: str = "",
+                 matrix_size: int = 16, device_library: bool = False):
         self.warp_size = wave
         self.fp_flags = ("contract",) if fp_fusion else ()
         self.shared_bytes = shared_bytes
-        self.matrix_cores = matrix_cores
+        #: the arch's matrix instructions (``arch.Arch.matrix``) and MFMA's block size (16 or 32)
+        self.matrix, self.matrix_size = matrix, matrix_size
         #: ROCm's OCML and OCKL will be linked (``device_libs.folder()`` found them)
         self.device_library = device_library
 
     def warp_matrix_op(self, operand: str, accumulator: str) -> WarpMatrixOp | None:
-        """CDNA's ``v_mfma_f32_16x16x16_{f16,bf16}`` (a 64-lane wavefront, ``MFMA_16X16``), with
-        AMD's operand layout: lane ``l`` holds A's row ``l % 16`` at K ``4 (l // 16) ..`` + 3, B's
-        column ``l % 16`` at the same K rows, and D's column ``l % 16`` at rows ``4 (l // 16) ..`` + 3.
-        Two 32-bit registers of A and of B a lane, four fp32 accumulators."""
-        if not self.matrix_cores or operand not in MFMA or accumulator != "fp32":
-            return None
-        name, element = MFMA[operand]
-
-        def emit(b, a_frags, b_frags, c_vals):
-            def four(frags):  # two <2 x half> registers -> the <4 x ...> the intrinsic takes
-                joined = b.shuffle_vector(frags[0], frags[1], ll.Constant(ll.VectorType(I32, 4), [0, 1, 2, 3]))
-                return b.bitcast(joined, ll.VectorType(element, 4))
-            c = ll.Constant(ll.VectorType(ll.FloatType(), 4), ll.Undefined)
-            for i, v in enumerate(c_vals):
-                c = b.insert_element(c, v, I32(i))
-            args = [four(a_frags), four(b_frags), c, I32(0), I32(0), I32(0)]
-            d = b.call(intrinsics.declare(b.module, name, c.type, [x.type for x in args]), args)
-            return [b.extract_element(d, I32(i)) for i in range(4)]
-
-        return WarpMatrixOp(m=16, n=16, k=16, k_pack=2, emit=emit, a=MFMA_A, b=MFMA_B, c=MFMA_C)
+        """The arch's matrix instruction (``matrix``): CDNA's MFMA on 16x16 blocks (32x32 where
+        ``matrix_size`` is 32), RDNA4's WMMA; None on RDNA3."""
+        if self.matrix == "rdna4":
+            return matrix.wmma(operand, accumulator)
+        if self.matrix.startswith("cdna"):
+            return matrix.mfma(self.matrix, operand, accumulator, self.matrix_size)
+        return None
 
     def shared_memory(self, module: ll.Module) -> ll.Value:
         """The program's LDS as one static array of the layout stage's ``shared`` bytes: the code
@@ -212,8 +188,3 @@ def _string(b: ll.IRBuilder, text: str) -> ll.Value:
     g = ll.GlobalVariable(m, t, m.get_unique_name("tritium_text"), addrspace=4)
     g.linkage, g.global_constant, g.initializer = "private", True, ll.Constant(t, data)
     return b.addrspacecast(g, _GENERIC)
-
-def cdna_matrix_op(operand: str, accumulator: str) -> WarpMatrixOp | None:
-    """CDNA's matrix instruction for ``tl.dot`` of ``operand`` into ``accumulator`` elements: what the
-    simt target emulates with ``TRITIUM_SIMT_MATRIX=tritium_amdgpu.hooks:cdna_matrix_op``."""
-    return AmdgpuHooks(64, matrix_cores=True).warp_matrix_op(operand, accumulator)

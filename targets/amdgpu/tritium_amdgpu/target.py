@@ -36,6 +36,9 @@ class AmdgpuOptions(LaunchOptions):
     arch: str = ""
     #: float adds and multiplies may fuse into FMAs, as in Triton (False: every operation rounds)
     enable_fp_fusion: bool = True
+    #: the block of CDNA's MFMA that ``tl.dot`` runs on, as Triton's AMD option: 16 (16x16, and 0:
+    #: the default) or 32 (32x32: fewer LDS reads per product, more accumulator registers)
+    matrix_instr_nonkdim: int = 0
 
 
 class AmdgpuTarget(Target):
@@ -76,6 +79,8 @@ class AmdgpuTarget(Target):
     def parse_options(self, options: dict[str, Any]) -> AmdgpuOptions:
         parsed = AmdgpuOptions.parse(options, self.name)
         arch = archs.check_arch(parsed.arch) if parsed.arch else self.arch()
+        if parsed.matrix_instr_nonkdim not in (0, 16, 32):
+            raise TritiumError(f"matrix_instr_nonkdim must be 16 or 32 (0: 16), got {parsed.matrix_instr_nonkdim}")
         if parsed.num_warps * arch.wave > archs.MAX_THREADS:
             raise TritiumError(f"num_warps must be at most {archs.MAX_THREADS // arch.wave} on {arch.name} "
                                f"({archs.MAX_THREADS} threads per program, {arch.wave} per wavefront), "

@@ -68,7 +68,7 @@ def test_a_target_s_matrix_instruction_runs_from_its_declaration(monkeypatch):
     emulated from the fragments it declares (here AMD's MFMA at 64 lanes)."""
     pytest.importorskip("tritium_amdgpu")
     monkeypatch.setenv(WARP_ENV, "64")
-    monkeypatch.setenv("TRITIUM_SIMT_MATRIX", "tritium_amdgpu.hooks:cdna_matrix_op")
+    monkeypatch.setenv("TRITIUM_SIMT_MATRIX", "tritium_amdgpu.matrix:cdna3_matrix_op")
     monkeypatch.setenv(plugins.TARGET_ENV, "simt")
     rng = np.random.default_rng(3)
     a, b = (rng.standard_normal((32, 32)).astype(np.float16) for _ in range(2))

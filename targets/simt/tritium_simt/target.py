@@ -26,7 +26,7 @@ from tritium.target import Driver, KernelSignature, LaunchOptions, Target
 
 WARP_ENV = "TRITIUM_SIMT_WARP_SIZE"
 #: ``module:function``, a target's ``warp_matrix_op(operand, accumulator)``: ``tl.dot`` then runs on
-#: that matrix instruction, emulated from its declared fragments (``tritium_amdgpu.hooks:cdna_matrix_op``)
+#: that matrix instruction, emulated from its declared fragments (``tritium_amdgpu.matrix:cdna3_matrix_op``)
 MATRIX_ENV = "TRITIUM_SIMT_MATRIX"
 #: OS threads one emulated program may have
 MAX_THREADS = 1024
