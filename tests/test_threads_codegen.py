@@ -549,7 +549,7 @@ def test_device_print_and_assert(capfd):
         expected += debug_output.print_lines(" done", pid, [], False)
     assert len(printed) == 2 * (16 + 16 + 2 + 1) and sorted(printed) == sorted(expected)
     failed = threads_emulator.failed_assertions[before:]
-    assert len(failed) == 2 * 4 and len({line for line, _ in failed}) == 1  # 4 holders of -4.0 and -3.5
+    assert len(failed) == 2 * 4 and len({line for line, *_ in failed}) == 1  # 4 holders of -4.0 and -3.5
 
 
 # -- what it becomes on NVIDIA GPUs -------------------------------------------------------------------

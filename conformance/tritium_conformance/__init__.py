@@ -29,6 +29,7 @@ from . import cases_fp8 as _cases_fp8  # noqa: F401
 from . import cases_block_ptr as _cases_block_ptr  # noqa: F401
 from . import cases_tensordesc as _cases_tensordesc  # noqa: F401
 from . import cases_sorting as _cases_sorting  # noqa: F401
+from . import cases_debug as _cases_debug  # noqa: F401
 from .suite import (CASES, Case, CompileOnlyDevice, Device, Output, Result, compile_case, declared_gap, run_case,
                     run_suite, select)
 

@@ -27,6 +27,7 @@ import threading
 import time
 from typing import Callable, Iterable
 
+from .cases_debug import LOSES_DEVICE
 from .suite import (CASES, CRASH, FAIL, TIMEOUT, XFAIL, Case, CompileOnlyDevice, Device, Result, check_case,
                     declared_gap, installed_target, load_cases)
 from .workers import Death, Worker, run_lanes, serve
@@ -191,7 +192,10 @@ def main(argv: list[str] | None = None) -> None:
     def handle(request: str):
         for case_id, gap in json.loads(request):
             r = check_case(CASES[case_id], dev, gap)
-            retire = r.max_error is None and r.status in (FAIL, XFAIL) and not dev.usable()
+            # a case may leave the device unusable: a fault, or a failed device assertion (on a GPU
+            # its context is lost), which a case expects
+            retire = (r.max_error is None and r.status in (FAIL, XFAIL) or case_id.startswith(LOSES_DEVICE)) \
+                and not dev.usable()
             if retire:
                 r.message += "; the device was unusable after it: the cases after it ran in a fresh worker"
             yield json.dumps(dataclasses.asdict(r))

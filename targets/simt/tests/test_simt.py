@@ -85,3 +85,23 @@ def test_a_matrix_variable_that_names_nothing_is_refused(monkeypatch):
     x = np.zeros((16, 16), np.float16)
     with pytest.raises(TritiumError, match="TRITIUM_SIMT_MATRIX='no_such_module:op' names no function"):
         dot_kernel[(1,)](x, x, np.zeros((16, 16), np.float32), M=16, N=16, K=16)
+
+
+@tritium.jit
+def checked_kernel(x_ptr, BLOCK: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.device_assert(x < 3, "x stays below 3")
+
+
+def test_a_failed_device_assertion_raises_with_its_message_and_line(monkeypatch):
+    """Regression: the emulator recorded failed assertions, but a launch on the simt target did not
+    report them (a GPU reports one at the next synchronisation)."""
+    from tritium.runtime.launch import run_kernel
+
+    target = plugins.targets()["simt"]
+    x = target.driver.to_device(np.arange(8, dtype=np.int32))
+    run_kernel(target, checked_kernel, (1,), (x,), {"BLOCK": 8})  # not in debug mode: not checked
+    with pytest.raises(tritium.errors.DeviceAssertionError, match=r"checked_kernel.*test_simt.py:\d+: device "
+                       r"assertion failed: x stays below 3 \(in \d+ thread\(s\), first thread \d+\)") as e:
+        run_kernel(target, checked_kernel, (1,), (x,), {"BLOCK": 8, "debug": True})
+    assert "tl.device_assert(x < 3" in str(e.value)

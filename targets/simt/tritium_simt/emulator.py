@@ -32,13 +32,21 @@ SHARED_BYTES = 1 << 16
 
 _BARRIER = ctypes.CFUNCTYPE(None)
 _STORED = ctypes.CFUNCTYPE(None, ctypes.c_int32)
-_ASSERT = ctypes.CFUNCTYPE(None, ctypes.c_int32, ctypes.c_int32)
+_ASSERT = ctypes.CFUNCTYPE(None, ctypes.c_int32, ctypes.c_int32, ctypes.c_char_p, ctypes.c_char_p)
 _SHUFFLE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32)
 _I32P, _F32P = ctypes.POINTER(ctypes.c_uint32), ctypes.POINTER(ctypes.c_float)
 _MMA = ctypes.CFUNCTYPE(None, ctypes.c_int32, ctypes.c_int32, _I32P, _I32P, _F32P, _F32P)
 _LOAD = ctypes.CFUNCTYPE(None, ctypes.c_int32, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, _I32P)
 #: operand kinds of the emulated matrix instruction, as the callback's code
 _KINDS = {"fp16": 0, "bf16": 1, "tf32": 2, "e4m3": 3, "e5m2": 4, "s8": 5}
+
+
+def _text(module: ll.Module, text: str) -> ll.Value:
+    """A NUL-terminated constant string in ``module``."""
+    data = bytearray(text.encode() + b"\0")
+    g = ll.GlobalVariable(module, ll.ArrayType(ll.IntType(8), len(data)), module.get_unique_name("text"))
+    g.initializer, g.global_constant = ll.Constant(g.value_type, data), True
+    return g
 
 
 class HostThreadHooks(DeviceHooks):
@@ -120,14 +128,12 @@ class HostThreadHooks(DeviceHooks):
         """C's printf of the host (its output is flushed by ``run``)."""
         printf = b.module.globals.get("printf") or ll.Function(
             b.module, ll.FunctionType(I32, [ll.PointerType()], var_arg=True), "printf")
-        data = bytearray(fmt.encode() + b"\0")
-        text = ll.GlobalVariable(b.module, ll.ArrayType(ll.IntType(8), len(data)), b.module.get_unique_name("fmt"))
-        text.initializer, text.global_constant = ll.Constant(text.value_type, data), True
-        b.call(printf, [text, *args])
+        b.call(printf, [_text(b.module, fmt), *args])
 
     def assert_fail(self, b: ll.IRBuilder, message: str, file: str, line: int) -> None:
-        """Records ``(line, thread id)`` in ``failed_assertions``."""
-        self._callback(b, "emulator_assert", ll.VoidType(), [ll.Constant(I32, line), self.thread_id(b)])
+        """Records ``(line, thread id, message, file)`` in ``failed_assertions``."""
+        self._callback(b, "emulator_assert", ll.VoidType(), [ll.Constant(I32, line), self.thread_id(b),
+                                                             _text(b.module, message), _text(b.module, file)])
 
     def shared_memory(self, module: ll.Module) -> ll.Value:
         g = module.globals.get("tritium_shared")
@@ -152,8 +158,8 @@ _current: Program | None = None
 _stored_lock = threading.Lock()
 #: elements stored by the kernels run so far
 stored_elements = 0
-#: (line, thread id) of every failed device assertion so far
-failed_assertions: list[tuple[int, int]] = []
+#: (line, thread id, message, file) of every failed device assertion so far
+failed_assertions: list[tuple[int, int, str, str]] = []
 #: (thread id, count) of every emulated block load one of whose blocks has shared-memory bank conflicts
 conflicting_loads: list[tuple[int, int]] = []
 
@@ -171,9 +177,9 @@ def _stored(count: int) -> None:
 
 
 @_ASSERT
-def _assert(line: int, tid: int) -> None:
+def _assert(line: int, tid: int, message: bytes, file: bytes) -> None:
     with _stored_lock:
-        failed_assertions.append((line, tid))
+        failed_assertions.append((line, tid, message.decode(errors="replace"), file.decode(errors="replace")))
 
 
 @_SHUFFLE

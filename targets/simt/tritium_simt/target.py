@@ -12,13 +12,15 @@ not here, and it is where a new GPU target's hooks are best brought up first. Me
 
 from __future__ import annotations
 
+import linecache
+
 import importlib
 import os
 from typing import Any, Mapping
 
 import llvmlite
 from llvmlite import binding as llvm
-from tritium.errors import OutOfResources, TritiumError
+from tritium.errors import DeviceAssertionError, OutOfResources, TritiumError
 from tritium.runtime.args import bind_scalar
 from tritium.runtime.cache import source_hash
 from tritium.runtime.host import HostMemory, host_address
@@ -88,15 +90,25 @@ def bitcode(llir_text: str, ctx) -> bytes:
 
 
 class SimtLauncher:
-    def __init__(self, kernel: Any, threads: int, warp: int):
+    def __init__(self, kernel: Any, threads: int, warp: int, name: str):
         self.kernel, self.threads, self.warp = kernel, threads, warp  # kernel: an ``emulator.Kernel``
-        self.matrix = matrix_instruction()
+        self.matrix, self.name = matrix_instruction(), name
 
     def __call__(self, grid: tuple[int, int, int], args) -> None:
+        """Run the programs; a ``tl.device_assert`` that failed in any thread raises
+        ``DeviceAssertionError`` once they have finished, as a GPU reports it at synchronisation."""
         from . import emulator
 
         if min(grid) > 0:
+            before = len(emulator.failed_assertions)
             emulator.launch(self.kernel, grid, list(args), self.threads, self.warp, self.matrix)
+            failed = emulator.failed_assertions[before:]
+            if failed:
+                line, tid, message, file = failed[0]
+                raise DeviceAssertionError(self.name, f"device assertion failed: {message or 'assertion failed'} "
+                                           f"(in {len(failed)} thread(s), first thread {tid})", filename=file,
+                                           lineno=line or None,
+                                           source_line=linecache.getline(file, line) if line else "")
 
 
 class SimtDriver(HostMemory):
@@ -104,7 +116,8 @@ class SimtDriver(HostMemory):
         from . import emulator  # the code generator (and MLIR): only once a kernel is loaded
 
         warp = int(metadata["warp_size"])
-        return SimtLauncher(emulator.load(llvm.parse_bitcode(bytes(binary))), int(metadata["num_warps"]) * warp, warp)
+        return SimtLauncher(emulator.load(llvm.parse_bitcode(bytes(binary))), int(metadata["num_warps"]) * warp, warp,
+                            signature.name)
 
 
 class SimtTarget(Target):
