@@ -11,6 +11,7 @@ import pytest
 
 import tritium
 import tritium.language as tl
+from tritium.codegen.device import DeviceHooks
 from tritium.errors import TritiumError
 from tritium.ir import tile
 from tritium.ir.mlir import ir
@@ -350,7 +351,7 @@ module {{
 def test_layout_stage_records_metadata_and_is_described():
     asm = compile_specialized(softmax1d, FrontendOnly(), {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32"},
                               {"BLOCK": 1024}, {"x_ptr": "D", "y_ptr": "D", "n": "D"}, {}).asm
-    stage = layout_stage(32)
+    stage = layout_stage(DeviceHooks())
     ctx = SimpleNamespace(options=SimpleNamespace(num_warps=8, num_stages=3), target=FrontendOnly(), metadata={})
     with tile.context():
         out = stage(ir.Module.parse(asm["tile-opt"]), ctx)

@@ -1,5 +1,6 @@
-"""Pointer widths come from the target, per address space: core's codegen helpers size a pointer
-kept in memory by ``Target.pointer_bits`` (AMD's LDS and private pointers are 32-bit)."""
+"""Pointer widths come from the target's hooks, per address space: core's layout stage and codegen
+helpers size a pointer kept in memory by ``DeviceHooks.pointer_bits`` (AMD's LDS and private
+pointers are 32-bit)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,10 @@ from llvmlite import ir as ll
 from tritium.codegen.types import llvm_type, memory_type, size_in_bytes
 from tritium.ir import tile
 from tritium.ir.mlir import ir
-from tritium.target import Target
+from tritium.codegen.device import DeviceHooks
 
 
-class Amdish(Target):
+class Amdish(DeviceHooks):
     """64-bit global pointers; 32-bit shared (3) and private (5) ones, as on AMD GPUs."""
 
     def pointer_bits(self, address_space: int) -> int:
@@ -19,7 +20,7 @@ class Amdish(Target):
 
 
 def test_default_pointers_are_64_bit_in_every_address_space():
-    assert [Target().pointer_bits(a) for a in (0, 1, 3, 5)] == [64] * 4
+    assert [DeviceHooks().pointer_bits(a) for a in (0, 1, 3, 5)] == [64] * 4
     assert size_in_bytes(ll.PointerType()) == 8
     assert size_in_bytes(ll.PointerType(addrspace=3)) == 8
 

@@ -218,13 +218,6 @@ class Target:
             return "ll"
         return "mlir" if _MLIR_MODULE.match(output) else "txt"
 
-    def pointer_bits(self, address_space: int) -> int:
-        """Width in bits of a pointer in LLVM ``address_space`` (after the target's mapping of tile
-        address spaces): code generation sizes pointers kept in memory by it (the ``pointer_bits``
-        argument of ``tritium.codegen.types.size_in_bytes``). AMD's shared (LDS) and private pointers
-        and a wasm target's are 32-bit; the default is 64 bits in every address space."""
-        return 64
-
     def bind_arg(self, value: Any, arg_type: str, arg_name: str) -> Any:
         """Convert one user argument for the launcher (an address for pointers, a Python number
         for scalars); raise ``tritium.errors.ArgumentError`` naming what is wrong and how to fix it.

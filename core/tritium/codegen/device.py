@@ -154,8 +154,10 @@ class DeviceHooks(MathHooks):
     shared_address_space: int = 3
 
     def pointer_bits(self, address_space: int) -> int:
-        """How wide a pointer in LLVM address space ``address_space`` is in memory (the target's
-        ``Target.pointer_bits``): sizes of pointer elements in loads, stores and scratch."""
+        """How wide a pointer in LLVM address space ``address_space`` is in memory: the layout stage
+        sizes scratch by it and code generation pointer elements in loads and stores. AMD's shared
+        (LDS) and private pointers and a wasm target's are 32-bit; the default is 64 bits in every
+        address space."""
         return 64
 
     def kernel(self, module: ll.Module, name: str, params: list[ll.Type], num_threads: int) -> ll.Function:

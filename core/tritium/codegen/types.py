@@ -3,7 +3,7 @@
 Scalars map one to one, ``!tile.ptr<T, as>`` becomes an opaque pointer in an address space the
 target chooses (the CPU has one address space, GPUs keep the tile's), and ``i1`` is stored as a
 byte in memory, as Triton does. How wide a pointer is in memory is the target's to say, per
-address space (``Target.pointer_bits``): AMD's shared and private pointers are 32-bit.
+address space (``DeviceHooks.pointer_bits``): AMD's shared and private pointers are 32-bit.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ FP8_TYPES = ("Float8E4M3FNType", "Float8E5M2Type", "Float8E4M3B11FNUZType", "Flo
 
 
 AddrspaceMap = Callable[[int], int]
-#: ``pointer_bits(llvm_address_space) -> bits``, as ``Target.pointer_bits`` gives it
+#: ``pointer_bits(llvm_address_space) -> bits``, as ``DeviceHooks.pointer_bits`` gives it
 PointerBits = Callable[[int], int]
 
 
@@ -92,13 +92,13 @@ def scalar_of(t: ll.Type) -> ll.Type:
 
 
 def pointers_of_64_bits(address_space: int) -> int:
-    """The default ``PointerBits`` (``Target.pointer_bits``'s default): 64 bits everywhere."""
+    """The default ``PointerBits`` (``DeviceHooks.pointer_bits``'s default): 64 bits everywhere."""
     return 64
 
 
 def size_in_bytes(t: ll.Type, pointer_bits: PointerBits = pointers_of_64_bits) -> int:
     """Byte size of a scalar memory type; a pointer's comes from ``pointer_bits`` of its address
-    space. A target whose pointers are not all 64-bit passes its ``Target.pointer_bits``."""
+    space. A target whose pointers are not all 64-bit passes its ``DeviceHooks.pointer_bits``."""
     t = memory_type(t)
     if isinstance(t, ll.IntType):
         return t.width // 8

@@ -104,7 +104,7 @@ def barrier_area(count: int, block_bytes: int) -> int:
 
 def scratch_bytes(op: ir.Operation, pointer_bits: PointerBits = pointers_of_64_bits) -> int:
     """Bytes of shared memory ``op`` uses from its ``tile.shared_offset`` (0: it needs none);
-    ``pointer_bits`` sizes pointer elements (``Target.pointer_bits``)."""
+    ``pointer_bits`` sizes pointer elements (``DeviceHooks.pointer_bits``)."""
     if op.name in tile.REINDEXING:
         if register_map(op) is not None:
             return 0

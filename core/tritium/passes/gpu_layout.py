@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
-from ..codegen.device import TensorCopy
+from ..codegen.device import DeviceHooks, TensorCopy
 from ..codegen.types import PointerBits, pointers_of_64_bits
 from ..errors import TritiumError
 from ..ir.mlir import ir
@@ -82,12 +82,11 @@ def assign_gpu_layouts(module: ir.Module, num_warps: int, warp_size: int,
     return module, shared
 
 
-def layout_stage(warp_size: int, matrix_unit: MatrixUnit | None = None,
-                 tensor_copy: TensorCopy | None = None,
-                 max_shared: int | None = None) -> Callable[[ir.Module, Any], ir.Module]:
-    """The ``tile-layout`` stage of a GPU target whose warps have ``warp_size`` threads, whose
-    warp-level matrix instruction is ``matrix_unit`` (``DeviceHooks.warp_matrix_op``) and whose
-    tensor copy engine is ``tensor_copy`` (``DeviceHooks.tensor_copy``), if any. The metadata gets
+def layout_stage(hooks: DeviceHooks, max_shared: int | None = None) -> Callable[[ir.Module, Any], ir.Module]:
+    """The ``tile-layout`` stage of the GPU that ``hooks`` (the target's code generation hooks)
+    describe: warps of ``warp_size`` threads, its warp-level matrix instruction
+    (``warp_matrix_op``), its tensor copy engine (``tensor_copy``), if any, and the width of
+    pointers kept in memory (``pointer_bits``), the same that code generation uses. The metadata gets
     ``tensor_maps``: what the launcher encodes the engine's tensor maps from, appended to the
     kernel's parameters (``passes.tensor_copies.tensor_maps``). With ``max_shared`` (the bytes of
     shared memory a program may have), a kernel whose pipelines' rings would not fit is laid out
@@ -99,8 +98,8 @@ def layout_stage(warp_size: int, matrix_unit: MatrixUnit | None = None,
         num_warps, stages = ctx.options.num_warps, ctx.options.num_stages
         text = str(module) if max_shared is not None and stages > 1 else ""
         while True:
-            module, shared = assign_gpu_layouts(module, num_warps, warp_size, ctx.target.pointer_bits, matrix_unit,
-                                                stages, tensor_copy)
+            module, shared = assign_gpu_layouts(module, num_warps, hooks.warp_size, hooks.pointer_bits,
+                                                hooks.warp_matrix_op, stages, hooks.tensor_copy)
             if not text or shared <= max_shared or stages <= 1:
                 break
             stages -= 1

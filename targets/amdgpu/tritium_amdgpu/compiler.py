@@ -54,7 +54,7 @@ def tile_layout(module, ctx):
     from tritium.passes.gpu_layout import layout_stage  # imports the MLIR bindings: only when compiling
 
     arch = ctx.target.arch(ctx.options)
-    return layout_stage(arch.wave, hooks_for(ctx).warp_matrix_op, max_shared=arch.lds)(module, ctx)
+    return layout_stage(hooks_for(ctx), max_shared=arch.lds)(module, ctx)
 
 
 def llir(module, ctx) -> str:

@@ -73,9 +73,6 @@ class AmdgpuTarget(Target):
         libs = device_libs.folder() or "none"  # which math a kernel may use, and the code it calls
         return f"tritium-amdgpu-{source_hash('tritium_amdgpu')} llvmlite-{llvmlite.__version__} arch-{arch} rocm-libs-{libs}"
 
-    def pointer_bits(self, address_space: int) -> int:
-        return 32 if address_space in (3, 5) else 64
-
     def parse_options(self, options: dict[str, Any]) -> AmdgpuOptions:
         parsed = AmdgpuOptions.parse(options, self.name)
         arch = archs.check_arch(parsed.arch) if parsed.arch else self.arch()

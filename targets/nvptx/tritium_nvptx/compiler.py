@@ -24,7 +24,6 @@ from tritium.runtime.compile_lock import COMPILE_LOCK
 from . import toolchain
 
 TRIPLE = "nvptx64-nvidia-cuda"
-WARP_SIZE = 32
 _LLVM = threading.Lock()  # llvmlite modules and target machines are not thread-safe
 
 
@@ -50,7 +49,7 @@ def tile_layout(module, ctx):
     from .hooks import NvptxHooks
 
     hooks = NvptxHooks(arch=ctx.target.arch(ctx.options))
-    return layout_stage(WARP_SIZE, hooks.warp_matrix_op, hooks.tensor_copy)(module, ctx)
+    return layout_stage(hooks)(module, ctx)
 
 
 def llir(module, ctx) -> str:

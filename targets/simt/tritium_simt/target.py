@@ -65,7 +65,7 @@ def tile_layout(module, ctx):
 
     from . import emulator
 
-    module = layout_stage(warp_size(), hooks().warp_matrix_op, max_shared=emulator.SHARED_BYTES)(module, ctx)
+    module = layout_stage(hooks(), max_shared=emulator.SHARED_BYTES)(module, ctx)
     if ctx.metadata["shared"] > emulator.SHARED_BYTES:
         raise OutOfResources(ctx.metadata["shared"], emulator.SHARED_BYTES, "shared memory", ctx.signature.name)
     return module
