@@ -10,7 +10,7 @@ import pytest
 import tritium
 import tritium.language as tl
 from tritium.errors import OutOfBoundsError
-from tritium_cpu.layout import host_vector_bits
+from tritium_cpu.hooks import host_vector_bits
 
 BLOCK = 64
 #: elements of one SIMD chunk of a float32 tensor of BLOCK elements on this host

@@ -11,9 +11,9 @@ CHILD = textwrap.dedent("""
     import numpy as np
     import tritium
     import tritium.language as tl
-    import tritium_cpu.layout
+    import tritium_cpu.hooks
 
-    tritium_cpu.layout.host_vector_bits = lambda: 256  # AVX2's chunks, where the sort's IR explodes
+    tritium_cpu.hooks.host_vector_bits = lambda: 256  # AVX2's chunks, where the sort's IR explodes
 
     @tritium.jit
     def min_of_sorted(x_ptr, out_ptr, N: tl.constexpr):

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from tritium.ir import tile
 from tritium.ir.mlir import ir
-from tritium_cpu.layout import assign_layouts
+from tritium.codegen.block.layout import assign_layouts
 
 IR_DIR = Path(__file__).parent / "ir"
 

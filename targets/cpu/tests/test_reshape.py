@@ -1,4 +1,4 @@
-"""The re-indexing ops on the cpu (``tritium_cpu.reshape``): whole SIMD chunks where the last
+"""The re-indexing ops on the cpu (``tritium.codegen.block.reshape``): whole SIMD chunks where the last
 dimension keeps its meaning, lanes assembled one by one only where it does not, and gathers only
 for pointers whose order the re-indexing broke; the numbers against numpy."""
 
@@ -8,7 +8,7 @@ import numpy as np
 
 import tritium
 import tritium.language as tl
-from tritium_cpu.layout import host_vector_bits
+from tritium_cpu.hooks import host_vector_bits
 
 LANES = min(8, host_vector_bits() // 32)
 rng = np.random.default_rng(0)

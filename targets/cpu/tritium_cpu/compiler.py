@@ -62,12 +62,14 @@ def machine_code(llir: str, kernel: str) -> tuple[str, bytes]:
 
 
 def llir(module, ctx) -> str:
-    """Lower tile IR with CPU layouts to LLVM IR (SIMD chunk loops, kernel entry ``<name>_grid``)."""
-    from .codegen import generate  # imports the MLIR bindings: only when compiling, not on a cache hit
-    from .vecmath import CpuMathHooks
+    """Lower tile IR with CPU layouts to LLVM IR with core's whole-block generator (SIMD chunk loops,
+    kernel entry ``<name>_grid``)."""
+    from tritium.codegen.block.kernel import generate  # imports the MLIR bindings: only when compiling
+
+    from .hooks import CpuHooks
 
     with deep_recursion(CODEGEN_RECURSION):
-        return generate(module, CpuMathHooks(), *host_triple_and_layout(), debug=ctx.options.debug)
+        return generate(module, CpuHooks(), *host_triple_and_layout(), debug=ctx.options.debug)
 
 
 #: how deep the code generator's expression evaluation may recurse: a sort's network over a block

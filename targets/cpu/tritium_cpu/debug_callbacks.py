@@ -1,6 +1,7 @@
 """The driver's half of ``tile.print`` and ``tile.assert``: Python functions compiled kernels call.
 
-A kernel that prints or asserts calls two external C functions (declared by ``debug_codegen``);
+A kernel that prints or asserts calls two external C functions (declared by core's
+``tritium.codegen.block.debug``);
 the driver binds them, through ``llvmlite.binding.add_symbol``, to ctypes callbacks that read the
 values out of the kernel's stack and format them with ``tritium.runtime.debug_output``, the same
 code the interpreter prints with. A callback takes the GIL: kernels with these ops run their grid
@@ -18,14 +19,11 @@ import numpy as np
 from llvmlite import binding as llvm
 from tritium.errors import DeviceAssertionError
 from tritium.language import dtypes as T
+from tritium.codegen.block.hooks import ASSERT_SYMBOL, PRINT_SYMBOL
 from tritium.runtime import debug_output
 
 from . import abi
 
-PRINT_SYMBOL = "tritium_cpu_print"
-ASSERT_SYMBOL = "tritium_cpu_assert"
-#: a global the code generator defines in kernels that print or assert
-MARKER_SYMBOL = "tritium_cpu_debug_ops"
 
 #: ``print(prefix, type, shape, values, hex, operand, count, x, y, z)``: the elements at ``values``
 #: (row-major) of operand ``operand`` of ``count``; ``type`` is its signature spelling (``i32``),

@@ -21,12 +21,14 @@ import time
 from typing import Any, Mapping, Sequence
 
 from llvmlite import binding as llvm
+from tritium.codegen.block import conversions, debug_area
+from tritium.codegen.block.hooks import MARKER_SYMBOL
 from tritium.errors import TritiumError
 from tritium.language.dtypes import bf16_bits
 from tritium.runtime.host import HostMemory
 from tritium.target import KernelSignature
 
-from . import abi, conversions, debug_area, debug_callbacks, signals
+from . import abi, debug_callbacks, signals
 from .compiler import host_triple_and_layout, new_host_target_machine
 
 _JOB = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_void_p,
@@ -153,7 +155,7 @@ class CpuLauncher:
                  debug_sites: list | None = None):
         self._engine = engine  # owns the code
         #: kernels that print or assert run their programs in order on the launching thread
-        self._serial = bool(engine.get_global_value_address(debug_callbacks.MARKER_SYMBOL))
+        self._serial = bool(engine.get_global_value_address(MARKER_SYMBOL))
         self._address = address
         self._signature, self._sites = signature, debug_sites
         self._pack = abi.slot_struct(signature.arg_types).pack_into

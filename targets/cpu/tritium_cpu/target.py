@@ -7,12 +7,12 @@ import functools
 from typing import Any
 
 import llvmlite
+from tritium.codegen.block.debug_area import HostPointer
 from tritium.runtime.args import bind_scalar
 from tritium.runtime.cache import source_hash
 from tritium.runtime.host import host_address
 from tritium.target import Driver, GPUTarget, LaunchOptions, Target
 
-from .debug_area import HostPointer
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,10 +52,12 @@ class CpuTarget(Target):
         return CpuOptions.parse(options, self.name)
 
     def add_stages(self, stages, options: CpuOptions) -> None:
-        from . import compiler  # the compiler imports the MLIR bindings: a cache hit does without
-        from .layout import layout_stage
+        from tritium.codegen.block.layout import layout_stage
 
-        stages["tile-layout"] = layout_stage()
+        from . import compiler  # the compiler imports the MLIR bindings: a cache hit does without
+        from .hooks import host_vector_bits
+
+        stages["tile-layout"] = layout_stage(host_vector_bits())
         stages["llir"] = compiler.llir
         stages["asm"] = compiler.asm
         stages["obj"] = compiler.obj

@@ -18,8 +18,8 @@ import linecache
 import struct
 from typing import Any, Sequence
 
-from tritium.errors import OutOfBoundsError
-from tritium.runtime.host import host_span
+from ...errors import OutOfBoundsError
+from ...runtime.host import host_span
 
 SPAN_BYTES = 16
 MAX_LANES = 64

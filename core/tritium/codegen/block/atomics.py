@@ -14,9 +14,9 @@ import dataclasses
 from typing import Sequence
 
 from llvmlite import ir as ll
-from tritium.codegen import atomics
-from tritium.ir.mlir import ir
 
+from ...ir.mlir import ir
+from .. import atomics
 from .chunks import I32, Chunk, Index
 from .evaluate import Buffer, is_tensor
 

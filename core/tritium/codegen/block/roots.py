@@ -9,8 +9,8 @@ from __future__ import annotations
 import dataclasses
 
 from llvmlite import ir as ll
-from tritium.ir.mlir import ir
 
+from ...ir.mlir import ir
 from .evaluate import Buffer
 
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 from typing import Sequence
 
 from llvmlite import ir as ll
-from tritium.codegen.reindex import Reindex, add
-from tritium.ir.mlir import ir
 
+from ...ir.mlir import ir
+from ..reindex import Reindex, add
 from .chunks import I32, Chunk, Index, as_value
 
 

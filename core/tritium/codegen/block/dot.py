@@ -23,13 +23,12 @@ is slower.
 from __future__ import annotations
 
 from llvmlite import ir as ll
-from tritium.codegen.accumulate import k_loop, multiply_add, sum_type, widen
-from tritium.codegen.types import memory_type, size_in_bytes, vector_of
-from tritium.ir.mlir import ir
 
+from ...ir.mlir import ir
+from ..accumulate import k_loop, multiply_add, sum_type, widen
+from ..types import memory_type, size_in_bytes, vector_of
 from .chunks import I32, Index, add, as_value, counted_loop, mul, splat
 from .evaluate import BUFFER_ALIGN, Buffer, cpu_type, shape_of
-from .layout import host_vector_bits
 from .roots import MaterializeRoot
 
 B_VECTORS = 2  # vectors of B (and accumulators per row) in one register tile
@@ -92,7 +91,7 @@ class Dots:
                       out: ll.Value, op_t: ll.Type, acc_t: ll.Type) -> None:
         """``out = A @ B + src`` (``src`` may be ``out``) in register tiles (see the module docstring)."""
         bits = acc_t.width if isinstance(acc_t, ll.IntType) else size_in_bytes(acc_t) * 8
-        mr, w, nvec = tile_shape(m, n, bits, host_vector_bits())
+        mr, w, nvec = tile_shape(m, n, bits, self.hooks.vector_bits)
         nr = w * nvec
         b = self.b
         vec_acc, vec_op = vector_of(acc_t, w), vector_of(op_t, w)

@@ -14,13 +14,13 @@ import json
 from typing import Any, Sequence
 
 from llvmlite import ir as ll
-from tritium.codegen import intrinsics
-from tritium.codegen.types import const, size_in_bytes
-from tritium.errors import TritiumError
-from tritium.ir.locations import file_line_col
-from tritium.ir.mlir import ir
-from tritium.passes.analysis import pointer_sources
 
+from ...errors import TritiumError
+from ...ir.locations import file_line_col
+from ...ir.mlir import ir
+from ...passes.analysis import pointer_sources
+from .. import intrinsics
+from ..types import const, size_in_bytes
 from .chunks import I32, Chunk, Index, iota, splat
 from .debug_area import HEADER, MAX_LANES, SPAN_BYTES, sites_symbol
 

@@ -1,4 +1,4 @@
-"""Vectorised f32 ``exp``, ``exp2``, ``log`` and ``log2`` for the CPU, as inline LLVM IR.
+"""Vectorised f32 ``exp``, ``exp2``, ``log`` and ``log2`` for whole-block targets, as inline LLVM IR.
 
 LLVM's x86 backend turns ``llvm.exp.v16f32`` into sixteen libm calls, which would make every
 softmax slow. These are the classic Cephes single-precision algorithms (range reduction plus a
@@ -11,11 +11,11 @@ from __future__ import annotations
 from typing import Sequence
 
 from llvmlite import ir as ll
-from tritium.codegen import intrinsics
-from tritium.codegen.math import MathHooks
-from tritium.codegen.types import const, scalar_of
 
+from .. import intrinsics
+from ..types import const, scalar_of
 from . import conversions
+from .hooks import BlockHooks
 
 LOG2E = 1.44269504088896341
 LN2_HI, LN2_LO = 0.693359375, -2.12194440e-4  # ln 2 = HI + LO, HI exact in few bits
@@ -26,9 +26,10 @@ LOG_POLY = (7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1
 SQRT_HALF = 0.707106781186547524
 
 
-class CpuMathHooks(MathHooks):
+class VectorMathHooks(BlockHooks):
     """Inline polynomial ``exp``/``exp2``/``log``/``log2`` for f32, float conversions without runtime
-    helpers (``conversions``); everything else as in core."""
+    helpers (``conversions``); everything else as in core. A whole-block target's hooks derive
+    from it."""
 
     def call(self, builder: ll.IRBuilder, fn: str, args: Sequence[ll.Value]) -> ll.Value:
         if fn in _F32_FUNCTIONS and isinstance(scalar_of(args[0].type), ll.FloatType):

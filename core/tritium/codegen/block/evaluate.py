@@ -18,15 +18,15 @@ import dataclasses
 from typing import Any, Sequence
 
 from llvmlite import ir as ll
-from tritium.codegen import elementwise, intrinsics
-from tritium.codegen.math import MathHooks
-from tritium.codegen.runs import constant_run, contiguous_run, run_alignment
-from tritium.codegen.types import const, llvm_type, memory_type, size_in_bytes, vector_of
-from tritium.errors import TritiumError
-from tritium.ir import tile
-from tritium.ir.mlir import ir
-from tritium.passes.axis_info import AxisInfo
 
+from ...errors import TritiumError
+from ...ir import tile
+from ...ir.mlir import ir
+from ...passes.axis_info import AxisInfo
+from .. import elementwise, intrinsics
+from ..math import MathHooks
+from ..runs import constant_run, contiguous_run, run_alignment
+from ..types import const, llvm_type, memory_type, size_in_bytes, vector_of
 from . import reshape
 from .chunks import I32, Chunk, Index, as_value, index_key, linear_offset, ramp, uniform_chunk
 from .layout import chunk_width

@@ -13,9 +13,9 @@ from __future__ import annotations
 import math as pymath
 
 from llvmlite import ir as ll
-from tritium.codegen.types import vector_of
-from tritium.ir.mlir import ir
 
+from ...ir.mlir import ir
+from ..types import vector_of
 from .chunks import Index, add, counted_loop, mul, unflatten
 from .evaluate import Buffer, check_chunk_width, cpu_type, is_tensor, shape_of
 

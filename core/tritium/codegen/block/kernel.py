@@ -1,4 +1,4 @@
-"""The CPU's ``llir`` stage: MLIR at ``tile-layout`` to LLVM IR built with llvmlite.
+"""The whole-block ``llir`` stage: MLIR at ``tile-layout`` to LLVM IR built with llvmlite.
 
 Scalars stay SSA values. Tensors are computed in chunks of SIMD width (see ``chunks``): ops that
 can be computed chunk by chunk stay *virtual* and are evaluated inside the loops that need them,
@@ -23,27 +23,26 @@ from typing import Any
 
 import numpy as np
 from llvmlite import ir as ll
-from tritium.codegen import elementwise
-from tritium.codegen.math import MathHooks
-from tritium.codegen.types import memory_type
-from tritium.errors import TritiumError
-from tritium.ir import tile
-from tritium.ir.locations import compilation_error
-from tritium.language.elementwise_fns import unsupported_message
-from tritium.ir.mlir import ir
-from tritium.passes.axis_info import AxisInfo, analyze
 
-from . import abi
+from ...errors import TritiumError
+from ...ir import tile
+from ...ir.locations import compilation_error
+from ...ir.mlir import ir
+from ...language.elementwise_fns import unsupported_message
+from ...passes.axis_info import AxisInfo, analyze
+from .. import elementwise
+from ..types import memory_type
 from .atomics import ATOMIC_OPS, Atomics
 from .bounds import BoundsChecks, sites_constant
 from .chunks import I32, Index, counted_loop, mul, unflatten
 from .control_flow import ControlFlow
-from .debug_codegen import DebugOps
+from .debug import DebugOps
 from .dot import Dots
-from .map_elementwise import MapElementwise
 from .evaluate import (BUFFER_ALIGN, CHUNK_OPS, HEAVY_OPS, REINDEXING_OPS, VIRTUAL, Buffer, ChunkEvaluator,
                        check_chunk_width, cpu_type, is_tensor, scalar_constant, shape_of)
 from .gather import Gathers
+from .hooks import BlockHooks
+from .map_elementwise import MapElementwise
 from .reductions import Reductions, unsupported
 from .roots import Group, MaterializeRoot, StoreRoot
 
@@ -54,7 +53,7 @@ class KernelCodegen(ControlFlow, Reductions, Dots, Gathers, DebugOps, BoundsChec
                     ChunkEvaluator):
     """Builds the LLVM function of one kernel (``func.func``) in ``module``."""
 
-    def __init__(self, func_op: ir.Operation, module: ll.Module, hooks: MathHooks,
+    def __init__(self, func_op: ir.Operation, module: ll.Module, hooks: BlockHooks,
                  axis: dict[ir.Value, AxisInfo], debug: bool = False):
         super().__init__()
         self.func_op, self.module, self.hooks, self.axis, self.debug = func_op, module, hooks, axis, debug
@@ -91,7 +90,7 @@ class KernelCodegen(ControlFlow, Reductions, Dots, Gathers, DebugOps, BoundsChec
         self.flush()
         self.b.ret_void()
         self.allocas.branch(start)
-        abi.emit_grid_entry(self.module, fn, len(params), self.debug)
+        self.hooks.entry(self.module, fn, len(params), self.debug)
         if self.debug:
             sites_constant(self.module, name, self.sites)
         return fn
@@ -366,7 +365,7 @@ def _repeats_addresses(load: ir.Operation, axis: dict[ir.Value, AxisInfo]) -> bo
     return any(c > 1 for c in lead) or last > check_chunk_width(ptr)
 
 
-def generate(module: ir.Module, hooks: MathHooks, triple: str = "", data_layout: str = "",
+def generate(module: ir.Module, hooks: BlockHooks, triple: str = "", data_layout: str = "",
              debug: bool = False) -> str:
     """LLVM IR text for every kernel (``func.func``) in ``module``; ``debug`` checks every access."""
     llmod = ll.Module(name="tritium")

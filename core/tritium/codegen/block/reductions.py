@@ -11,11 +11,11 @@ from __future__ import annotations
 import dataclasses
 
 from llvmlite import ir as ll
-from tritium.codegen import elementwise
-from tritium.codegen.types import const, memory_type, vector_of
-from tritium.errors import TritiumError
-from tritium.ir.mlir import ir
 
+from ...errors import TritiumError
+from ...ir.mlir import ir
+from .. import elementwise
+from ..types import const, memory_type, vector_of
 from .chunks import I32, as_value
 from .evaluate import Buffer, check_chunk_width, cpu_type, is_tensor, scalar_constant, shape_of
 from .sequential import Sequential

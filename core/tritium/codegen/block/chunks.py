@@ -11,9 +11,10 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from llvmlite import ir as ll
-from tritium.codegen.reindex import I32, Index, add, mul, unflatten  # noqa: F401  (index arithmetic, shared)
-from tritium.codegen.reindex import row_major as linear_offset  # noqa: F401
-from tritium.codegen.reindex import value as as_value
+
+from ..reindex import I32, Index, add, mul, unflatten  # noqa: F401  (index arithmetic, shared)
+from ..reindex import row_major as linear_offset  # noqa: F401
+from ..reindex import value as as_value
 
 
 class Chunk:

@@ -1,4 +1,5 @@
-"""Code generation of ``tile.print`` and ``tile.assert``: calls back into Python (``debug_callbacks``).
+"""Code generation of ``tile.print`` and ``tile.assert``: calls of two functions the target's runtime
+provides (``hooks.PRINT_SYMBOL``, ``hooks.ASSERT_SYMBOL``; the cpu's call back into Python).
 
 Both ops are roots that see every store before them (the pending group is flushed first). Each
 tensor operand is written row-major to a stack buffer, which the callback reads; an assertion
@@ -11,18 +12,19 @@ from __future__ import annotations
 import math
 
 from llvmlite import ir as ll
-from tritium.codegen.types import memory_type
-from tritium.errors import TritiumError
-from tritium.ir import tile
-from tritium.ir.mlir import ir
 
+from ...errors import TritiumError
+from ...ir import tile
+from ...ir.mlir import ir
+from ..types import memory_type
 from .chunks import I32, as_value, counted_loop
-from .debug_callbacks import ASSERT_SYMBOL, MARKER_SYMBOL, PRINT_SYMBOL
 from .evaluate import cpu_type, is_tensor, shape_of
+from .hooks import ASSERT_SYMBOL, MARKER_SYMBOL, PRINT_SYMBOL
 from .roots import MaterializeRoot
 
 PTR = ll.PointerType()
 I64 = ll.IntType(64)
+
 
 
 class DebugOps:

@@ -17,10 +17,10 @@ import dataclasses
 from typing import Sequence
 
 from llvmlite import ir as ll
-from tritium.codegen import intrinsics
-from tritium.codegen.types import const, memory_type, size_in_bytes, vector_of
-from tritium.ir.mlir import ir
 
+from ...ir.mlir import ir
+from .. import intrinsics
+from ..types import const, memory_type, size_in_bytes, vector_of
 from .chunks import I32, Index, as_value, iota, linear_offset, splat
 from .evaluate import Buffer, cpu_type, shape_of
 

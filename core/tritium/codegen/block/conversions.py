@@ -21,8 +21,9 @@ defines those helpers for the JIT (``helpers_ir``), with the same code.
 from __future__ import annotations
 
 from llvmlite import ir as ll
-from tritium.codegen import intrinsics
-from tritium.codegen.types import BFloatType, const, scalar_of
+
+from .. import intrinsics
+from ..types import BFloatType, const, scalar_of
 
 F32, F64 = ll.FloatType(), ll.DoubleType()
 HALF_OVERFLOW = 65520.0  # the smallest magnitude that rounds to inf in half

@@ -1,4 +1,5 @@
-"""The CPU's ``tile-layout`` stage: every tensor gets a ``#tile.blocked`` encoding of SIMD chunks.
+"""The ``tile-layout`` stage of a whole-block target: every tensor gets a ``#tile.blocked`` encoding
+of SIMD chunks.
 
 One program runs on one core, so there is a single "thread" and a single "warp"; what the
 encoding carries is the chunk the code generator computes at once: ``size_per_thread`` is
@@ -11,24 +12,10 @@ registers per chunk).
 
 from __future__ import annotations
 
-import functools
-
-from llvmlite import binding as llvm
-from tritium.ir import tile
-from tritium.ir.mlir import ir
-from tritium.layout import assign_encodings
-from tritium.passes.decomposed import lower_decomposed
-
-
-@functools.cache
-def host_vector_bits() -> int:
-    """Width of the host's widest SIMD registers that LLVM will use: 512, 256 or 128 bits."""
-    features = llvm.get_host_cpu_features()
-    if features.get("avx512f"):
-        return 512
-    if features.get("avx2"):
-        return 256
-    return 128
+from ...ir import tile
+from ...ir.mlir import ir
+from ...layout import assign_encodings
+from ...passes.decomposed import lower_decomposed
 
 
 def encoding(shape: list[int], vector_bits: int) -> ir.Attribute:
@@ -50,12 +37,11 @@ def assign_layouts(module: ir.Module, vector_bits: int) -> ir.Module:
     return assign_encodings(module, lambda t: encoding(list(t.shape), vector_bits))
 
 
-def layout_stage(vector_bits: int | None = None):
-    """The ``tile-layout`` stage for ``vector_bits``-wide SIMD (the host's when None)."""
-    bits = host_vector_bits() if vector_bits is None else vector_bits
+def layout_stage(vector_bits: int):
+    """The ``tile-layout`` stage for ``vector_bits``-wide SIMD (``BlockHooks.vector_bits``)."""
 
     def tile_layout(module: ir.Module, ctx) -> ir.Module:
-        """Assign CPU SIMD-chunk layouts (#tile.blocked) to every tensor."""
-        return assign_layouts(module, bits)
+        """Assign SIMD-chunk layouts (#tile.blocked) to every tensor."""
+        return assign_layouts(module, vector_bits)
 
     return tile_layout

@@ -11,9 +11,8 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from llvmlite import ir as ll
-from tritium.ir.mlir import ir
 
-from .abi import interrupted
+from ...ir.mlir import ir
 from .evaluate import Buffer, cpu_type
 from .reductions import read
 from .roots import MaterializeRoot
@@ -79,10 +78,14 @@ class ControlFlow:
         return term
 
     def return_if_interrupted(self) -> None:
-        """Leave the program (its launch raises ``KeyboardInterrupt``) when Ctrl-C set the flag."""
+        """Leave the program (its launch raises ``KeyboardInterrupt``) when the target says the
+        launch was interrupted (``BlockHooks.interrupted``: Ctrl-C on the host)."""
         b = self.b
+        flag = self.hooks.interrupted(b, self.module)
+        if flag is None:
+            return
         stop, go = b.append_basic_block("interrupted"), b.append_basic_block("running")
-        b.cbranch(interrupted(b, self.module), stop, go)
+        b.cbranch(flag, stop, go)
         b.position_at_end(stop)
         b.ret_void()
         b.position_at_end(go)

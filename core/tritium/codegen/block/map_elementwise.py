@@ -11,9 +11,9 @@ from __future__ import annotations
 import math as pymath
 
 from llvmlite import ir as ll
-from tritium.codegen.types import memory_type
-from tritium.ir.mlir import ir
 
+from ...ir.mlir import ir
+from ..types import memory_type
 from .chunks import I32, counted_loop
 from .evaluate import Buffer, cpu_type
 
