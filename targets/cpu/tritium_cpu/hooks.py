@@ -27,6 +27,8 @@ def host_vector_bits() -> int:
 
 
 class CpuHooks(VectorMathHooks):
+    target_name = "cpu"
+
     def __init__(self) -> None:
         self.vector_bits = host_vector_bits()
 

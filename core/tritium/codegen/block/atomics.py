@@ -1,5 +1,5 @@
-"""``tile.atomic_rmw`` and ``tile.atomic_cas`` on the CPU: LLVM ``atomicrmw``/``cmpxchg``, one element
-at a time, because the programs of a launch run on several OS threads at once (``abi``).
+"""``tile.atomic_rmw`` and ``tile.atomic_cas`` in whole blocks: LLVM ``atomicrmw``/``cmpxchg``, one element
+at a time, because the programs of a launch may run on several threads at once (the cpu's do).
 
 An atomic is ordered with the program's other memory operations: the pending group is flushed
 before it, and a tensor atomic is a loop of its own (an ``AtomicRoot``) whose old values go to a

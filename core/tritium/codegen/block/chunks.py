@@ -1,4 +1,4 @@
-"""SIMD chunks of tensors and the small IR-building helpers the CPU code generator loops with.
+"""SIMD chunks of tensors and the small IR-building helpers the block code generator loops with.
 
 A tensor is never one LLVM vector: code works on chunks of ``w`` consecutive elements along the
 last dimension (``w`` is the layout's ``size_per_thread``, or 1 when a dimension of size 1 is

@@ -1,4 +1,4 @@
-"""Structured control flow (``scf.for``, ``scf.if``, ``scf.while``) on the CPU.
+"""Structured control flow (``scf.for``, ``scf.if``, ``scf.while``) in whole blocks.
 
 Regions become LLVM basic blocks. Values crossing them are ``Carried``: scalars in stack slots
 (mem2reg turns them back into SSA values), tensors in a pair of buffers whose roles swap on each

@@ -28,7 +28,7 @@ I64 = ll.IntType(64)
 
 
 class DebugOps:
-    """Mixed into the kernel code generator (``codegen.KernelCodegen``)."""
+    """Mixed into the kernel code generator (``kernel.KernelCodegen``)."""
 
     def emit_print(self, op: ir.Operation) -> None:
         self.flush()
@@ -116,4 +116,4 @@ def _type_code(v: ir.Value, signed: bool) -> str:
     for cls, code in ((ir.F16Type, "fp16"), (ir.BF16Type, "bf16"), (ir.F32Type, "fp32"), (ir.F64Type, "fp64")):
         if isinstance(t, cls):
             return code
-    raise TritiumError(f"tile.print of {t} is not supported by the cpu target")
+    raise TritiumError(f"tile.print of {t} is not supported by the whole-block code generator")

@@ -3,7 +3,7 @@ pointer arguments the launcher writes after the argument slots, and the report a
 back, read here into ``OutOfBoundsError``. Kept free of MLIR so a cache hit loads without it;
 ``bounds`` emits the checks.
 
-A debug kernel reads, after its argument slots (see ``abi``), a *debug area*: each argument's byte
+A debug kernel reads, after its argument slots (the cpu's ``abi``), a *debug area*: each argument's byte
 span ``lo, hi`` (two u64; ``0, 2**64-1`` for scalars and unknown memory), then a ``Report``. The
 sites' source locations travel in the object as a JSON string ``<kernel>_debug_sites``.
 

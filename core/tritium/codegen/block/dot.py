@@ -1,4 +1,4 @@
-"""``tile.dot`` on the CPU: register-tiled micro-kernels over operands held in stack buffers.
+"""``tile.dot`` in whole blocks: register-tiled micro-kernels over operands held in stack buffers.
 
 The operands are materialised row-major in buffers (``Buffer``; A is ``[M, K]``, B ``[K, N]``; a
 batched product is one such product per leading index) and

@@ -1,4 +1,4 @@
-"""Computing one chunk of a tensor: the ops the CPU code generator fuses into loops.
+"""Computing one chunk of a tensor: the ops the block code generator fuses into loops.
 
 Every op here is "chunk-computable": the chunk of its result at a position needs only chunks of
 its operands (at the same or a re-indexed position), so a whole group of such ops runs as one loop
@@ -49,7 +49,7 @@ VIRTUAL = Virtual()
 
 
 def cpu_type(t: ir.Type) -> ll.Type:
-    """LLVM type of a scalar MLIR type on the CPU (one flat address space)."""
+    """LLVM type of a scalar MLIR type in whole-block code (one flat address space)."""
     return llvm_type(t, lambda addrspace: 0)
 
 
@@ -364,5 +364,5 @@ REINDEXING_OPS = frozenset({"tile.broadcast", "tile.expand_dims"}) | tile.REINDE
 def check_chunk_width(v: ir.Value) -> int:
     """The layout's chunk width of tensor ``v``; fails clearly if the layout stage did not run."""
     if v.type.encoding is None:
-        raise TritiumError("the cpu code generator needs tensors with layouts: run the tile-layout stage first")
+        raise TritiumError("the whole-block code generator needs tensors with layouts: run the tile-layout stage first")
     return chunk_width(v.type)

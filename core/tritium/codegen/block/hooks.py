@@ -33,6 +33,8 @@ class BlockHooks(MathHooks):
 
     #: bits of the vector registers a chunk fills (512 for AVX-512, 128 for NEON or wasm SIMD128)
     vector_bits: int = 128
+    #: the target's name, in errors about what it cannot compile
+    target_name: str = "whole-block"
 
     def entry(self, module: ll.Module, body: ll.Function, n_args: int, debug: bool) -> ll.Function:
         """Emit the function the target's runtime calls to run ``body``, the program of one

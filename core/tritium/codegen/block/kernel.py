@@ -70,7 +70,7 @@ class KernelCodegen(ControlFlow, Reductions, Dots, Gathers, DebugOps, BoundsChec
         block = self.func_op.regions[0].blocks[0]
         params = [cpu_type(a.type) for a in block.arguments]
         if any(is_tensor(a) for a in block.arguments):
-            raise TritiumError(f"kernel {name}: tensor arguments are not supported by the cpu target")
+            raise TritiumError(f"kernel {name}: tensor arguments are not supported by the {self.hooks.target_name} target")
         extra = [ll.PointerType()] if self.debug else []  # the debug area (see ``bounds``)
         fn = ll.Function(self.module, ll.FunctionType(ll.VoidType(), params + [I32] * 6 + extra), name)
         fn.linkage = "internal"
@@ -86,7 +86,7 @@ class KernelCodegen(ControlFlow, Reductions, Dots, Gathers, DebugOps, BoundsChec
             self.env[arg] = value
         term = self.emit_block(block)
         if term.name != "func.return":
-            raise unsupported(term.name)
+            raise unsupported(term.name, self.hooks.target_name)
         self.flush()
         self.b.ret_void()
         self.allocas.branch(start)
@@ -158,11 +158,11 @@ class KernelCodegen(ControlFlow, Reductions, Dots, Gathers, DebugOps, BoundsChec
         elif name in ATOMIC_OPS:
             self.emit_atomic(op)
         elif name == "tile.inline_asm":  # a GPU's assembly, which the host cannot run
-            raise compilation_error(self.kernel_name, op, unsupported_message("cpu"))
+            raise compilation_error(self.kernel_name, op, unsupported_message(self.hooks.target_name))
         elif not tensor_result:
             self.emit_scalar(op)
         else:
-            raise unsupported(name)
+            raise unsupported(name, self.hooks.target_name)
 
     def record_virtual(self, op: ir.Operation, res: ir.Value, keep: bool, operands: list) -> None:
         check_chunk_width(res)
@@ -208,7 +208,7 @@ class KernelCodegen(ControlFlow, Reductions, Dots, Gathers, DebugOps, BoundsChec
             mask = self.guard(op, view.ptr, ptr, mask, mem, 1)
             self.store_through(ptr, self.to_memory(self.env[view.value], mem), mask, mem, 1)
         else:
-            raise unsupported(name)
+            raise unsupported(name, self.hooks.target_name)
 
     def constant_buffer(self, op: ir.Operation) -> ll.Value:
         """A non-splat dense tensor constant, as read-only global memory."""
@@ -375,6 +375,6 @@ def generate(module: ir.Module, hooks: BlockHooks, triple: str = "", data_layout
         for op in module.body.operations:
             op = op.operation
             if op.name != "func.func":
-                raise unsupported(op.name)
+                raise unsupported(op.name, hooks.target_name)
             KernelCodegen(op, llmod, hooks, axis, debug).build()
     return str(llmod)

@@ -31,7 +31,7 @@ def chunk_width(t: ir.RankedTensorType) -> int:
 
 
 def assign_layouts(module: ir.Module, vector_bits: int) -> ir.Module:
-    """Give every ranked tensor type in ``module`` its CPU encoding, in place; ops that carry their
+    """Give every ranked tensor type in ``module`` its chunk encoding, in place; ops that carry their
     decomposition run it (``passes.decomposed``): a sort's rounds are whole-vector ops here."""
     lower_decomposed(module)
     return assign_encodings(module, lambda t: encoding(list(t.shape), vector_bits))

@@ -1,4 +1,4 @@
-"""``tile.map_elementwise`` (``tl.map_elementwise``) on the CPU: a scalar loop over the elements.
+"""``tile.map_elementwise`` (``tl.map_elementwise``) in whole blocks: a scalar loop over the elements.
 
 The region may branch and loop per element, so it cannot be evaluated on SIMD chunks as the
 elementwise ops are: the operands are written to buffers, then one loop runs the region on each

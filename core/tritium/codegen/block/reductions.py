@@ -1,4 +1,4 @@
-"""Reductions (``tile.reduce``) on the CPU: vector accumulators and shuffle-tree combines.
+"""Reductions (``tile.reduce``) in whole blocks: vector accumulators and shuffle-tree combines.
 
 Along the last axis a reduction is a *root* of a group loop (``ReduceRoot``): each row accumulates
 its chunks in one vector per reduced tensor, then combines the lanes pairwise. Along another axis
@@ -26,8 +26,8 @@ def read(b: ll.IRBuilder, slot: ll.AllocaInstr) -> ll.Value:
     return b.load(slot, typ=slot.allocated_type)
 
 
-def unsupported(name: str) -> TritiumError:
-    return TritiumError(f"the cpu target does not support op {name} yet")
+def unsupported(name: str, target: str) -> TritiumError:
+    return TritiumError(f"the {target} target does not support op {name} yet")
 
 
 @dataclasses.dataclass
@@ -107,7 +107,7 @@ class Reductions(Sequential):
                 vals[res] = elementwise.emit(self.b, inner.name, [get(o) for o in inner.operands],
                                              vector_of(cpu_type(res.type), width), attrs, self.hooks)
             else:
-                raise unsupported(f"{inner.name} (in a reduction)")
+                raise unsupported(f"{inner.name} (in a reduction)", self.hooks.target_name)
         raise TritiumError("reduction region without tile.reduce_return")
 
     def horizontal(self, op: ir.Operation, accs: list[ll.Value]) -> list[ll.Value]:

@@ -7,7 +7,7 @@ give. Where the last dimension keeps its meaning (a ``trans`` that leaves it in 
 of another dimension, a ``reshape`` that keeps whole rows) the piece is the whole chunk and stays
 one vector; elsewhere pieces are single lanes, inserted one by one. The code generator keeps an
 operand that depends on a load (or is costly) in a buffer, so re-indexed reads come from memory
-written before any store of the same loop (``codegen.plan_buffers``).
+written before any store of the same loop (``kernel.plan_buffers``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Scans (``tile.scan``) and reductions of several tensors at once on the CPU: in order along the
+"""Scans (``tile.scan``) and reductions of several tensors at once in whole blocks: in order along the
 axis, one position at a time.
 
 Off the axis the work stays in SIMD chunks: along any axis but the last, each step combines whole
