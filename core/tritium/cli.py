@@ -21,6 +21,8 @@ import sys
 import time
 from typing import Sequence
 
+from .as_triton import TRITON_VERSION
+
 TARGET_ENV = "TRITIUM_TARGET"
 
 
@@ -159,6 +161,33 @@ def cmd_pipeline(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_run(args: argparse.Namespace) -> int:
+    """Run a script or module with ``import triton`` resolved to tritium (``as_triton``)."""
+    import runpy
+
+    from . import as_triton
+
+    if not args.program:
+        print("tritium run: name a script (tritium run script.py ...) or a module (tritium run -m pytest ...)",
+              file=sys.stderr)
+        return 2
+    as_triton.install()
+    target, *rest = args.program
+    sys.argv = [target, *rest]
+    try:
+        if args.module:
+            runpy.run_module(target, run_name="__main__", alter_sys=True)
+        else:
+            sys.path.insert(0, os.path.dirname(os.path.abspath(target)))
+            runpy.run_path(target, run_name="__main__")
+    except SystemExit as e:  # as the interpreter handles it: a message, or a status
+        if e.code is None or isinstance(e.code, int):
+            return e.code or 0
+        print(e.code, file=sys.stderr)
+        return 1
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tritium", description="tritium kernel compiler: targets and cache.")
     version = getattr(sys.modules.get(__package__ or "tritium"), "__version__", "") or "unknown"
@@ -188,6 +217,14 @@ def build_parser() -> argparse.ArgumentParser:
                                    "kernels for a target, after every plugin extended them.")
     p.add_argument("--target", default=None, help="target name (default: TRITIUM_TARGET or automatic)")
     p.set_defaults(func=cmd_pipeline)
+
+    p = sub.add_parser("run", help="run a program written for Triton: import triton gives tritium",
+                       description="Run a Python script (or, with -m, a module such as pytest) with every "
+                                   "'triton' import resolved to tritium; code that checks Triton's version "
+                                   f"sees {TRITON_VERSION}, the version whose language tritium implements.")
+    p.add_argument("-m", dest="module", action="store_true", help="run a module, as python -m does")
+    p.add_argument("program", nargs=argparse.REMAINDER, help="the script (or module) and its arguments")
+    p.set_defaults(func=cmd_run)
     return parser
 
 
