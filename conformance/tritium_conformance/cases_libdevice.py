@@ -21,7 +21,16 @@ FUNCTIONS = {
     "round": (lambda x: np.sign(x) * np.floor(np.abs(x) + 0.5), (-50, 50), True), "rint": (np.rint, (-50, 50), True),
     "fabs": (np.abs, (-5, 5), True), "isnan": (lambda x: np.isnan(x).astype(np.float64), (-5, 5), True),
     "isinf": (lambda x: np.isinf(x).astype(np.float64), (-5, 5), True),
+    "acos": (np.arccos, (-1, 1), False), "asin": (np.arcsin, (-1, 1), False), "atan": (np.arctan, (-20, 20), False),
+    "acosh": (np.arccosh, (1, 50), False), "asinh": (np.arcsinh, (-20, 20), False),
+    "atanh": (np.arctanh, (-0.99, 0.99), False), "sinh": (np.sinh, (-10, 10), False),
+    "cosh": (np.cosh, (-10, 10), False), "cbrt": (np.cbrt, (-100, 100), False),
+    "erfc": (np.vectorize(math.erfc), (-3, 9), False), "expm1": (np.expm1, (-5, 5), False),
+    "log1p": (np.log1p, (-0.9, 100), False),
 }
+#: two-argument functions: name: (numpy reference, range of the first, range of the second)
+BINARY = {"atan2": (np.arctan2, (-5, 5), (-5, 5)), "pow": (np.power, (0.1, 10), (-4, 4)),
+          "fmod": (np.fmod, (-50, 50), (0.5, 7))}
 
 
 @tritium.jit
@@ -51,3 +60,23 @@ def libdevice_fn(dev: Device, fn: str, dtype: str) -> list[Output]:
     with np.errstate(all="ignore"):
         want = ref(x.astype(np.float64))
     return [Output("out", dev.to_host(out), want, rtol=0 if exact else None, atol=0 if exact else None)]
+
+
+@tritium.jit
+def libdevice_binary_kernel(x_ptr, y_ptr, out_ptr, n, FN: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x, y = tl.load(x_ptr + offs, mask=mask, other=1.0), tl.load(y_ptr + offs, mask=mask, other=1.0)
+    tl.store(out_ptr + offs, getattr(libdevice, FN)(x, y), mask=mask)
+
+
+@cases("libdevice-{fn}-{dtype}", fn=list(BINARY), dtype=["fp32", "fp64"])
+def libdevice_binary(dev: Device, fn: str, dtype: str) -> list[Output]:
+    ref, (lo, hi), (lo2, hi2) = BINARY[fn]
+    n = 1000
+    rng = rng_for(f"libdevice-{fn}-{dtype}")
+    x, y = rng.uniform(lo, hi, n).astype(NP[dtype]), rng.uniform(lo2, hi2, n).astype(NP[dtype])
+    out = dev.empty(n, NP[dtype])
+    dev.launch(libdevice_binary_kernel, (tritium.cdiv(n, 256),), dev.to_device(x), dev.to_device(y), out, n, FN=fn,
+               BLOCK=256)
+    return [Output("out", dev.to_host(out), ref(x.astype(np.float64), y.astype(np.float64)))]

@@ -14,7 +14,7 @@ from llvmlite import ir as ll
 from ..errors import TritiumError
 from ..ir.mlir import ir
 from . import fp8, intrinsics
-from .math import INTRINSICS, TRANSCENDENTAL, MathHooks
+from .math import INTRINSICS, LIBM, TRANSCENDENTAL, MathHooks
 from .types import const, scalar_of
 
 Emitter = Callable[[ll.IRBuilder, Sequence[ll.Value], ll.Type, Mapping[str, ir.Attribute], MathHooks],
@@ -206,7 +206,7 @@ EMITTERS.update({
 })
 EMITTERS.update({f"math.{fn}": _math(fn) for fn in (
     "exp", "exp2", "log", "log2", "log10", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "floor",
-    "ceil", "round", "roundeven", "trunc", "absf", "absi", "fma", "copysign", "erf")})
+    "ceil", "round", "roundeven", "trunc", "absf", "absi", "fma", "copysign", "erf", *LIBM)})
 
 #: ops whose cost justifies keeping their result in memory rather than recomputing it
 EXPENSIVE = frozenset({"arith.divsi", "arith.divui", "arith.remsi", "arith.remui", "arith.divf",

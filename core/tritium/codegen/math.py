@@ -24,13 +24,16 @@ INTRINSICS = {
     "absf": "llvm.fabs", "fma": "llvm.fma", "copysign": "llvm.copysign",
 }
 
-#: functions without an LLVM intrinsic: the C library's (``erff`` for f32), called per element
-LIBM = {"erf": "erf"}
+#: functions without an LLVM intrinsic that every back end lowers: the C library's (``erff`` for
+#: f32), called per element; a GPU target maps them to its device library (libdevice, OCML)
+LIBM = {"erf": "erf", "erfc": "erfc", "acos": "acos", "acosh": "acosh", "asin": "asin", "asinh": "asinh",
+        "atan": "atan", "atanh": "atanh", "cbrt": "cbrt", "cosh": "cosh", "sinh": "sinh", "expm1": "expm1",
+        "log1p": "log1p", "atan2": "atan2", "powf": "pow"}
 
 #: functions computed in f32 when the argument is f16/bf16 (as Triton does; fma too, so that no
 #: target needs a half-precision FMA: the f32 product of halves is exact)
 TRANSCENDENTAL = frozenset({"exp", "exp2", "log", "log2", "log10", "sqrt", "rsqrt", "sin", "cos",
-                            "tan", "tanh", "erf", "fma"})
+                            "tan", "tanh", "fma", *LIBM})
 
 
 class MathUnavailable(TritiumError):

@@ -15,7 +15,10 @@ from ..ir.mlir import arith, ir
 from ..language.dtypes import dtype
 
 _MATH = {"exp", "exp2", "log", "log2", "log10", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "floor", "ceil",
-         "trunc", "round", "roundeven", "absf", "absi", "erf", "fma", "copysign"}
+         "trunc", "round", "roundeven", "absf", "absi", "erf", "fma", "copysign",
+         # the C library's, for ``tl.extra.libdevice``
+         "acos", "acosh", "asin", "asinh", "atan", "atanh", "cbrt", "cosh", "sinh", "erfc", "expm1", "log1p",
+         "atan2", "powf"}
 #: correctly rounded variants (``tl.sqrt_rn``, ``tl.div_rn``): the plain op marked ``tile.ieee``,
 #: which tells a target that approximates the plain op (NVIDIA's sqrt/div) to round exactly
 _IEEE = {"sqrt_rn": "math.sqrt", "divf_rn": "arith.divf"}

@@ -80,6 +80,10 @@ _ARITH: dict[str, Callable] = {
     "erf": lambda x: _ERF(x).astype(x.dtype), "fma": lambda x, y, z: _fma(x, y, z),
     "log10": np.log10, "tan": np.tan, "tanh": np.tanh, "trunc": np.trunc, "roundeven": np.rint,
     "round": lambda x: (np.sign(x) * np.floor(np.abs(x) + 0.5)).astype(x.dtype), "copysign": np.copysign,
+    "acos": np.arccos, "acosh": np.arccosh, "asin": np.arcsin, "asinh": np.arcsinh, "atan": np.arctan,
+    "atanh": np.arctanh, "cbrt": np.cbrt, "cosh": np.cosh, "sinh": np.sinh, "expm1": np.expm1, "log1p": np.log1p,
+    "erfc": lambda x: np.vectorize(math.erfc, otypes=[np.float64])(x).astype(x.dtype), "atan2": np.arctan2,
+    "powf": np.power,
 }
 _ERF = np.vectorize(math.erf, otypes=[np.float64])
 

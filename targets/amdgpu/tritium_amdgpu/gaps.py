@@ -16,6 +16,8 @@ MATH_GAPS = {
     "libdevice-erf-*": "erf",
     "libdevice-tanh-*": "tanh",
     "libdevice-tan-*": "tan",
+    **{f"libdevice-{fn}-*": fn for fn in ("acos", "acosh", "asin", "asinh", "atan", "atanh", "sinh", "cosh", "cbrt",
+                                          "erfc", "expm1", "log1p", "atan2", "pow")},
 }
 
 

@@ -44,7 +44,9 @@ SUPPORTED_MATH = {
 }
 
 #: MLIR ``math`` name -> OCML's (``__ocml_<name>_f32``, ``_f64``), for what the back end lacks
-OCML = {fn: fn for fn in ("exp", "exp2", "log", "log2", "log10", "sin", "cos", "tan", "tanh", "erf", "rsqrt", "sqrt")}
+OCML = {**{fn: fn for fn in ("exp", "exp2", "log", "log2", "log10", "sin", "cos", "tan", "tanh", "erf", "rsqrt",
+                              "sqrt", "erfc", "acos", "acosh", "asin", "asinh", "atan", "atanh", "cbrt", "cosh",
+                              "sinh", "expm1", "log1p", "atan2")}, "powf": "pow"}
 _OCML_SUFFIX = {"float": "f32", "double": "f64", "half": "f16"}
 #: OCKL's printf: ``__ockl_printf_append_args`` takes up to this many i64 arguments a call
 _PRINTF_ARGS = 7

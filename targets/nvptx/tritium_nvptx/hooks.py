@@ -39,7 +39,10 @@ _BFLY_CLAMP = 0x1F
 _AXES = "xyz"
 #: math functions taken from libdevice: MLIR ``math`` name -> libdevice name (``f`` suffix for f32)
 LIBDEVICE = {"exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2", "log10": "log10", "sin": "sin",
-             "cos": "cos", "tan": "tan", "tanh": "tanh", "rsqrt": "rsqrt", "erf": "erf"}
+             "cos": "cos", "tan": "tan", "tanh": "tanh", "rsqrt": "rsqrt", "erf": "erf", "erfc": "erfc",
+             "acos": "acos", "acosh": "acosh", "asin": "asin", "asinh": "asinh", "atan": "atan", "atanh": "atanh",
+             "cbrt": "cbrt", "cosh": "cosh", "sinh": "sinh", "expm1": "expm1", "log1p": "log1p", "atan2": "atan2",
+             "powf": "pow"}
 #: f32 functions computed with ``ex2.approx``, as Triton does: ``exp`` as ``ex2.approx.f32`` of
 #: x * log2(e); ``exp2`` as libdevice's ``exp2f`` with denormals flushed (Triton's ``__CUDA_FTZ``),
 #: ``ex2.approx.ftz.f32``, which saves the two multiplies and the compare that keep subnormal

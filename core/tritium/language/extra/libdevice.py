@@ -14,7 +14,9 @@ from ..core import _unwrap, tensor
 _UNARY = {"exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2", "log10": "log10", "sqrt": "sqrt",
           "rsqrt": "rsqrt", "sin": "sin", "cos": "cos", "tan": "tan", "tanh": "tanh", "erf": "erf",
           "floor": "floor", "ceil": "ceil", "trunc": "trunc", "round": "round", "rint": "roundeven",
-          "nearbyint": "roundeven", "fabs": "absf"}
+          "nearbyint": "roundeven", "fabs": "absf", "erfc": "erfc", "acos": "acos", "acosh": "acosh",
+          "asin": "asin", "asinh": "asinh", "atan": "atan", "atanh": "atanh", "cbrt": "cbrt", "cosh": "cosh",
+          "sinh": "sinh", "expm1": "expm1", "log1p": "log1p"}
 
 
 def _float(name: str, x) -> tensor:
@@ -48,11 +50,30 @@ def fma(arg0, arg1, arg2) -> tensor:
     return tl_fma(_float("fma", arg0), arg1, arg2)
 
 
+def _binary(name: str, op: str, arg0, arg1) -> tensor:
+    x, y = _float(name, arg0), _float(name, arg1)
+    (x, y), shape = semantic._same_shape(x, semantic.cast(y, x.dtype))
+    return semantic._emit(op, (x, y), x.dtype, shape)
+
+
 def copysign(arg0, arg1) -> tensor:
     """``arg0``'s magnitude with ``arg1``'s sign."""
-    x, y = _float("copysign", arg0), _float("copysign", arg1)
-    (x, y), shape = semantic._same_shape(x, semantic.cast(y, x.dtype))
-    return semantic._emit("copysign", (x, y), x.dtype, shape)
+    return _binary("copysign", "copysign", arg0, arg1)
+
+
+def atan2(arg0, arg1) -> tensor:
+    """The angle of the point (``arg1``, ``arg0``), in (-pi, pi], as C's ``atan2(y, x)``."""
+    return _binary("atan2", "atan2", arg0, arg1)
+
+
+def pow(arg0, arg1) -> tensor:
+    """``arg0`` to the power ``arg1``, as C's ``pow``."""
+    return _binary("pow", "powf", arg0, arg1)
+
+
+def fmod(arg0, arg1) -> tensor:
+    """The remainder of ``arg0 / arg1`` truncated toward zero, with ``arg0``'s sign (C's ``fmod``)."""
+    return _binary("fmod", "remf", arg0, arg1)
 
 
 def fmin(arg0, arg1) -> tensor:
