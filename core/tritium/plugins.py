@@ -17,7 +17,7 @@ A target package is an ordinary pip distribution that declares an entry point in
     def tritium_targets():
         return [AcmeTarget()]
 
-The hooks are listed below (``tritium_targets``, ``tritium_extend_pipeline``,
+The hooks are listed below (``tritium_targets``, ``tritium_extend_pipeline``, ``tritium_knobs``,
 ``tritium_conformance_expectations``); implement any subset, with the same name and any subset of
 the arguments. ``tritium targets`` shows what was found, whether each target can run here, and which
 package provides it.
@@ -112,6 +112,13 @@ class HookSpecs:
         :param stages: the ordered stage mapping, to be changed in place.
         :param options: the target's parsed options (``Target.parse_options``) for this compilation.
         """
+
+    @hookspec
+    def tritium_knobs(self) -> "dict[str, Any]":
+        """Sections of ``tritium.knobs`` (Triton's ``triton.knobs``) this plugin provides, by name:
+        instances of ``tritium.knobs.base_knobs`` whose ``Knob`` descriptors read the settings its
+        target reads. nvptx provides ``nvidia`` (``nvidia.ptxas``: the ptxas it assembles with).
+        A name core or another plugin already gives is ignored."""
 
     @hookspec
     def tritium_conformance_expectations(self, target: "Target") -> "dict[str, str]":
@@ -640,6 +647,16 @@ def pipeline_identity() -> list[list[str]]:
             digest = file_hash(code.co_filename)
         out.append([impl.plugin_name, f"{module}.{getattr(fn, '__qualname__', repr(fn))}", digest])
     return out
+
+
+def knob_sections() -> dict[str, Any]:
+    """The ``tritium.knobs`` sections every plugin provides (``tritium_knobs``); the first plugin
+    to give a name keeps it."""
+    sections: dict[str, Any] = {}
+    for result in reversed(plugin_manager().hook.tritium_knobs()):
+        for name, section in dict(result or {}).items():
+            sections.setdefault(name, section)
+    return sections
 
 
 def conformance_expectations(target: "Target") -> dict[str, str]:

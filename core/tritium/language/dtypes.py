@@ -303,6 +303,15 @@ def str_to_ty(name: str, c: Any = None) -> dtype | constexpr_type:
     return found
 
 
+def canonical_names() -> dict[str, str]:
+    """Triton's ``type_canonicalisation_dict``: every element type name tritium knows (numpy's and
+    torch's, ``float8e4nv``..., and the signature names themselves) -> its signature name."""
+    names = {name: t.short for name, t in _BY_FOREIGN.items()}
+    names.update({short: short for short in _BY_SHORT})
+    names["void"] = "void"
+    return names
+
+
 def from_foreign(name: str) -> dtype | None:
     """The element type for a numpy/torch dtype name (``'float32'``, ``'torch.int64'``), or None."""
     return _BY_FOREIGN.get(str(name).rsplit(".", 1)[-1])

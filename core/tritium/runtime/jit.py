@@ -11,8 +11,13 @@ import types
 from typing import Any, Callable
 
 from ..errors import TritiumError, user_facing
+from ..language import dtypes as _dtypes
 from .args import annotation_type
+from .reinterpret import TensorWrapper, reinterpret  # noqa: F401  (where Triton's code imports them from)
 from .launch import run_kernel
+
+#: Triton's name of every element type name -> its signature name (``"float32"`` -> ``"fp32"``)
+type_canonicalisation_dict = _dtypes.canonical_names()
 
 
 def _is_constexpr_annotation(ann: Any) -> bool:

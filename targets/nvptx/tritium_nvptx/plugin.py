@@ -1,4 +1,5 @@
-"""Entry point of the nvptx target (group ``tritium``): registers ``NvptxTarget``."""
+"""Entry point of the nvptx target (group ``tritium``): registers ``NvptxTarget`` and the ``nvidia``
+section of ``tritium.knobs``."""
 
 from tritium.plugins import hookimpl
 
@@ -8,3 +9,10 @@ from .target import NvptxTarget
 @hookimpl
 def tritium_targets():
     return [NvptxTarget()]
+
+
+@hookimpl
+def tritium_knobs():
+    from .knobs import nvidia_knobs
+
+    return {"nvidia": nvidia_knobs()}

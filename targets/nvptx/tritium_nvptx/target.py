@@ -55,7 +55,7 @@ class NvptxTarget(Target):
     binary_stage = "cubin"
     stage_suffixes = {"ptx": "ptx", "cubin": "cubin"}
     inline_asm = "ptx"
-    compile_environment = (ARCH_ENV,)
+    compile_environment = (ARCH_ENV, toolchain.PTXAS_ENV)
     max_grid = (2**31 - 1, 65535, 65535)  # CUDA's grid limits
     max_programs = None
 

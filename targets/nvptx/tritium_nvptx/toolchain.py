@@ -1,6 +1,6 @@
-"""Where NVIDIA's tools are: ptxas and libdevice from the ``nvidia-cuda-nvcc-cu12`` pip wheel (found
-through ``cuda.pathfinder``), ``PATH``, or a CUDA install (``CUDA_HOME``, ``CUDA_PATH``,
-``/usr/local/cuda``). Both are optional: without ptxas the driver JIT-compiles PTX; libdevice is
+"""Where NVIDIA's tools are: ptxas (``TRITIUM_PTXAS``, else as libdevice) and libdevice from the
+``nvidia-cuda-nvcc-cu12`` pip wheel (found through ``cuda.pathfinder``), ``PATH``, or a CUDA install
+(``CUDA_HOME``, ``CUDA_PATH``, ``/usr/local/cuda``). Both are optional: without ptxas the driver JIT-compiles PTX; libdevice is
 needed only by kernels calling math functions that LLVM cannot lower itself."""
 
 from __future__ import annotations
@@ -47,9 +47,18 @@ def _pathfinder(function: str, name: str) -> str | None:
         return None
 
 
-@functools.cache
+#: the ptxas to use, where given (``tritium.knobs.nvidia.ptxas`` sets it)
+PTXAS_ENV = "TRITIUM_PTXAS"
+
+
 def ptxas_path() -> str | None:
-    """The ptxas to assemble cubins with, or None (the driver's JIT compiles the PTX then)."""
+    """The ptxas to assemble cubins with: ``TRITIUM_PTXAS``, else the pip wheel's, else one on
+    ``PATH`` or in a CUDA install; None where there is none (the driver's JIT compiles the PTX then)."""
+    return os.environ.get(PTXAS_ENV, "").strip() or _found_ptxas()
+
+
+@functools.cache
+def _found_ptxas() -> str | None:
     found = _in_wheel("bin", "ptxas") or shutil.which("ptxas")
     if found:
         return found
