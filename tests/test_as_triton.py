@@ -47,3 +47,22 @@ def test_without_the_opt_in_nothing_is_shadowed():
     run = subprocess.run([sys.executable, "-c", "import tritium\nimport triton"], capture_output=True, text=True,
                          timeout=120)
     assert run.returncode != 0 and "No module named 'triton'" in run.stderr
+
+
+def test_a_kernel_s_source_can_be_replaced_as_triton_s_tests_do(tmp_path):
+    """``JITFunction._unsafe_update_src``: Triton's tests fill in a template kernel's body."""
+    import numpy as np
+    import tritium
+    from tritium.errors import TritiumError
+
+    from .kernels.basic import add_kernel
+
+    kernel = tritium.JITFunction(add_kernel.fn)
+    kernel._unsafe_update_src(kernel.src.replace("tl.load(x_ptr + offs, mask=mask) + ", "2 * "))
+    x, y, out = np.ones(8, np.float32), np.arange(8, dtype=np.float32), np.zeros(8, np.float32)
+    kernel[(1,)](x, y, out, 8, BLOCK=8)
+    np.testing.assert_array_equal(out, 2 * y)
+    add_kernel[(1,)](x, y, out, 8, BLOCK=8)  # the template is unchanged
+    np.testing.assert_array_equal(out, x + y)
+    with pytest.raises(TritiumError, match="the new source must define 'add_kernel'"):
+        kernel._unsafe_update_src("def other(x):\n    pass\n")

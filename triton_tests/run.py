@@ -1,7 +1,7 @@
 """Triton's own language tests, unchanged, on a tritium target.
 
     python triton_tests/run.py fetch --source PATH_OR_URL [--ref REF]
-    python triton_tests/run.py run --target cpu [--device cpu] [-n 2] [FILES...] [-- PYTEST_ARGS...]
+    python triton_tests/run.py run --target cpu [--device cpu] [-n 2] [--sample N] [FILES...] [PYTEST_ARGS...]
 
 ``fetch`` copies Triton's ``python/test/unit/language`` tests, the ``python/test/conftest.py`` they
 use and ``python/triton/_internal_testing.py`` (Triton's test helpers) at ``REF`` (default: the
@@ -52,12 +52,13 @@ def fetch(source: str, ref: str) -> None:
     print(f"fetched {len(listing)} files of Triton at {ref} into {UPSTREAM}")
 
 
-def run(target: str, device: str, workers: int, files: list[str], pytest_args: list[str], json_path: str) -> int:
+def run(target: str, device: str, workers: int, files: list[str], pytest_args: list[str], json_path: str,
+        sample: int = 1) -> int:
     if not (UPSTREAM / "language").is_dir():
         print("no Triton tests here: run 'python triton_tests/run.py fetch --source ...' first", file=sys.stderr)
         return 2
     paths = [str(UPSTREAM / "language" / f) for f in files] or [str(UPSTREAM / "language")]
-    env = {**os.environ, "TRITIUM_TARGET": target, "TRITON_TESTS_JSON": json_path,
+    env = {**os.environ, "TRITIUM_TARGET": target, "TRITON_TESTS_JSON": json_path, "TRITON_TESTS_SAMPLE": str(sample),
            "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
     command = [sys.executable, "-m", "tritium", "run", "-m", "pytest", *paths, "--device", device,
                "-p", "expected_failures", "-q", "-p", "no:cacheprovider", "-c", str(UPSTREAM / "pytest.ini"),
@@ -76,13 +77,14 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--device", default=None, help="Triton's --device (default: cpu for host targets, else cuda)")
     r.add_argument("-n", type=int, default=1, help="pytest-xdist workers")
     r.add_argument("--json", default=str(HERE / "results.json"), help="where the counts go")
+    r.add_argument("--sample", type=int, default=1, help="run one test in N (the same ones every run)")
     r.add_argument("files", nargs="*", help="test files under language/ (default: all)")
     args, rest = parser.parse_known_args(argv)
     if args.command == "fetch":
         fetch(args.source, args.ref)
         return 0
     device = args.device or ("cpu" if args.target in ("cpu", "interpreter") else "cuda")
-    return run(args.target, device, args.n, args.files, [a for a in rest if a != "--"], args.json)
+    return run(args.target, device, args.n, args.files, [a for a in rest if a != "--"], args.json, args.sample)
 
 
 if __name__ == "__main__":
