@@ -66,3 +66,14 @@ def test_a_kernel_s_source_can_be_replaced_as_triton_s_tests_do(tmp_path):
     np.testing.assert_array_equal(out, x + y)
     with pytest.raises(TritiumError, match="the new source must define 'add_kernel'"):
         kernel._unsafe_update_src("def other(x):\n    pass\n")
+
+
+def test_triton_s_allocator_module_is_there():
+    from tritium.errors import TritiumError
+    from tritium.runtime import _allocation
+
+    with pytest.raises(TritiumError, match="require an allocator: call triton.set_allocator"):
+        _allocation.NullAllocator()(64, 16, None)
+    _allocation.set_allocator(_allocation.NullAllocator())
+    assert isinstance(_allocation.current_allocator(), _allocation.NullAllocator)
+    _allocation.set_allocator(None)
