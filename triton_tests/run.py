@@ -53,14 +53,16 @@ def fetch(source: str, ref: str) -> None:
 
 
 def run(target: str, device: str, workers: int, files: list[str], pytest_args: list[str], json_path: str,
-        sample: int = 1) -> int:
+        sample: int = 1, real: bool = False) -> int:
     if not (UPSTREAM / "language").is_dir():
         print("no Triton tests here: run 'python triton_tests/run.py fetch --source ...' first", file=sys.stderr)
         return 2
     paths = [str(UPSTREAM / "language" / f) for f in files] or [str(UPSTREAM / "language")]
     env = {**os.environ, "TRITIUM_TARGET": target, "TRITON_TESTS_JSON": json_path, "TRITON_TESTS_SAMPLE": str(sample),
+           "TRITON_TESTS_REAL": "1" if real else "",
            "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
-    command = [sys.executable, "-m", "tritium", "run", "-m", "pytest", *paths, "--device", device,
+    runner = ["-m"] if real else ["-m", "tritium", "run", "-m"]  # the real Triton: plain pytest
+    command = [sys.executable, *runner, "pytest", *paths, "--device", device,
                "-p", "expected_failures", "-q", "-p", "no:cacheprovider", "-c", str(UPSTREAM / "pytest.ini"),
                *(["-n", str(workers)] if workers > 1 else []), *pytest_args]
     return subprocess.run(command, env=env, cwd=UPSTREAM).returncode
@@ -78,13 +80,16 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("-n", type=int, default=1, help="pytest-xdist workers")
     r.add_argument("--json", default=str(HERE / "results.json"), help="where the counts go")
     r.add_argument("--sample", type=int, default=1, help="run one test in N (the same ones every run)")
+    r.add_argument("--real-triton", action="store_true",
+                   help="run them on the installed Triton instead, for a side-by-side count")
     r.add_argument("files", nargs="*", help="test files under language/ (default: all)")
     args, rest = parser.parse_known_args(argv)
     if args.command == "fetch":
         fetch(args.source, args.ref)
         return 0
     device = args.device or ("cpu" if args.target in ("cpu", "interpreter") else "cuda")
-    return run(args.target, device, args.n, args.files, [a for a in rest if a != "--"], args.json, args.sample)
+    return run(args.target, device, args.n, args.files, [a for a in rest if a != "--"], args.json, args.sample,
+               args.real_triton)
 
 
 if __name__ == "__main__":
