@@ -77,3 +77,10 @@ def test_triton_s_allocator_module_is_there():
     _allocation.set_allocator(_allocation.NullAllocator())
     assert isinstance(_allocation.current_allocator(), _allocation.NullAllocator)
     _allocation.set_allocator(None)
+
+
+def test_triton_interpret_selects_the_interpreter_under_the_alias():
+    env = {k: v for k, v in os.environ.items() if k != "TRITIUM_TARGET"}
+    run = subprocess.run([sys.executable, "-m", "tritium", "run", "-m", "tritium_target_probe"], capture_output=True,
+                         text=True, cwd=HERE, timeout=120, env={**env, "PYTHONPATH": str(HERE), "TRITON_INTERPRET": "1"})
+    assert run.returncode == 0 and run.stdout.strip() == "interpreter", run.stderr

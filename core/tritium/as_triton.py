@@ -18,6 +18,7 @@ import importlib.abc
 import importlib.machinery
 import importlib.metadata
 import importlib.util
+import os
 import sys
 import types
 from typing import Any, Iterable
@@ -98,7 +99,11 @@ _FINDERS = (_Finder(), _MetadataFinder())
 
 
 def install() -> None:
-    """Make ``import triton`` give tritium in this process (idempotent)."""
+    """Make ``import triton`` give tritium in this process (idempotent). Triton's
+    ``TRITON_INTERPRET=1`` then selects the interpreter target, as it selects Triton's interpreter,
+    unless ``TRITIUM_TARGET`` names a target."""
+    if os.environ.get("TRITON_INTERPRET", "").strip() == "1" and not os.environ.get("TRITIUM_TARGET", "").strip():
+        os.environ["TRITIUM_TARGET"] = "interpreter"
     for finder in _FINDERS:
         if finder not in sys.meta_path:
             sys.meta_path.insert(0, finder)

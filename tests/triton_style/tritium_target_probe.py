@@ -1,0 +1,3 @@
+from tritium import plugins
+
+print(plugins.get_target(None).name)
