@@ -26,7 +26,7 @@ class Arch:
     #: what it is, for people
     family: str
     #: the matrix instructions ``tl.dot`` runs on (``matrix``): "cdna2", "cdna3", "cdna4" (MFMA),
-    #: "rdna4" (WMMA), or "" (FMA loops)
+    #: "rdna3", "rdna4" (WMMA), or "" (FMA loops)
     matrix: str = ""
 
 
@@ -34,7 +34,7 @@ ARCHS = {a.name: a for a in (
     Arch("gfx90a", 64, 65536, "CDNA2 (MI200)", matrix="cdna2"),
     Arch("gfx942", 64, 65536, "CDNA3 (MI300)", matrix="cdna3"),
     Arch("gfx950", 64, 163840, "CDNA4 (MI350)", matrix="cdna4"),
-    Arch("gfx1100", 32, 65536, "RDNA3 (Radeon 7900)"),
+    Arch("gfx1100", 32, 65536, "RDNA3 (Radeon 7900)", matrix="rdna3"),
     Arch("gfx1201", 32, 65536, "RDNA4 (Radeon 9070)", matrix="rdna4"),
 )}
 #: what kernels compile for without an ``arch`` option or ``TRITIUM_AMDGPU_ARCH``

@@ -70,9 +70,9 @@ class AmdgpuHooks(DeviceHooks):
 
     def warp_matrix_op(self, operand: str, accumulator: str) -> WarpMatrixOp | None:
         """The arch's matrix instruction (``matrix``): CDNA's MFMA on 16x16 blocks (32x32 where
-        ``matrix_size`` is 32), RDNA4's WMMA; None on RDNA3."""
-        if self.matrix == "rdna4":
-            return matrix.wmma(operand, accumulator)
+        ``matrix_size`` is 32), RDNA3's and RDNA4's WMMA."""
+        if self.matrix.startswith("rdna"):
+            return matrix.wmma(operand, accumulator, self.matrix)
         if self.matrix.startswith("cdna"):
             return matrix.mfma(self.matrix, operand, accumulator, self.matrix_size)
         return None

@@ -1,5 +1,5 @@
 """AMD's matrix instructions for ``tl.dot`` (``DeviceHooks.warp_matrix_op``): CDNA's MFMA at 64
-lanes and RDNA4's WMMA at 32, declared with AMD's operand layouts as ``Fragment``s.
+lanes and RDNA3's and RDNA4's WMMA at 32, declared with AMD's operand layouts as ``Fragment``s.
 
 MFMA (AMD's matrix instruction calculator states the layouts): an ``M x M`` block (16 or 32) splits
 the wavefront into ``64 / M`` groups of ``M`` lanes. Lane ``l`` holds A's row ``l % M`` and B's column
@@ -9,9 +9,13 @@ column ``l % M`` at rows ``4 (l // M) + 8 g + i`` for its ``g``-th group of four
 
 RDNA4's WMMA (gfx12) at 32 lanes: lane ``l`` holds A's row ``l % 16`` and B's column ``l % 16`` at K
 ``4 (l // 16) ..`` + 3 and 8 more than those, and D's column ``l % 16`` at rows ``8 (l // 16) ..`` + 7
-(AMD's matrix instruction calculator, RDNA4). RDNA3's WMMA wants
-each operand twice, in lanes ``l`` and ``l + 16``, which a ``Fragment`` (one owner per element)
-cannot state: RDNA3 multiplies with FMAs.
+(AMD's matrix instruction calculator, RDNA4).
+
+RDNA3's WMMA (gfx11) at 32 lanes wants each operand twice: lanes ``l`` and ``l + 16`` both hold A's
+row ``l % 16`` (B's column) at all 16 K, and D's column ``l % 16`` at rows ``2 i + l // 16``. A
+``Fragment`` has one owner per element, so the declared operand fragments split K between the
+halves (lane ``l`` owns K ``8 (l // 16) ..`` + 7), and ``emit`` fetches the other half's eight
+elements from lane ``l ^ 16`` (``v_permlanex16``) before the instruction.
 
 Which forms an arch has: fp16 and bf16 everywhere; int8 into int32 (gfx90a's 4 elements a lane,
 CDNA3's and CDNA4's 8); fp8 (``tl.float8e4nv``, ``tl.float8e5``) on CDNA4 alone, whose MFMA reads
@@ -67,6 +71,9 @@ _MFMA = {
 #: RDNA4's, by operand kind (the intrinsics are overloaded: mangled with the result and operand types)
 _WMMA = {"fp16": Form("llvm.amdgcn.wmma.f32.16x16x16.f16.v8f32.v8f16", 16, _vector(ll.HalfType(), 8)),
          "bf16": Form("llvm.amdgcn.wmma.f32.16x16x16.bf16.v8f32.v8i16", 16, _vector(I16, 8))}
+#: RDNA3's: the same names, mangled with sixteen-element operands
+_WMMA_RDNA3 = {"fp16": Form("llvm.amdgcn.wmma.f32.16x16x16.f16.v8f32.v16f16", 16, _vector(ll.HalfType(), 16)),
+               "bf16": Form("llvm.amdgcn.wmma.f32.16x16x16.bf16.v8f32.v16i16", 16, _vector(I16, 16))}
 #: bits of an operand element, by kind
 _BITS = {"fp16": 16, "bf16": 16, "s8": 8, "e4m3": 8, "e5m2": 8}
 
@@ -97,23 +104,46 @@ def mfma(family: str, operand: str, accumulator: str, size: int = 16) -> WarpMat
                         emit=_emit(form, accumulator_type, count, (I32(0), I32(0), I32(0))))
 
 
-def wmma(operand: str, accumulator: str) -> WarpMatrixOp | None:
-    """RDNA4's ``v_wmma_f32_16x16x16_{f16,bf16}`` at 32 lanes, or None."""
-    form = _WMMA.get(operand)
+def wmma(operand: str, accumulator: str, generation: str = "rdna4") -> WarpMatrixOp | None:
+    """``v_wmma_f32_16x16x16_{f16,bf16}`` of RDNA4 or RDNA3 (``generation``) at 32 lanes, or None."""
+    form = (_WMMA if generation == "rdna4" else _WMMA_RDNA3).get(operand)
     if form is None or accumulator != "fp32":
         return None
-    entries = ((0, 0), (0, 2), (0, 8), (0, 10))  # eight K elements a lane, two a register
-    a = Fragment(entries, tuple((bit, 0) for bit in _bits(16)) + ((0, 4),))
-    b = Fragment(tuple((k, j) for j, k in entries), tuple((0, bit) for bit in _bits(16)) + ((4, 0),))
-    c = Fragment(tuple((i, 0) for i in range(8)), tuple((0, bit) for bit in _bits(16)) + ((8, 0),))
-    return WarpMatrixOp(m=16, n=16, k=16, k_pack=2, a=a, b=b, c=c, emit=_emit(form, F32, 8, ()))
+    # eight K elements a lane, two a register: RDNA4's at K 0, 2, 8, 10 (+ 4 in the upper half),
+    # RDNA3's at K 0, 2, 4, 6 (+ 8), whose other eight ``emit`` fetches across the halves
+    entries, half = (((0, 0), (0, 2), (0, 8), (0, 10)), 4) if generation == "rdna4" else \
+        (((0, 0), (0, 2), (0, 4), (0, 6)), 8)
+    a = Fragment(entries, tuple((bit, 0) for bit in _bits(16)) + ((0, half),))
+    b = Fragment(tuple((k, j) for j, k in entries), tuple((0, bit) for bit in _bits(16)) + ((half, 0),))
+    if generation == "rdna4":
+        c = Fragment(tuple((i, 0) for i in range(8)), tuple((0, bit) for bit in _bits(16)) + ((8, 0),))
+        return WarpMatrixOp(m=16, n=16, k=16, k_pack=2, a=a, b=b, c=c, emit=_emit(form, F32, 8, ()))
+    c = Fragment(tuple((2 * i, 0) for i in range(8)), tuple((0, bit) for bit in _bits(16)) + ((1, 0),))
+    return WarpMatrixOp(m=16, n=16, k=16, k_pack=2, a=a, b=b, c=c, emit=_emit(form, F32, 8, (), _both_halves))
 
 
-def _emit(form: Form, accumulator: ll.Type, count: int, flags: tuple):
-    """The ``emit`` of a form: the lane's 32-bit registers of A and of B joined into the intrinsic's
-    operand type, the accumulators into its vector, then ``flags`` (MFMA's cbsz, abid, blgp)."""
+def _both_halves(b: ll.IRBuilder, words: list[ll.Value]) -> list[ll.Value]:
+    """RDNA3's operand from the lane's half of it: the words of lane ``l ^ 16`` (``v_permlanex16``
+    with the identity selection reads lane ``l % 16`` of the other half) joined with the lane's
+    own in K order, the lower half's words first."""
+    permute = intrinsics.declare(b.module, "llvm.amdgcn.permlanex16.i32", I32, [I32] * 4 + [ll.IntType(1)] * 2)
+    false = ll.IntType(1)(0)
+    other = [b.call(permute, [ll.Constant(I32, ll.Undefined), w, I32(0x76543210), I32(0xFEDCBA98), false, false])
+             for w in words]
+    lane = b.call(intrinsics.declare(b.module, "llvm.amdgcn.workitem.id.x", I32, []), [])
+    upper = b.icmp_unsigned("!=", b.and_(lane, I32(16)), I32(0))
+    return ([b.select(upper, o, w) for w, o in zip(words, other)]
+            + [b.select(upper, w, o) for w, o in zip(words, other)])
+
+
+def _emit(form: Form, accumulator: ll.Type, count: int, flags: tuple, widen=None):
+    """The ``emit`` of a form: the lane's 32-bit registers of A and of B (``widen``ed, where given,
+    to the instruction's operand) joined into the intrinsic's operand type, the accumulators into
+    its vector, then ``flags`` (MFMA's cbsz, abid, blgp)."""
     def operand(b: ll.IRBuilder, frags: list[ll.Value]) -> ll.Value:
         words = [b.bitcast(f, I32) for f in frags]
+        if widen is not None:
+            words = widen(b, words)
         if len(words) == 1:
             return b.bitcast(words[0], form.operand)
         joined = ll.Constant(ll.VectorType(I32, len(words)), ll.Undefined)
@@ -146,3 +176,9 @@ def cdna3_32x32_matrix_op(operand: str, accumulator: str) -> WarpMatrixOp | None
 def rdna4_matrix_op(operand: str, accumulator: str) -> WarpMatrixOp | None:
     """RDNA4's WMMA, for the simt target at ``TRITIUM_SIMT_WARP_SIZE=32``."""
     return wmma(operand, accumulator)
+
+
+def rdna3_matrix_op(operand: str, accumulator: str) -> WarpMatrixOp | None:
+    """RDNA3's WMMA as its fragments declare it (the exchange across the halves is the hardware's
+    side of ``emit``), for the simt target at ``TRITIUM_SIMT_WARP_SIZE=32``."""
+    return wmma(operand, accumulator, "rdna3")
