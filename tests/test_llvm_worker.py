@@ -155,3 +155,37 @@ def test_the_vectorizer_abort_kernel_gives_the_interpreters_answer(target):
                                   BLOCK=1, C0=3)
     # per program, one element: the min over one element is at index 0, and 1.0 > (0 < 57) is false
     np.testing.assert_array_equal(dev.to_host(out), np.full(n, 100.0, np.float32))
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads process states from Linux's /proc")
+def test_the_llvm_worker_dies_with_a_killed_parent():
+    """A process killed while its LLVM step runs (a conformance case past its time) takes the
+    step's forked worker with it, instead of leaving LLVM running on, re-parented."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    parent = subprocess.Popen([sys.executable, "-c", "import time\n"
+                               "from tritium.passes.llvm_worker import run_isolated\n"
+                               "run_isolated('k', 'stage', lambda safe: time.sleep(60))"])
+    try:
+        deadline, workers = time.monotonic() + 30, []
+        while not workers and time.monotonic() < deadline:
+            time.sleep(0.2)
+            with open(f"/proc/{parent.pid}/task/{parent.pid}/children") as f:
+                workers = f.read().split()
+        assert workers, "the step's worker never started"
+    finally:
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+    time.sleep(1)
+
+    def running(pid: str) -> bool:
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                return f.read().split("State:")[1].split()[0] not in ("Z", "X")
+        except (FileNotFoundError, ProcessLookupError):
+            return False
+
+    assert not [w for w in workers if running(w)]

@@ -160,3 +160,37 @@ def device_assert(dev: Device, mode: str) -> list[Output]:
         return [Output("DeviceAssertionError raised", np.array([raised]), np.array([True]))]
     return [Output("DeviceAssertionError raised", np.array([raised]), np.array([False])),
             Output("out", got, x.astype(np.int64) * 2)]
+
+
+@jit
+def overrun_kernel(x_ptr, out_ptr, SHIFT: tl.constexpr, STORE: tl.constexpr, BLOCK: tl.constexpr):
+    """Reads (or, with STORE, writes) SHIFT elements past the end of a BLOCK-element array."""
+    offs = tl.arange(0, BLOCK)
+    if STORE:
+        tl.store(out_ptr + offs + SHIFT, tl.load(x_ptr + offs))
+    else:
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs + SHIFT))
+
+
+@cases("debug-bounds-{access}-{mode}", access=["load", "store"], mode=["inside", "outside"])
+def debug_bounds(dev: Device, access: str, mode: str) -> list[Output]:
+    """In debug mode an access outside every pointer argument's array raises ``OutOfBoundsError``
+    naming the argument, before memory is touched; an access inside runs as usual."""
+    from tritium.errors import OutOfBoundsError
+
+    x = np.arange(BLOCK, dtype=np.int32)
+    shift = 0 if mode == "inside" else 3
+    src, dst = dev.to_device(x), dev.full(BLOCK, -1, np.int32)
+    message = ""
+    try:
+        dev.launch(overrun_kernel, (1,), src, dst, SHIFT=shift, STORE=access == "store", BLOCK=BLOCK, debug=True)
+        got = dev.to_host(dst)
+    except OutOfBoundsError as e:
+        message = str(e)
+    if isinstance(dev, CompileOnlyDevice):
+        return []
+    named = ("'out_ptr'" if access == "store" else "'x_ptr'") in message
+    if mode == "outside":
+        return [Output("OutOfBoundsError naming the argument", np.array([named]), np.array([True]))]
+    return [Output("OutOfBoundsError raised", np.array([bool(message)]), np.array([False])),
+            Output("out", got, x.astype(np.int64))]

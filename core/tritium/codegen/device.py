@@ -25,6 +25,14 @@ from .types import size_in_bytes
 
 I32 = ll.IntType(32)
 
+#: the conformance cases a target on the per-thread generator declares as gaps (its plugin's
+#: ``tritium_conformance_expectations``): debug mode checks pointer bounds only in the whole-block
+#: generator and the interpreter
+UNCHECKED_BOUNDS_GAPS = {
+    "debug-bounds-*-outside": "debug mode does not check pointer bounds in core's per-thread code generator, "
+                              "which GPU targets use: run the kernel on the interpreter or cpu target to find the "
+                              "access (or under compute-sanitizer on NVIDIA GPUs)"}
+
 
 @dataclasses.dataclass(frozen=True)
 class WarpMatrixOp:

@@ -130,7 +130,7 @@ def _math(fn: str) -> Emitter:
         if not narrow:
             return hooks.call(b, fn, ops)
         wide = ll.VectorType(ll.FloatType(), ty.count) if isinstance(ty, ll.VectorType) else ll.FloatType()
-        return hooks.convert(b, "fptrunc", hooks.call(b, fn, [b.fpext(x, wide) for x in ops]), ty)
+        return hooks.convert(b, "fptrunc", hooks.call(b, fn, [hooks.convert(b, "fpext", x, wide) for x in ops]), ty)
     return emit_math
 
 
@@ -151,7 +151,7 @@ def _float_to(b: ll.IRBuilder, x: ll.Value, ty: ll.Type, hooks: MathHooks, src_f
     if x.type == ty:
         return x
     if fp8.width(scalar_of(ty)) > fp8.width(scalar_of(x.type)):
-        return b.fpext(x, ty)
+        return hooks.convert(b, "fpext", x, ty)
     return hooks.convert(b, "fptrunc", x, ty)
 
 

@@ -72,8 +72,9 @@ class MathHooks:
         return intrinsics.call(builder, name, args)
 
     def convert(self, builder: ll.IRBuilder, method: str, value: ll.Value, ty: ll.Type) -> ll.Value:
-        """A float conversion (``fptrunc``, ``sitofp`` or ``uitofp``, the IRBuilder method) of ``value`` to
-        ``ty``. A target whose backend would call a runtime helper for some pairs lowers those itself."""
+        """A float conversion (``fptrunc``, ``fpext``, ``sitofp`` or ``uitofp``, the IRBuilder method) of
+        ``value`` to ``ty``. A target whose backend would call a runtime helper for some pairs lowers
+        those itself."""
         return getattr(builder, method)(value, ty)
 
     def compare(self, builder: ll.IRBuilder, op: str, ordered: bool, x: ll.Value, y: ll.Value) -> ll.Value:

@@ -119,8 +119,9 @@ def _in_child(work: Callable[[bool], T], safe: bool) -> tuple[bool, Any]:
         sys.stderr.flush()
         with warnings.catch_warnings():  # Python 3.12 warns about forking a threaded process; the
             warnings.simplefilter("ignore", DeprecationWarning)  # child runs LLVM only, no locks
-            pid = os.fork()
+            parent, pid = os.getpid(), os.fork()
         if pid == 0:
+            _end_with(parent)
             _child(work, safe, read_fd, write_fd, err.fileno())
         os.close(write_fd)
         try:
@@ -141,6 +142,22 @@ def _in_child(work: Callable[[bool], T], safe: bool) -> tuple[bool, Any]:
     if not returned:
         raise value
     return True, value
+
+
+def _end_with(parent: int) -> None:
+    """Make this forked child die with ``parent`` (Linux's parent-death signal): a parent killed
+    while LLVM works (a conformance case past its time) must not leave LLVM running on."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):  # not Linux: the child finishes its step, then exits
+        return
+    if os.getppid() != parent:  # the parent died before the signal was asked for
+        os._exit(1)
+
+
+_PR_SET_PDEATHSIG = 1
 
 
 def _child(work: Callable[[bool], Any], safe: bool, read_fd: int, write_fd: int, err_fd: int) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import sys
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -91,6 +91,45 @@ def assertion_message(message: str, pid: Pid, index: Sequence[int]) -> str:
     """The text of a failed ``device_assert`` at element ``index`` (empty for a scalar) of program ``pid``."""
     where = f"{_pid(pid)} idx ({', '.join(str(int(i)) for i in index)})"
     return f"device assertion failed: {message or 'assertion failed'} ({where})"
+
+
+#: numpy's type of the elements a whole-block kernel's print call passes, by signature spelling
+#: (bf16 as its bits, pointers as 64-bit addresses)
+_HOST_TYPES = {"i1": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64, "u8": np.uint8,
+               "u16": np.uint16, "u32": np.uint32, "u64": np.uint64, "fp16": np.float16, "bf16": np.uint16,
+               "fp32": np.float32, "fp64": np.float64}
+
+
+def call_lines(prefix: str, type_code: str, shape: str, read: Callable[[int], bytes] | None, hex: bool,
+               operand: int, count: int, pid: Pid) -> list[str]:
+    """The lines of one call of a whole-block kernel's print function (``codegen.block.hooks.
+    PRINT_SYMBOL``, whose arguments these are, strings decoded): ``read(n)`` returns the first
+    ``n`` bytes at the call's ``values``, None when it passed none."""
+    from ..language.dtypes import from_signature
+
+    if read is None:
+        return print_lines(prefix, pid, [], hex)
+    t, dims = from_signature(type_code), _dims(shape)
+    host_type = np.dtype(np.uint64 if t.is_ptr() else _HOST_TYPES[t.short])
+    array = np.frombuffer(read(int(np.prod(dims, dtype=np.int64)) * host_type.itemsize), host_type).reshape(dims)
+    return operand_lines(prefix, pid, array, t, hex, operand, count)
+
+
+def call_assertion(kernel: str, file: str, line: int, message: str, shape: str, pid: Pid, index: int):
+    """The ``DeviceAssertionError`` of one call of a whole-block kernel's assert function
+    (``codegen.block.hooks.ASSERT_SYMBOL``, strings decoded): element ``index`` (row-major) failed."""
+    import linecache
+
+    from ..errors import DeviceAssertionError
+
+    dims = _dims(shape)
+    where = np.unravel_index(index, dims) if dims else ()
+    return DeviceAssertionError(kernel, assertion_message(message, pid, where), filename=file,
+                                lineno=line or None, source_line=linecache.getline(file, line) if line else "")
+
+
+def _dims(text: str) -> tuple[int, ...]:
+    return tuple(int(d) for d in text.split(",")) if text else ()
 
 
 def write(lines: Sequence[str]) -> None:

@@ -32,6 +32,13 @@ def conversions(arg_types: Sequence[str]) -> list[tuple[int, Callable[[Any], int
     return [(i, bf16_bits) for i, t in enumerate(arg_types) if t == "bf16"]
 
 
+def slots(arg_types: Sequence[str]) -> struct.Struct:
+    """How a kernel's arguments fill 8-byte slots (little-endian, each value at the start of its
+    slot, as ``launch`` packs them; bf16 as its bits after ``conversions``): a target whose kernels
+    read their arguments from memory packs them with it."""
+    return _packer(parameter_codes(arg_types).encode())
+
+
 #: how each parameter code fills its 8-byte slot, in ``struct``'s words
 _SLOT = {"Q": "Q", "q": "q", "f": "f4x", "d": "d", "e": "e6x", "H": "H6x"}
 

@@ -26,13 +26,14 @@ PRINT_GAPS = ("device_print-*", "print-builtin", "device_assert-*-debug")
 
 
 def conformance_gaps() -> dict[str, str]:
-    """The cases' PTX assembly, everywhere; the math OCML computes and the printing OCKL does,
+    """The cases' PTX assembly and debug mode's bounds checks, everywhere; the math OCML computes and the printing OCKL does,
     where they were not found."""
+    from tritium.codegen.device import UNCHECKED_BOUNDS_GAPS
     from tritium.language.elementwise_fns import FOREIGN_ASSEMBLY_GAPS
 
     if device_libs.folder() is not None:
-        return dict(FOREIGN_ASSEMBLY_GAPS)
+        return {**FOREIGN_ASSEMBLY_GAPS, **UNCHECKED_BOUNDS_GAPS}
     printing = (f"prints through ROCm's device library (OCKL), which was not found ({device_libs.HOW_TO_GET})")
-    return {**FOREIGN_ASSEMBLY_GAPS,
+    return {**FOREIGN_ASSEMBLY_GAPS, **UNCHECKED_BOUNDS_GAPS,
             **{case: _MATH.format(how=device_libs.HOW_TO_GET, what=what) for case, what in MATH_GAPS.items()},
             **{case: printing for case in PRINT_GAPS}}

@@ -12,13 +12,10 @@ in program order and the first failed assertion stops the launch.
 from __future__ import annotations
 
 import ctypes
-import linecache
 import threading
 
-import numpy as np
 from llvmlite import binding as llvm
 from tritium.errors import DeviceAssertionError
-from tritium.language import dtypes as T
 from tritium.codegen.block.hooks import ASSERT_SYMBOL, PRINT_SYMBOL
 from tritium.runtime import debug_output
 
@@ -36,10 +33,6 @@ _PRINT = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_
 _ASSERT = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int32, ctypes.c_char_p,
                            ctypes.c_char_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_int64)
 
-_NUMPY = {"i1": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64, "u8": np.uint8,
-          "u16": np.uint16, "u32": np.uint32, "u64": np.uint64, "fp16": np.float16, "bf16": np.uint16,
-          "fp32": np.float32, "fp64": np.float64}
-
 
 class LaunchState(threading.local):
     """What the callbacks of the launch running on this thread report back to its launcher."""
@@ -56,22 +49,12 @@ class LaunchState(threading.local):
 STATE = LaunchState()
 
 
-def _dims(text: bytes) -> tuple[int, ...]:
-    return tuple(int(d) for d in text.decode().split(",")) if text else ()
-
-
 def _print(prefix: bytes, type_code: bytes, shape: bytes, values: int | None, hex: int, operand: int, count: int,
            x: int, y: int, z: int) -> None:
     try:
-        if not values:
-            lines = debug_output.print_lines(prefix.decode(), (x, y, z), [], bool(hex))
-        else:
-            t, dims = T.from_signature(type_code.decode()), _dims(shape)
-            np_type = np.dtype(np.uint64 if t.is_ptr() else _NUMPY[t.short])
-            memory = (ctypes.c_char * (int(np.prod(dims, dtype=np.int64)) * np_type.itemsize)).from_address(values)
-            array = np.frombuffer(memory, dtype=np_type).reshape(dims)
-            lines = debug_output.operand_lines(prefix.decode(), (x, y, z), array, t, bool(hex), operand, count)
-        debug_output.write(lines)
+        read = (lambda n: ctypes.string_at(values, n)) if values else None  # noqa: E731
+        debug_output.write(debug_output.call_lines(prefix.decode(), type_code.decode(), shape.decode(), read,
+                                                   bool(hex), operand, count, (x, y, z)))
     except BaseException as e:  # noqa: BLE001 - must not unwind through the kernel's frames
         STATE.error = STATE.error or e
 
@@ -80,13 +63,8 @@ def _assert(kernel: bytes, file: bytes, line: int, message: bytes, shape: bytes,
             index: int) -> None:
     try:
         if STATE.failure is None:
-            dims = _dims(shape)
-            where = np.unravel_index(index, dims) if dims else ()
-            filename = file.decode()
-            STATE.failure = DeviceAssertionError(
-                kernel.decode(), debug_output.assertion_message(message.decode(), (x, y, z), where),
-                filename=filename, lineno=line or None,
-                source_line=linecache.getline(filename, line) if line else "")
+            STATE.failure = debug_output.call_assertion(kernel.decode(), file.decode(), line, message.decode(),
+                                                        shape.decode(), (x, y, z), index)
         if STATE.counter is not None:
             ctypes.c_uint32.from_address(ctypes.addressof(STATE.counter)).value = abi.STOP  # stop the grid
     except BaseException as e:  # noqa: BLE001

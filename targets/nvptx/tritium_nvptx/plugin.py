@@ -1,5 +1,5 @@
-"""Entry point of the nvptx target (group ``tritium``): registers ``NvptxTarget`` and the ``nvidia``
-section of ``tritium.knobs``."""
+"""Entry point of the nvptx target (group ``tritium``): registers ``NvptxTarget``, its declared
+conformance gaps and the ``nvidia`` section of ``tritium.knobs``."""
 
 from tritium.plugins import hookimpl
 
@@ -9,6 +9,13 @@ from .target import NvptxTarget
 @hookimpl
 def tritium_targets():
     return [NvptxTarget()]
+
+
+@hookimpl
+def tritium_conformance_expectations(target):
+    from tritium.codegen.device import UNCHECKED_BOUNDS_GAPS
+
+    return dict(UNCHECKED_BOUNDS_GAPS) if isinstance(target, NvptxTarget) else {}
 
 
 @hookimpl

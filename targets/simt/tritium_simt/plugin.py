@@ -12,6 +12,7 @@ def tritium_targets():
 
 @hookimpl
 def tritium_conformance_expectations(target):
+    from tritium.codegen.device import UNCHECKED_BOUNDS_GAPS
     from tritium.language.elementwise_fns import FOREIGN_ASSEMBLY_GAPS
 
-    return dict(FOREIGN_ASSEMBLY_GAPS) if isinstance(target, SimtTarget) else {}
+    return {**FOREIGN_ASSEMBLY_GAPS, **UNCHECKED_BOUNDS_GAPS} if isinstance(target, SimtTarget) else {}
