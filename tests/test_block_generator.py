@@ -87,3 +87,28 @@ def test_what_the_block_generator_cannot_compile_names_the_target():
                   }
                 }""")
             generate(module, OneProgramHooks(1))
+
+
+class ContextReadingHooks(OneProgramHooks):
+    """Reads the kernel context in the entry: the generator set it for this kernel."""
+
+    def entry(self, module: ll.Module, body: ll.Function, n_args: int, debug: bool) -> ll.Function:
+        k = self.kernel
+        assert (k.name, k.function, k.num_warps, k.debug) == ("add_kernel", body, 1, False)
+        assert k.args == tuple(body.args[:n_args]) and len(k.args) == 4
+        assert k.program_id(None, 2) is body.args[n_args + 2]  # the body's parameter: no code needed
+        return super().entry(module, body, n_args, debug)
+
+
+def test_hooks_read_the_kernel_context_and_targets_may_edit_the_module():
+    from tritium.codegen.attributes import StringAttributes
+    from tritium.codegen.block.kernel import generate_module
+
+    asm = compile_specialized(add_kernel, FrontendOnly(), {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32",
+                                                           "n": "i32"}, {"BLOCK": 64}, {}, {}).asm
+    with tile.context():
+        module = ir.Module.parse(asm["tile-opt"])
+        assign_layouts(module, 128)
+        llmod = generate_module(module, ContextReadingHooks(1), llvm.get_process_triple())
+    llmod.get_global("add_kernel_program").attributes = StringAttributes({"target-features": "+sse2"})
+    assert '"target-features"="+sse2"' in str(llmod)

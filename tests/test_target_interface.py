@@ -118,3 +118,37 @@ def test_stage_suffix_defaults():
     assert target.stage_suffix("ptx", "//\n.version 8.0\n") == "txt"
     assert target.stage_suffix("cubin", b"\x7fELF") == "bin"
     assert RecordingTarget().stage_suffix("fake-asm", "x") == "fasm"
+
+
+def test_compiling_uses_the_compiler_half_alone():
+    """``tritium.compile`` (and so compile-only conformance runs) asks nothing of the device half:
+    every method of ``TargetDevice`` raises here, and the kernel compiles; launching then asks the
+    device half."""
+    from tritium.target import TargetDevice
+
+    asked = []
+
+    def refuse(name):
+        def method(self, *args, **kwargs):
+            asked.append(name)
+            raise AssertionError(f"compiling asked the device half for {name}")
+        return method
+
+    refusing = {name: refuse(name) for name, value in vars(TargetDevice).items()
+                if callable(value) and not name.startswith("_")}
+    refusing["driver"] = property(refuse("driver"))
+    Deviceless = type("Deviceless", (RecordingTarget,), {**refusing, "name": "fake-deviceless"})
+    compiled = _compile(Deviceless())
+    assert compiled.asm["fake-bin"] == b"\x00fake binary" and not asked
+    with pytest.raises(AssertionError, match="device half"):
+        compiled.launcher  # noqa: B018
+    assert asked
+
+
+def test_a_target_is_its_compiler_half_and_its_device_half():
+    from tritium.target import TargetCompiler, TargetDevice
+
+    assert issubclass(Target, TargetCompiler) and issubclass(Target, TargetDevice)
+    public = [{n for n in vars(half) if not n.startswith("_")} for half in (TargetCompiler, TargetDevice)]
+    assert {"add_stages", "parse_options", "version"} <= public[0] and {"driver", "bind_arg"} <= public[1]
+    assert not public[0] & public[1]  # each method belongs to one half

@@ -665,3 +665,23 @@ def test_tensors_without_layouts_are_refused():
                     {"BLOCK": 64})
     with tile.context(), pytest.raises(TritiumError, match="has no layout"):
         nvptx(ir.Module.parse(text), 4)
+
+
+def test_hooks_read_the_kernel_context():
+    """The per-thread generator sets ``hooks.kernel`` before the kernel's body: a hook reads the
+    kernel's arguments, options and program ids from it."""
+    seen = []
+
+    class Reading(threads_emulator.HostThreadHooks):
+        def program_id(self, b, axis):
+            seen.append((self.kernel.name, self.kernel.function is b.function, len(self.kernel.args),
+                         self.kernel.num_warps, self.kernel.debug))
+            return super().program_id(b, axis)
+
+    text = tile_opt(add_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}, {"BLOCK": 128})
+    with tile.context():
+        hooks = Reading(8)
+        generate(with_layouts(text, 2, 8), hooks, "", "", 2)
+    assert hooks.kernel.name == "add_kernel" and len(hooks.kernel.args) == 4
+    assert (hooks.kernel.num_warps, hooks.kernel.debug) == (2, False)
+    assert seen and all(s == ("add_kernel", True, 4, 2, False) for s in seen)

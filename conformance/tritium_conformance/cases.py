@@ -515,6 +515,21 @@ def math_fn(dev: Device, kind: tuple, n: int) -> list[Output]:
     return [Output("out", dev.to_host(out), np.asarray(want), rtol=rtol, atol=atol)]
 
 
+@cases("math-or-clear-error-{kind}", kind={k: MATH_FNS[k] for k in ("erf-fp64", "sigmoid-fp64")})
+def math_or_clear_error(dev: Device, kind: tuple) -> list[Output]:
+    """Math a target may not have (fp64 ``erf`` and ``exp``): the right numbers, or a
+    ``CompilationError`` at the kernel's line that names the function; never an LLVM abort, an
+    undefined symbol or wrong numbers. No target needs to declare this case as a gap."""
+    from tritium.errors import CompilationError
+
+    try:
+        return math_fn(dev, kind, 1000)
+    except CompilationError as e:
+        said = str(e)
+        named = "math_fn_kernel" in said and f"'{'exp' if kind[0] == 'sigmoid' else kind[0]}'" in said
+        return [Output("CompilationError at the kernel naming the function", np.array([named]), np.array([True]))]
+
+
 @cases("softmax-fn-{dtype}-dim{dim}{ieee}", dtype=["fp32", "fp64"], dim=[-1, 0, 1], ieee={"": False, "-ieee": True})
 def softmax_fn(dev: Device, dtype: str, dim: int, ieee: bool) -> list[Output]:
     """``tl.softmax`` along each dimension with keep_dims, and with its defaults on a row."""

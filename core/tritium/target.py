@@ -151,14 +151,12 @@ class InlineArray:
     dtype: str = "{v}.dtype"
 
 
-class Target:
-    """One compilation target. Subclass it in a target package and return an instance from the
-    ``tritium_targets`` hook."""
+class TargetCompiler:
+    """The compiler half of a target (Triton's ``BaseBackend``): its options and stages, and what
+    goes into cache keys. Everything here works on a machine without the device: compile-only
+    runs (``python -m tritium_conformance --compile-only``) use this half, and of the other only
+    ``bind_arg`` for scalar arguments."""
 
-    #: the name users pass in ``TRITIUM_TARGET``
-    name: str = ""
-    #: auto-selection (``TRITIUM_TARGET`` unset) picks the available target with the highest priority
-    priority: int = 0
     #: the stage whose output ``Driver.load`` takes (and the disk cache keeps)
     binary_stage: str = ""
     #: file suffix of each of the target's stages in ``TRITIUM_DUMP`` dumps (``{"ptx": "ptx"}``);
@@ -168,30 +166,12 @@ class Target:
     #: the target cannot run foreign assembly (kernels that use it fail to compile, saying so); the
     #: code generator's ``DeviceHooks.inline_asm`` emits it
     inline_asm: str | None = None
-    #: the most programs a grid may have along axes 0, 1 and 2 (program ids are int32 everywhere)
-    max_grid: tuple[int, int, int] = (2**31 - 1,) * 3
-    #: the most programs one launch may run in all, or None for no limit beyond ``max_grid``: a host
-    #: target counts its programs in an int32; a GPU launches each axis on its own
-    max_programs: int | None = 2**31 - 1
     #: environment variables of the target's own that change what compiles (the arch to compile
     #: for): a launch reads them, so setting one makes the next launch compile again
     compile_environment: tuple[str, ...] = ()
-    #: False for a target too slow to run every test on (the SIMT emulator): test runs that take
-    #: every available target (the core tests, the fuzzer) take it only when it is named
-    test_by_default: bool = True
-
-    def availability(self) -> tuple[bool, str]:
-        """``(True, "")`` when kernels can run here, else ``(False, why not)`` for humans."""
-        return True, ""
 
     def version(self) -> str:
         """Everything of the target's own that changes generated code (goes into cache keys)."""
-        return ""
-
-    def device_description(self) -> str:
-        """The device kernels run on, for people (``tritium targets``, conformance reports), e.g.
-        ``NVIDIA H100 80GB HBM3 (sm_90a), driver CUDA 13.0``; asked only when the target is available.
-        Empty when there is nothing to add to the target's name."""
         return ""
 
     def parse_options(self, options: dict[str, Any]) -> Any:
@@ -217,6 +197,28 @@ class Target:
         if stage == "llir":
             return "ll"
         return "mlir" if _MLIR_MODULE.match(output) else "txt"
+
+
+class TargetDevice:
+    """The device half of a target (Triton's ``DriverBase``): whether kernels can run here, the
+    driver that loads and launches them, argument binding, launch limits, and the device
+    queries of ``tritium.runtime.driver.active``."""
+
+    #: the most programs a grid may have along axes 0, 1 and 2 (program ids are int32 everywhere)
+    max_grid: tuple[int, int, int] = (2**31 - 1,) * 3
+    #: the most programs one launch may run in all, or None for no limit beyond ``max_grid``: a host
+    #: target counts its programs in an int32; a GPU launches each axis on its own
+    max_programs: int | None = 2**31 - 1
+
+    def availability(self) -> tuple[bool, str]:
+        """``(True, "")`` when kernels can run here, else ``(False, why not)`` for humans."""
+        return True, ""
+
+    def device_description(self) -> str:
+        """The device kernels run on, for people (``tritium targets``, conformance reports), e.g.
+        ``NVIDIA H100 80GB HBM3 (sm_90a), driver CUDA 13.0``; asked only when the target is available.
+        Empty when there is nothing to add to the target's name."""
+        return ""
 
     def bind_arg(self, value: Any, arg_type: str, arg_name: str) -> Any:
         """Convert one user argument for the launcher (an address for pointers, a Python number
@@ -291,7 +293,21 @@ class Target:
 
         raise TargetError(f"kernel resources (n_regs, n_spills) are not supported on target '{self.name}'")
 
+
+class Target(TargetCompiler, TargetDevice):
+    """One target: a compiler half and a device half (``TargetCompiler``, ``TargetDevice``).
+    Subclass it in a target package and return an instance from the ``tritium_targets`` hook."""
+
+    #: the name users pass in ``TRITIUM_TARGET``
+    name: str = ""
+    #: auto-selection (``TRITIUM_TARGET`` unset) picks the available target with the highest priority
+    priority: int = 0
+    #: False for a target too slow to run every test on (the SIMT emulator): test runs that take
+    #: every available target (the core tests, the fuzzer) take it only when it is named
+    test_by_default: bool = True
+
+
     @property
     def compiles(self) -> bool:
         """False for a target that runs kernels itself (it implements ``execute``)."""
-        return type(self).execute is Target.execute
+        return type(self).execute is TargetDevice.execute

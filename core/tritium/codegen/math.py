@@ -43,7 +43,12 @@ class MathUnavailable(TritiumError):
 
 
 class MathHooks:
-    """Emits ``math`` dialect functions on scalars or vectors; override ``call`` per target."""
+    """Emits ``math`` dialect functions on scalars or vectors; override ``call`` per target. The
+    base of both generators' hooks (``device.DeviceHooks``, ``block.hooks.BlockHooks``)."""
+
+    #: the kernel being generated (``codegen.context.KernelContext``: its name, LLVM function,
+    #: arguments, program ids and options), set by the generator before it emits the kernel's body
+    kernel = None
 
     #: LLVM fast-math flags on every float add, subtract and multiply: a GPU target gives
     #: ``("contract",)`` so that ``a * b + c`` becomes one FMA (Triton's ``enable_fp_fusion``)

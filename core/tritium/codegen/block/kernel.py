@@ -26,6 +26,7 @@ from llvmlite import ir as ll
 
 from ...errors import TritiumError
 from ...ir import tile
+from ..context import KernelContext
 from ...ir.locations import compilation_error
 from ...ir.mlir import ir
 from ...language.elementwise_fns import unsupported_message
@@ -77,6 +78,8 @@ class KernelCodegen(ControlFlow, Reductions, Dots, Gathers, DebugOps, BoundsChec
         fn.attributes.add("alwaysinline")
         fn.attributes.add("nounwind")
         self.pids, self.nprogs = fn.args[len(params):len(params) + 3], fn.args[len(params) + 3:]
+        self.hooks.kernel = KernelContext(name, fn, tuple(fn.args[:len(params)]), 1, self.debug,
+                                          lambda b, axis: self.pids[axis])
         entry = fn.append_basic_block("entry")
         start = fn.append_basic_block("start")
         self.allocas = ll.IRBuilder(entry)
@@ -368,6 +371,13 @@ def _repeats_addresses(load: ir.Operation, axis: dict[ir.Value, AxisInfo]) -> bo
 def generate(module: ir.Module, hooks: BlockHooks, triple: str = "", data_layout: str = "",
              debug: bool = False) -> str:
     """LLVM IR text for every kernel (``func.func``) in ``module``; ``debug`` checks every access."""
+    return str(generate_module(module, hooks, triple, data_layout, debug))
+
+
+def generate_module(module: ir.Module, hooks: BlockHooks, triple: str = "", data_layout: str = "",
+                    debug: bool = False) -> ll.Module:
+    """``generate``'s llvmlite module, for a target that edits it before printing (functions' string
+    attributes through ``codegen.attributes.StringAttributes``, metadata, more functions)."""
     llmod = ll.Module(name="tritium")
     llmod.triple, llmod.data_layout = triple, data_layout
     with module.context:
@@ -377,4 +387,4 @@ def generate(module: ir.Module, hooks: BlockHooks, triple: str = "", data_layout
             if op.name != "func.func":
                 raise unsupported(op.name, hooks.target_name)
             KernelCodegen(op, llmod, hooks, axis, debug).build()
-    return str(llmod)
+    return llmod

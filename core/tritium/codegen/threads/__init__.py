@@ -20,6 +20,6 @@ What it expects of the layout stage (it reports a clear error otherwise):
 """
 
 from ...layout.scratch import scratch_bytes
-from .walker import generate
+from .walker import generate, generate_module
 
-__all__ = ["generate", "scratch_bytes"]
+__all__ = ["generate", "generate_module", "scratch_bytes"]

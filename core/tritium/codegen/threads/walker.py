@@ -23,6 +23,7 @@ from ...ir.mlir import ir
 from ...layout.distributed import Distribution, Slice, distribute, layout_of_type, threads
 from ...passes import axis_info
 from .. import elementwise
+from ..context import KernelContext
 from ..device import DeviceHooks
 from ..math import MathUnavailable
 from ..types import llvm_type, memory_type
@@ -59,8 +60,9 @@ class Walker(ControlFlow, Memory, Atomics, Reductions, Scans, Conversions, Shape
     """Builds the LLVM kernel of one ``func.func`` (see the module docstring)."""
 
     def __init__(self, func_op: ir.Operation, module: ll.Module, hooks: DeviceHooks, num_warps: int,
-                 infos: dict[ir.Value, axis_info.AxisInfo]):
+                 infos: dict[ir.Value, axis_info.AxisInfo], debug: bool = False):
         self.func_op, self.module, self.hooks, self.num_warps = func_op, module, hooks, num_warps
+        self.debug = debug
         self.axis = infos
         self.name = ir.StringAttr(func_op.attributes["sym_name"]).value
         self.env: dict[ir.Value, Value] = {}
@@ -81,6 +83,8 @@ class Walker(ControlFlow, Memory, Atomics, Reductions, Scans, Conversions, Shape
         self.fn = self.hooks.kernel(self.module, self.name, params + [ll.PointerType()] * len(bases),
                                     self.num_warps * self.hooks.warp_size)
         maps = self.fn.args[len(params):len(params) + len(bases)]
+        self.hooks.kernel = KernelContext(self.name, self.fn, tuple(self.fn.args[:len(params)]), self.num_warps,
+                                          self.debug, self.hooks.program_id)
         for arg in maps:
             self.hooks.tensor_copy.parameter(arg)
         self.tensor_maps = dict(zip(bases, maps))
@@ -323,6 +327,13 @@ def generate(module: ir.Module, hooks: DeviceHooks, triple: str, datalayout: str
     """LLVM IR text of ``module`` (the ``tile-layout`` stage): one kernel per ``func.func``, run by
     ``num_warps * hooks.warp_size`` threads per program. ``debug`` is the compile option of that
     name: its checks reach this generator as ``tile.assert`` ops in the module."""
+    return str(generate_module(module, hooks, triple, datalayout, num_warps, debug))
+
+
+def generate_module(module: ir.Module, hooks: DeviceHooks, triple: str, datalayout: str, num_warps: int,
+                    debug: bool = False) -> ll.Module:
+    """``generate``'s llvmlite module, for a target that edits it before printing (functions' string
+    attributes through ``codegen.attributes.StringAttributes``, metadata, more functions)."""
     llmod = ll.Module(name="tritium")
     llmod.triple, llmod.data_layout = triple, datalayout
     with module.context:
@@ -331,5 +342,5 @@ def generate(module: ir.Module, hooks: DeviceHooks, triple: str, datalayout: str
             op = op.operation
             if op.name != "func.func":
                 raise TritiumError(f"op {op.name} at module level is not supported on this target")
-            Walker(op, llmod, hooks, num_warps, infos).build()
-    return str(llmod)
+            Walker(op, llmod, hooks, num_warps, infos, debug).build()
+    return llmod
