@@ -559,3 +559,19 @@ def reduce_xor_sum(dev: Device, axis: int | None, dtype: str, shape: tuple) -> l
     dev.launch(K.reduce_kernel, (1,), dev.to_device(x), out, M, N, stride, OP="xor_sum", AXIS=axis, OTHER=0,
                BM=BM, BN=BN)
     return [Output("out", dev.to_host(out), np.atleast_1d(np.bitwise_xor.reduce(x[:, :N], axis=axis)))]
+
+
+@cases("number-shifted-by-{dtype}-block{block}", dtype=["uint8", "uint16", "int16"], block=[4, 64])
+def number_shifted(dev: Device, dtype: str, block: int) -> list[Output]:
+    """A number shifted by a tensor takes the tensor's type: 200 (uint8: top bit set) shifts
+    logically right; narrow vectors with a constant left operand (some back ends unroll them)."""
+    t = np.dtype(dtype)
+    number = 200 if t.itemsize == 1 else 40000 if t.kind == "u" else 20000
+    x = (np.arange(block) % (8 * t.itemsize)).astype(t)
+    out = dev.full(2 * block, 0, t)
+    dev.launch(K.number_shifted_kernel, (1,), dev.to_device(x), out, NUMBER=number, BLOCK=block)
+    wide = np.array(number, t).astype(np.int64)
+    mask = (1 << (8 * t.itemsize)) - 1
+    right = wide >> x.astype(np.int64)
+    left = ((wide << x.astype(np.int64)) & mask).astype(np.uint64).astype(t)
+    return [Output("out", dev.to_host(out), np.concatenate([right.astype(t), left]))]

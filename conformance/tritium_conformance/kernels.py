@@ -372,3 +372,13 @@ def blockwide_kernel(x_ptr, i_ptr, o_ptr, B: tl.constexpr, OP: tl.constexpr):
         tl.store(o_ptr + tl.arange(0, B)[:, None] * (2 * B) + tl.arange(0, 2 * B)[None, :], tl.interleave(x, x))
     elif OP == "ravel":
         tl.store(o_ptr + tl.arange(0, B * B), tl.ravel(tl.trans(x)))
+
+
+@triton.jit
+def number_shifted_kernel(x_ptr, out_ptr, NUMBER: tl.constexpr, BLOCK: tl.constexpr):
+    """``NUMBER >> x`` and ``NUMBER << x``: the number takes the tensor's type (Triton's
+    ``__rrshift__``), so an unsigned tensor shifts it logically."""
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, NUMBER >> x)
+    tl.store(out_ptr + BLOCK + offs, NUMBER << x)

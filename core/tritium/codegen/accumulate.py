@@ -20,14 +20,14 @@ I32 = ll.IntType(32)
 K_STEP = 16  # the K of one tensor-core step (mma m16n8k16)
 
 
-def widen(b: ll.IRBuilder, value: ll.Value, t: ll.Type) -> ll.Value:
+def widen(b: ll.IRBuilder, value: ll.Value, t: ll.Type, hooks=None) -> ll.Value:
     """An operand (scalar or vector) in the accumulator's type ``t``: exact for every pair ``tl.dot``
-    allows (fp16/bf16 into fp32, int8 into int32)."""
+    allows (fp16/bf16 into fp32, int8 into int32); floats through ``hooks.convert`` where given."""
     if value.type == t:
         return value
     if isinstance(scalar_of(t), ll.IntType):
         return b.sext(value, t)
-    return b.fpext(value, t)
+    return b.fpext(value, t) if hooks is None else hooks.convert(b, "fpext", value, t)
 
 
 def multiply_add(b: ll.IRBuilder, x: ll.Value, y: ll.Value, acc: ll.Value) -> ll.Value:

@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import subprocess
 import sys
 import tempfile
 
 from llvmlite import binding as llvm
 from llvmlite import ir as ll
+from tritium.codegen.block.conversions import bfloat_bits_to_float
 from tritium.codegen.block.vecmath import VectorMathHooks
 from tritium.codegen.types import const, scalar_of
 from tritium.errors import TritiumError
-from tritium.passes.llvm_worker import machine_code
+from tritium.passes.llvm_worker import optimize, run_isolated
 
 TRIPLE = "wasm32-unknown-unknown"
 I32 = ll.IntType(32)
@@ -59,23 +61,27 @@ class WasmHooks(VectorMathHooks):
         return fn
 
     def convert(self, b: ll.IRBuilder, method: str, value: ll.Value, ty: ll.Type) -> ll.Value:
-        """Halves widen on their bits: LLVM's wasm back end passes some half loads to compiler-rt's
-        ``__extendhfsf2`` as i64, which wasmtime refuses. The magnitude bits moved into a float's
-        place, times 2^112, are the value (subnormals included); infinities and NaNs get float's
-        top exponent."""
-        if method != "fpext" or scalar_of(value.type) != ll.HalfType():
+        """Halves and bfloats widen on their bits: LLVM's wasm back end cannot select bfloat
+        extensions, and passes some half loads to compiler-rt's ``__extendhfsf2`` as i64, which
+        wasmtime refuses. A half's magnitude bits moved into a float's place, times 2^112, are its
+        value (subnormals included); infinities and NaNs get float's top exponent."""
+        element = scalar_of(value.type)
+        if method != "fpext" or str(element) not in ("half", "bfloat"):
             return super().convert(b, method, value, ty)
         count = value.type.count if isinstance(value.type, ll.VectorType) else None
         like = (lambda t: ll.VectorType(t, count)) if count else (lambda t: t)  # noqa: E731
-        i32 = like(I32)
-        bits = b.zext(b.bitcast(value, like(ll.IntType(16))), i32)
-        magnitude = b.and_(bits, const(i32, 0x7FFF))
-        scaled = b.fmul(b.bitcast(b.shl(magnitude, const(i32, 13)), like(ll.FloatType())),
-                        const(like(ll.FloatType()), 2.0 ** 112))
-        special = b.icmp_unsigned(">=", magnitude, const(i32, 0x7C00))
-        top = b.or_(b.shl(magnitude, const(i32, 13)), const(i32, 0x7F800000))
-        sign = b.shl(b.and_(bits, const(i32, 0x8000)), const(i32, 16))
-        wide = b.bitcast(b.or_(b.select(special, top, b.bitcast(scaled, i32)), sign), like(ll.FloatType()))
+        if str(element) == "bfloat":
+            wide = bfloat_bits_to_float(b, value)
+        else:
+            i32 = like(I32)
+            bits = b.zext(b.bitcast(value, like(ll.IntType(16))), i32)
+            magnitude = b.and_(bits, const(i32, 0x7FFF))
+            scaled = b.fmul(b.bitcast(b.shl(magnitude, const(i32, 13)), like(ll.FloatType())),
+                            const(like(ll.FloatType()), 2.0 ** 112))
+            special = b.icmp_unsigned(">=", magnitude, const(i32, 0x7C00))
+            top = b.or_(b.shl(magnitude, const(i32, 13)), const(i32, 0x7F800000))
+            sign = b.shl(b.and_(bits, const(i32, 0x8000)), const(i32, 16))
+            wide = b.bitcast(b.or_(b.select(special, top, b.bitcast(scaled, i32)), sign), like(ll.FloatType()))
         return wide if scalar_of(ty) == ll.FloatType() else b.fpext(wide, ty)
 
     def compare(self, b: ll.IRBuilder, op: str, ordered: bool, x: ll.Value, y: ll.Value) -> ll.Value:
@@ -134,8 +140,35 @@ def llir(module, ctx) -> str:
 
 
 def wasm_obj(text: str, ctx) -> bytes:
-    return machine_code(text, target_machine(), ctx.signature.name, "wasm-obj", vectorize=True,
-                        outputs=("object",))[0]
+    """Optimise, rewrite the shifts LLVM's wasm back end gets wrong (``_widen_constant_shifts``),
+    emit the object: in a worker, so an LLVM abort is a located error."""
+    def emit(safe: bool) -> bytes:
+        module = llvm.parse_assembly(text)
+        module.verify()
+        optimize(module, target_machine(), vectorize=True, safe=safe)
+        return target_machine().emit_object(llvm.parse_assembly(_widen_constant_shifts(str(module))))
+
+    return run_isolated(ctx.signature.name, "wasm-obj", emit)
+
+
+_NAME = r'%(?:"[^"]+"|[-\w.$]+)'
+#: ``lshr`` of a negative narrow constant by a narrow vector
+_CONSTANT_LSHR = re.compile(rf'({_NAME}) = lshr <(\d+) x i(8|16)> splat \(i\3 (-\d+)\), ({_NAME})')
+
+
+def _widen_constant_shifts(text: str) -> str:
+    """``lshr <N x i8|i16> splat (C), %x`` with a negative C, as i32 lanes: LLVM's wasm back end
+    unrolls it with C sign-extended into the i32 it shifts, and the lane's result takes the sign's
+    ones (200 >> 1 in uint8 gives 228)."""
+    def widened(m: re.Match) -> str:
+        name, lanes, bits, value, amount = m.groups()
+        fresh = (lambda tag: f'%"{name[2:-1]}.{tag}"' if name.startswith('%"') else f"{name}.{tag}")  # noqa: E731
+        narrow, wide = f"<{lanes} x i{bits}>", f"<{lanes} x i32>"
+        return (f"{fresh('z')} = zext {narrow} {amount} to {wide}\n"
+                f"  {fresh('w')} = lshr {wide} splat (i32 {int(value) % (1 << int(bits))}), {fresh('z')}\n"
+                f"  {name} = trunc {wide} {fresh('w')} to {narrow}")
+
+    return _CONSTANT_LSHR.sub(widened, text)
 
 
 def wasm(obj: bytes, ctx) -> bytes:

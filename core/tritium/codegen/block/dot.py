@@ -126,12 +126,12 @@ class Dots:
         acc_t = sum_type(acc_t)
         b_row = b.mul(kk, ll.Constant(I32, n))
         bvecs = [widen(b, b.load(b.gep(b_ptr, [as_value(add(b, b_row, add(b, col, v * w)))], source_etype=op_t),
-                                   typ=vec_op, align=op_align), vector_of(acc_t, w))
+                                   typ=vec_op, align=op_align), vector_of(acc_t, w), self.hooks)
                  for v in range(nvec)]
         out = []
         for r, row in enumerate(rows):
             a_off = add(b, mul(b, row, k), kk)
-            scalar = widen(b, b.load(b.gep(a_ptr, [as_value(a_off)], source_etype=op_t), typ=op_t), acc_t)
+            scalar = widen(b, b.load(b.gep(a_ptr, [as_value(a_off)], source_etype=op_t), typ=op_t), acc_t, self.hooks)
             a_vec = splat(b, scalar, w)
             for v in range(nvec):
                 out.append(multiply_add(b, a_vec, bvecs[v], accs[r * nvec + v]))
