@@ -16,13 +16,42 @@ from tritium.testing import Benchmark, do_bench, perf_report, summarize
 
 
 def test_do_bench_synchronises_through_the_target_driver(target, monkeypatch):
+    """Without device timing (the host clock), each timed call is waited for."""
     syncs, calls = [], []
     monkeypatch.setattr(target.driver, "synchronize", lambda: syncs.append(len(calls)))
+    monkeypatch.setattr(target.driver, "timer", lambda: None)
     times = do_bench(lambda: calls.append(1), warmup=0.1, rep=0.5, return_mode="all")
     assert isinstance(times, list) and times and all(t >= 0 for t in times)
     # the first call, 5 estimating calls, at least one warm-up, then one call per time, each waited for
     assert len(calls) >= 7 + len(times) and len(syncs) >= 3 + len(times)
     assert syncs[-len(times):] == list(range(len(calls) - len(times) + 1, len(calls) + 1))
+
+
+def test_do_bench_times_on_the_device_where_the_driver_can(target, monkeypatch):
+    """With the driver's ``timer()``: the cache flushed before each timed call, the call between
+    two marks, one synchronisation after them all, the times those the device reports."""
+    from tritium.target import DeviceTimer
+
+    events, calls, syncs = [], [], []
+
+    class Recording(DeviceTimer):
+        def flush(self):
+            events.append(("flush", len(calls)))
+
+        def record(self):
+            events.append(("mark", len(calls)))
+            return len(events)
+
+        def elapsed_ms(self, start, end):
+            return float(end - start)  # 1.0 for adjacent marks
+
+    monkeypatch.setattr(target.driver, "timer", lambda: Recording())
+    monkeypatch.setattr(target.driver, "synchronize", lambda: syncs.append(len(calls)))
+    times = do_bench(lambda: calls.append(1), warmup=0.1, rep=0.5, return_mode="all")
+    assert times and times == [1.0] * len(times)
+    assert events[:3] == [("flush", len(calls) - len(times)), ("mark", len(calls) - len(times)),
+                          ("mark", len(calls) - len(times) + 1)]
+    assert len(events) == 3 * len(times) and syncs[-1] == len(calls)
 
 
 def test_do_bench_return_modes_and_quantiles(target):

@@ -108,6 +108,27 @@ class Driver:
     def synchronize(self) -> None:
         pass
 
+    def timer(self) -> "DeviceTimer | None":
+        """Timing on the device for ``tritium.testing.do_bench``, or None (the default): each call is
+        then timed on the host clock, waiting for the driver after it."""
+        return None
+
+
+class DeviceTimer:
+    """How ``do_bench`` times calls on a device, as Triton's does with CUDA events: ``flush()``
+    evicts the device's cache before a timed call; ``record()`` marks the stream that launches go
+    to and returns the mark; ``elapsed_ms(start, end)``, once the driver has synchronised, gives
+    the milliseconds between two marks and releases them."""
+
+    def flush(self) -> None:
+        raise NotImplementedError
+
+    def record(self) -> Any:
+        raise NotImplementedError
+
+    def elapsed_ms(self, start: Any, end: Any) -> float:
+        raise NotImplementedError
+
 
 @dataclasses.dataclass(frozen=True)
 class GPUTarget:

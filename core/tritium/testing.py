@@ -32,7 +32,8 @@ def do_bench(fn: Callable[[], object], warmup: float = 25, rep: float = 100, gra
 
     if return_mode not in _RETURN_MODES:
         raise ValueError(f"do_bench: return_mode must be one of {', '.join(_RETURN_MODES)}, got {return_mode!r}")
-    sync = plugins.get_target().driver.synchronize
+    driver = plugins.get_target().driver
+    sync, timer = driver.synchronize, driver.timer()
     fn()
     sync()
     start = time.perf_counter()
@@ -43,14 +44,23 @@ def do_bench(fn: Callable[[], object], warmup: float = 25, rep: float = 100, gra
     for _ in range(max(1, int(warmup / estimate_ms))):
         fn()
     sync()
-    times = []
+    times, marks = [], []
     for _ in range(max(1, int(rep / estimate_ms))):
         for x in grad_to_none or ():
             x.grad = None
+        if timer is not None:
+            timer.flush()
+            start = timer.record()
+            fn()
+            marks.append((start, timer.record()))
+            continue
         start = time.perf_counter()
         fn()
         sync()
         times.append((time.perf_counter() - start) * 1e3)
+    if timer is not None:
+        sync()
+        times = [timer.elapsed_ms(start, end) for start, end in marks]
     return summarize(times, quantiles, return_mode)
 
 

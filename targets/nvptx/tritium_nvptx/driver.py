@@ -13,9 +13,9 @@ import threading
 from typing import Any, Mapping, Sequence
 
 from tritium.errors import ArgumentError, OutOfResources, TritiumError
-from tritium.runtime.device_arrays import STREAMS, DevicePointer, placement
+from tritium.runtime.device_arrays import STREAMS, DevicePointer, placement, torch_stream
 from tritium.runtime.native_launch import conversions, launch, parameter_codes
-from tritium.target import Driver, KernelSignature
+from tritium.target import DeviceTimer, Driver, KernelSignature
 
 from . import cuda, memory
 from .tensor_maps import TensorMaps
@@ -139,6 +139,9 @@ class NvptxLauncher:
 class NvptxDriver(Driver):
     """Loads kernels with the CUDA driver API; memory is ``DeviceBuffer`` (cuMemAlloc)."""
 
+    def __init__(self) -> None:
+        self._timers: dict[int, CudaTimer] = {}
+
     def load(self, binary: bytes, signature: KernelSignature, metadata: Mapping[str, Any]) -> NvptxLauncher:
         """The launcher; the module is loaded on a GPU when the kernel first runs there."""
         cuda.init()
@@ -162,8 +165,44 @@ class NvptxDriver(Driver):
     def to_host(self, buffer: Any) -> Any:
         return memory.to_host(buffer)
 
+    def timer(self) -> "CudaTimer":
+        """CUDA events on the current GPU (one timer a GPU, kept: its flush buffer is 256 MB)."""
+        device = cuda.current_device()
+        if device not in self._timers:
+            self._timers[device] = CudaTimer(device)
+        return self._timers[device]
+
     def synchronize(self) -> None:
         """Wait for the GPU; what kernels printed appears now. A failed device assertion is a
         ``cuda.GpuAssertionError`` (a ``DeviceAssertionError``)."""
         cuda.make_current(cuda.current_device())
         cuda.check("cuCtxSynchronize", cuda.api().cuCtxSynchronize())
+
+
+class CudaTimer(DeviceTimer):
+    """``do_bench``'s timing on a GPU, as Triton's: CUDA events on the stream torch's launches go to
+    (the default stream without torch), and a 256 MB buffer zeroed before each timed call, which
+    evicts the L2."""
+
+    FLUSH_BYTES = 256 << 20
+
+    def __init__(self, device: int):
+        cuda.make_current(device)
+        self.device = device
+        self.cache = cuda.check("cuMemAlloc", cuda.api().cuMemAlloc(self.FLUSH_BYTES))
+
+    def flush(self) -> None:
+        cuda.check("cuMemsetD32Async", cuda.api().cuMemsetD32Async(self.cache, 0, self.FLUSH_BYTES // 4,
+                                                                   torch_stream(self.device)))
+
+    def record(self) -> int:
+        event = cuda.check("cuEventCreate", cuda.api().cuEventCreate(0))
+        cuda.check("cuEventRecord", cuda.api().cuEventRecord(event, torch_stream(self.device)))
+        return event
+
+    def elapsed_ms(self, start: int, end: int) -> float:
+        api = cuda.api()
+        ms = cuda.check("cuEventElapsedTime", api.cuEventElapsedTime(start, end))
+        for event in (start, end):
+            cuda.check("cuEventDestroy", api.cuEventDestroy(event))
+        return float(ms)

@@ -54,6 +54,11 @@ _SIGNATURES = {  # the exported symbol (versioned where cuda.h maps the name to 
     "cuMemcpyHtoD": ("cuMemcpyHtoD_v2", _u64, _ptr, _size),
     "cuMemcpyDtoH": ("cuMemcpyDtoH_v2", _ptr, _u64, _size),
     "cuGetErrorName": ("cuGetErrorName", _int, ctypes.POINTER(ctypes.c_char_p)),
+    "cuEventCreate": ("cuEventCreate", ctypes.POINTER(_ptr), ctypes.c_uint),
+    "cuEventRecord": ("cuEventRecord", _ptr, _ptr),
+    "cuEventElapsedTime": ("cuEventElapsedTime", ctypes.POINTER(ctypes.c_float), _ptr, _ptr),
+    "cuEventDestroy": ("cuEventDestroy_v2", _ptr),
+    "cuMemsetD32Async": ("cuMemsetD32Async", _u64, ctypes.c_uint, _size, _ptr),
     "cuTensorMapEncodeTiled": ("cuTensorMapEncodeTiled", _ptr, _int, ctypes.c_uint32, _ptr, ctypes.POINTER(_u64),
                                ctypes.POINTER(_u64), ctypes.POINTER(ctypes.c_uint32),
                                ctypes.POINTER(ctypes.c_uint32), _int, _int, _int, _int),
@@ -61,7 +66,7 @@ _SIGNATURES = {  # the exported symbol (versioned where cuda.h maps the name to 
 #: the calls whose first parameter is an output (returned after the CUresult)
 _OUTPUT_FIRST = {"cuDriverGetVersion", "cuDeviceGetCount", "cuDeviceGet", "cuDeviceGetAttribute",
                  "cuDevicePrimaryCtxRetain", "cuModuleLoadData", "cuModuleGetFunction", "cuFuncGetAttribute",
-                 "cuPointerGetAttribute", "cuMemAlloc"}
+                 "cuPointerGetAttribute", "cuMemAlloc", "cuEventCreate", "cuEventElapsedTime"}
 
 
 #: the calls with an output buffer, wrapped by hand below
