@@ -12,12 +12,14 @@ from ..target import Driver
 
 def host_address(value: Any, name: str, target: str) -> int:
     """The address of the first element of ``value`` in host memory."""
+    iface = getattr(value, "__array_interface__", None)
+    if iface is not None and not hasattr(value, "__cuda_array_interface__"):  # numpy's: host memory, the
+        return int(iface["data"][0])  # common case of every launch, answered first
     if _torch_device(value) not in (None, "cpu") or (_torch_device(value) is None
                                                      and hasattr(value, "__cuda_array_interface__")):
         raise ArgumentError(
             f"argument '{name}' lives in GPU memory, but the {target} target runs on the host: pass a host "
             "array (e.g. tensor.cpu() or numpy), or pick a GPU target with TRITIUM_TARGET")
-    iface = getattr(value, "__array_interface__", None)
     if iface is not None:
         return int(iface["data"][0])
     if hasattr(value, "data_ptr"):
