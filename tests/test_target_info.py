@@ -43,9 +43,9 @@ def test_host_code_reads_the_active_target(target):
     except TritiumError:
         active = None
     assert tl.target_info.current_target() == active
-    assert tl.target_info.is_cuda() == (active is not None and active.backend == "cuda")
+    assert tl.target_info.is_cuda() == (active is not None and "is_cuda" in active.traits)
     assert not tl.target_info.is_hip() and not tl.target_info.is_hip_cdna3() and not tl.target_info.is_hip_cdna4()
-    if active is not None and active.backend == "cuda":
+    if active is not None and active.capability is not None:
         assert tl.target_info.cuda_capability_geq(active.arch // 10, active.arch % 10)
         assert not tl.target_info.cuda_capability_geq(active.arch // 10 + 1)
     else:
@@ -57,3 +57,19 @@ def test_a_constexpr_function_refuses_tensors(target):
     out = target.driver.to_device(np.ones(1, np.int32))
     with pytest.raises(TritiumError, match="block_for is a constexpr_function: its arguments must be compile-time"):
         bad_kernel[(1,)](out)
+
+
+@pytest.mark.parametrize("traits,capability", [(frozenset({"is_cuda"}), 90), (frozenset({"is_hip", "is_hip_cdna3"}), None),
+                                               (frozenset(), None)])
+def test_the_target_states_which_predicates_hold(monkeypatch, traits, capability):
+    """Core asks the target's GPUTarget; it knows no backend or arch names of its own."""
+    from tritium.language import target_info
+    from tritium.target import GPUTarget
+
+    stated = GPUTarget("any", "any", 32, traits=traits, capability=capability)
+    monkeypatch.setattr(target_info, "current_target", lambda: stated)
+    assert target_info.is_cuda() == ("is_cuda" in traits)
+    assert target_info.is_hip() == ("is_hip" in traits)
+    assert target_info.is_hip_cdna3() == ("is_hip_cdna3" in traits) and not target_info.is_hip_cdna4()
+    assert target_info.cuda_capability_geq(9) == (capability == 90) and not target_info.cuda_capability_geq(10)
+    assert stated == GPUTarget("any", "any", 32)  # as Triton's GPUTarget compares

@@ -134,11 +134,18 @@ class DeviceTimer:
 class GPUTarget:
     """What Triton's ``driver.active.get_current_target()`` returns: the backend (``"cuda"`` for
     NVIDIA GPUs, as Triton spells it; ``"cpu"`` for the host), the arch (an int such as ``90`` on
-    NVIDIA, the CPU's name on the host) and the threads of a warp."""
+    NVIDIA, the CPU's name on the host) and the threads of a warp.
+
+    ``traits`` are the predicates of Triton's ``tl.target_info`` that hold for it (``"is_cuda"``,
+    ``"is_hip"``, ``"is_hip_cdna3"``, ``"is_hip_cdna4"``) and ``capability`` the compute capability
+    ``cuda_capability_geq`` compares (``major * 10 + minor``): the target states them, core only
+    asks. Neither takes part in equality, as Triton's GPUTarget has no such fields."""
 
     backend: str
     arch: int | str
     warp_size: int
+    traits: frozenset[str] = dataclasses.field(default=frozenset(), compare=False, repr=False)
+    capability: int | None = dataclasses.field(default=None, compare=False, repr=False)
 
 
 #: how an MLIR module prints: attribute and type aliases (``#blocked = ...``), then the module op

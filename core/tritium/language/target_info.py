@@ -1,6 +1,7 @@
 """``tl.target_info``: what the kernel is compiled for, as Triton's ``triton.language.target_info``
 asks it: constexpr functions of the active driver's current target (``driver.active``), callable
-from kernels (to choose a code path while compiling) and from host code."""
+from kernels (to choose a code path while compiling) and from host code. Each target states which
+predicates hold for it (``GPUTarget.traits``, ``GPUTarget.capability``)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,6 @@ from ..runtime.constexpr_function import constexpr_function
 from ..target import GPUTarget
 
 __all__ = ["current_target"]
-
-#: AMD's CDNA3 and CDNA4 architectures
-HIP_CDNA3_ARCHS = frozenset({"gfx942"})
-HIP_CDNA4_ARCHS = frozenset({"gfx950"})
-
 
 def current_target() -> GPUTarget | None:
     """The active driver's current target (backend, arch, warp size), or None without one."""
@@ -25,32 +21,33 @@ def current_target() -> GPUTarget | None:
         return None
 
 
+def _holds(trait: str) -> bool:
+    target = current_target()
+    return target is not None and trait in target.traits
+
+
 @constexpr_function
 def is_cuda() -> bool:
-    target = current_target()
-    return target is not None and target.backend == "cuda"
+    return _holds("is_cuda")
 
 
 @constexpr_function
 def cuda_capability_geq(major: int, minor: int = 0) -> bool:
     """Whether the target is an NVIDIA GPU of compute capability ``(major, minor)`` or above."""
     target = current_target()
-    return target is not None and target.backend == "cuda" and target.arch >= major * 10 + minor
+    return target is not None and target.capability is not None and target.capability >= major * 10 + minor
 
 
 @constexpr_function
 def is_hip() -> bool:
-    target = current_target()
-    return target is not None and target.backend == "hip"
+    return _holds("is_hip")
 
 
 @constexpr_function
 def is_hip_cdna3() -> bool:
-    target = current_target()
-    return target is not None and target.backend == "hip" and target.arch in HIP_CDNA3_ARCHS
+    return _holds("is_hip_cdna3")
 
 
 @constexpr_function
 def is_hip_cdna4() -> bool:
-    target = current_target()
-    return target is not None and target.backend == "hip" and target.arch in HIP_CDNA4_ARCHS
+    return _holds("is_hip_cdna4")

@@ -16,7 +16,7 @@ import tritium.language as tl
 from tritium.errors import ArgumentError, TritiumError
 from tritium.runtime import native_launch
 from tritium.runtime.launch import run_kernel
-from tritium.target import KernelSignature
+from tritium.target import GPUTarget, KernelSignature
 from tritium_amdgpu import code_object, driver, hip, libhip, toolchain
 from tritium_amdgpu.arch import ARCH_ENV
 from tritium_amdgpu.memory import DeviceBuffer
@@ -192,3 +192,12 @@ def test_enum_values_are_hip_python_s(enum):
 def test_a_missing_hip_runtime_is_named():
     with pytest.raises(OSError, match="no HIP runtime: its library libamdhip64-none.so cannot be loaded"):
         libhip.Runtime("libamdhip64-none.so")
+
+
+@pytest.mark.parametrize("arch,traits", [("gfx942", {"is_hip", "is_hip_cdna3"}), ("gfx950", {"is_hip", "is_hip_cdna4"}),
+                                         ("gfx1100", {"is_hip"})])
+def test_the_current_target_states_tritons_target_info(host_hip, arch, traits):
+    host_hip(arch=arch)
+    current = AmdgpuTarget().current_target()
+    assert current == GPUTarget("hip", arch, 32 if arch == "gfx1100" else 64) and current.traits == traits
+    assert current.capability is None

@@ -29,6 +29,12 @@ class Arch:
     #: "rdna3", "rdna4" (WMMA), or "" (FMA loops)
     matrix: str = ""
 
+    @property
+    def target_info(self) -> frozenset[str]:
+        """Triton's ``tl.target_info`` predicates of the arch beside ``is_hip``: ``is_hip_cdna3``
+        (gfx942), ``is_hip_cdna4`` (gfx950)."""
+        return frozenset({f"is_hip_{self.matrix}"}) if self.matrix in ("cdna3", "cdna4") else frozenset()
+
 
 ARCHS = {a.name: a for a in (
     Arch("gfx90a", 64, 65536, "CDNA2 (MI200)", matrix="cdna2"),

@@ -116,7 +116,7 @@ class AmdgpuTarget(Target):
 
     def current_target(self) -> GPUTarget:
         arch = self.arch()
-        return GPUTarget("hip", arch.name, arch.wave)
+        return GPUTarget("hip", arch.name, arch.wave, traits=frozenset({"is_hip", *arch.target_info}))
 
     def device_description(self) -> str:
         name, arch = hip.properties(hip.current_device())

@@ -133,7 +133,8 @@ class NvptxTarget(Target):
 
     def current_target(self) -> GPUTarget:
         major, minor = cuda.capability(cuda.current_device())
-        return GPUTarget("cuda", major * 10 + minor, 32)
+        capability = major * 10 + minor
+        return GPUTarget("cuda", capability, 32, traits=frozenset({"is_cuda"}), capability=capability)
 
     def device_properties(self, device: int) -> dict[str, int]:
         """The driver's attributes under Triton's keys (what Triton's ``get_device_properties`` asks);

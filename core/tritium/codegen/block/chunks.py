@@ -12,6 +12,7 @@ from typing import Callable, Sequence
 
 from llvmlite import ir as ll
 
+from ..accumulate import phi_loop
 from ..reindex import I32, Index, add, mul, unflatten  # noqa: F401  (index arithmetic, shared)
 from ..reindex import row_major as linear_offset  # noqa: F401
 from ..reindex import value as as_value
@@ -67,15 +68,4 @@ def counted_loop(b: ll.IRBuilder, n: int, body: Callable[[Index], None], name: s
     if n == 1:
         body(0)
         return
-    pre = b.block
-    header = b.append_basic_block(name)
-    b.branch(header)
-    b.position_at_end(header)
-    i = b.phi(I32, name=f"{name}.i")
-    i.add_incoming(ll.Constant(I32, 0), pre)
-    body(i)
-    nxt = b.add(i, ll.Constant(I32, 1))
-    i.add_incoming(nxt, b.block)
-    exit_block = b.append_basic_block(f"{name}.end")
-    b.cbranch(b.icmp_unsigned("==", nxt, ll.Constant(I32, n)), exit_block, header)
-    b.position_at_end(exit_block)
+    phi_loop(b, n, [], lambda i, _: body(i) or [], name)
