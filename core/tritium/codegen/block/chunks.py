@@ -26,12 +26,15 @@ class Chunk:
     vector access instead of a gather) is not tracked here but read from the axis-info analysis
     (``tritium.codegen.runs``). Vectors are built eagerly: a lazily built one could end up in a block
     that does not dominate a later use, and LLVM deletes the unused ones anyway.
+
+    ``all_on``, on a chunk of booleans, is a scalar ``i1`` that holds when every lane is true,
+    where a scalar test decides it (a bound compared with a contiguous range: ``evaluate``).
     """
 
-    __slots__ = ("vec", "width", "uniform")
+    __slots__ = ("vec", "width", "uniform", "all_on")
 
-    def __init__(self, vec: ll.Value, width: int, uniform: ll.Value | None = None):
-        self.vec, self.width, self.uniform = vec, width, uniform
+    def __init__(self, vec: ll.Value, width: int, uniform: ll.Value | None = None, all_on: ll.Value | None = None):
+        self.vec, self.width, self.uniform, self.all_on = vec, width, uniform, all_on
 
 
 def uniform_chunk(b: ll.IRBuilder, scalar: ll.Value, width: int) -> Chunk:

@@ -114,7 +114,38 @@ class ChunkEvaluator:
         vals = [c.vec for c in ins]
         if name == "arith.select" and ins[0].uniform is not None:
             vals[0] = ins[0].uniform  # a scalar condition selects whole vectors
-        return Chunk(elementwise.emit(self.b, name, vals, vector_of(elem, w), attrs, self.hooks), w)
+        chunk = Chunk(elementwise.emit(self.b, name, vals, vector_of(elem, w), attrs, self.hooks), w)
+        if name == "arith.cmpi":
+            chunk.all_on = self._range_compare_all_on(op, ins, idx, w)
+        elif name == "arith.andi" and elem == ll.IntType(1):
+            both = [c.all_on if c.all_on is not None else c.uniform for c in ins]
+            if None not in both:
+                chunk.all_on = self.b.and_(*both)
+        return chunk
+
+    def _range_compare_all_on(self, op: ir.Operation, ins: list[Chunk], idx: Sequence[Index], w: int) -> ll.Value | None:
+        """For a chunk of ``range <, <=, >, >= bound`` (the range contiguous by the axis info, the
+        bound the same in every lane), the scalar test that every lane holds: both end lanes do and
+        the range does not wrap. A bounds mask's chunk then branches on scalar code (``all_on``)."""
+        predicate = _ORDER_PREDICATES.get(ir.IntegerAttr(op.attributes["predicate"]).value)
+        if predicate is None:
+            return None
+        operands = list(op.operands)
+        ranged = [ins[k].uniform is None and (info := self.axis.get(operands[k])) is not None
+                  and contiguous_run(info, -1, w) for k in (0, 1)]
+        if ranged == [False, True]:  # bound > range: range < bound
+            operands, ins, predicate = operands[::-1], ins[::-1], _SWAPPED[predicate]
+        elif ranged != [True, False] or ins[1].uniform is None:
+            return None
+        b = self.b
+        first, bound = self.first_lane(operands[0], idx, ins[0]), ins[1].uniform
+        last = b.add(first, ll.Constant(first.type, w - 1))
+        ends = b.and_(b.icmp_signed(predicate[1], first, bound) if predicate[0] == "s" else
+                      b.icmp_unsigned(predicate[1], first, bound),
+                      b.icmp_signed(predicate[1], last, bound) if predicate[0] == "s" else
+                      b.icmp_unsigned(predicate[1], last, bound))
+        ordered = b.icmp_signed("<=", first, last) if predicate[0] == "s" else b.icmp_unsigned("<=", first, last)
+        return b.and_(ends, ordered)
 
     def _constant(self, op, idx, w):
         attr = ir.DenseElementsAttr(op.attributes["value"])
@@ -288,6 +319,8 @@ class ChunkEvaluator:
         of one chunk under one mask test it once: LLVM threads their branches into one."""
         if mask.uniform is not None:
             return mask.uniform
+        if mask.all_on is not None:
+            return mask.all_on
         return intrinsics.call(self.b, "llvm.vector.reduce.and", [mask.vec], ll.IntType(1), [mask.vec.type])
 
     def _masked_scalar_load(self, ptr: ll.Value, mask: ll.Value, other: Chunk | None, mem: ll.Type) -> ll.Value:
@@ -356,6 +389,12 @@ _EVALUATORS = {
 #: ops the code generator may leave virtual (computed where used)
 CHUNK_OPS = frozenset(_EVALUATORS) | frozenset(elementwise.EMITTERS)
 #: chunk ops worth keeping in memory when their result is used more than once
+#: ``arith.cmpi``'s ordering predicates (by their MLIR number): signedness and comparison
+_ORDER_PREDICATES = {2: ("s", "<"), 3: ("s", "<="), 4: ("s", ">"), 5: ("s", ">="),
+                     6: ("u", "<"), 7: ("u", "<="), 8: ("u", ">"), 9: ("u", ">=")}
+_SWAPPED = {("s", "<"): ("s", ">"), ("s", "<="): ("s", ">="), ("s", ">"): ("s", "<"), ("s", ">="): ("s", "<="),
+            ("u", "<"): ("u", ">"), ("u", "<="): ("u", ">="), ("u", ">"): ("u", "<"), ("u", ">="): ("u", "<=")}
+
 HEAVY_OPS = frozenset({"tile.load"}) | elementwise.EXPENSIVE
 #: chunk ops that read their operand at a different position than their result
 REINDEXING_OPS = frozenset({"tile.broadcast", "tile.expand_dims"}) | tile.REINDEXING

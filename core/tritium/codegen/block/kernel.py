@@ -132,7 +132,7 @@ class KernelCodegen(ControlFlow, Reductions, Dots, Gathers, DebugOps, BoundsChec
         operands = list(op.operands)
         if any(o in self.pending_results for o in operands):
             self.flush()
-        elif (name in REINDEXING_OPS or name == "tile.reduce") and \
+        elif (name in REINDEXING_OPS or name == "tile.reduce" and not self.along_last_axis(op)) and \
                 any(o in self.pending or o in self.pending_deps for o in operands):
             self.flush()
         results = list(op.results)

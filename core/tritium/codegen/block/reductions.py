@@ -30,30 +30,48 @@ def unsupported(name: str, target: str) -> TritiumError:
     return TritiumError(f"the {target} target does not support op {name} yet")
 
 
+#: independent accumulators per reduced tensor: each chunk's combine waits only for the chunk
+#: CHAINS before it, so the combines' latency overlaps (one chain made a 1024-wide sum wait 64 times)
+CHAINS = 4
+
+
 @dataclasses.dataclass
 class ReduceRoot:
-    """A ``tile.reduce`` along the last axis: per row, a vector accumulator per reduced tensor,
-    combined horizontally at the row's end into one element of each result (a buffer, or a scalar
-    for 1-D sources)."""
+    """A ``tile.reduce`` along the last axis: per row, ``chains`` vector accumulators per reduced
+    tensor, chunk ``c`` going to chain ``c % chains``, combined pairwise at the row's end and then
+    horizontally into one element of each result (a buffer, or a scalar for 1-D sources).
+
+    The chains rotate through their slots (the newest last), so one loop body serves every chunk
+    and LLVM's registers, not our indexing, keep them apart."""
 
     op: ir.Operation
-    accs: list[ll.Value]
+    accs: list[list[ll.Value]]  # per reduced tensor, one slot per chain
     outs: list[ll.Value]  # result buffers, or scalar slots
 
     def emit(self, cg, idx, w, chunk_no) -> None:
         chunks = [cg.eval(src, idx, w).vec for src in self.op.operands]
         b = cg.b
-        if isinstance(chunk_no, int):
-            for chunk, acc in zip(chunks, self.accs):
-                b.store(chunk, acc)
+        chains = len(self.accs[0])
+        if isinstance(chunk_no, int):  # the only chunk
+            for chunk, slots in zip(chunks, self.accs):
+                b.store(chunk, slots[-1])
             return
-        combined = cg.combine_all(self.op, [read(b, acc) for acc in self.accs], chunks)
-        first = b.icmp_unsigned("==", chunk_no, ll.Constant(I32, 0))
-        for chunk, value, acc in zip(chunks, combined, self.accs):
-            b.store(b.select(first, chunk, value), acc)
+        oldest = [read(b, slots[0]) for slots in self.accs]
+        for slots in self.accs:
+            for older, newer in zip(slots, slots[1:]):
+                b.store(read(b, newer), older)
+        combined = cg.combine_all(self.op, oldest, chunks)
+        first = b.icmp_unsigned("<", chunk_no, ll.Constant(I32, chains))
+        for chunk, value, slots in zip(chunks, combined, self.accs):
+            b.store(b.select(first, chunk, value), slots[-1])
 
     def finish_row(self, cg, row) -> None:
-        values = cg.horizontal(self.op, [read(cg.b, acc) for acc in self.accs])
+        chains = [[read(cg.b, slot) for slot in slots] for slots in self.accs]  # per tensor, per chain
+        while len(chains[0]) > 1:  # chains are a power of two: (c0 + c1) + (c2 + c3)
+            pairs = [cg.combine_all(self.op, [c[k] for c in chains], [c[k + 1] for c in chains])
+                     for k in range(0, len(chains[0]), 2)]
+            chains = [list(per_tensor) for per_tensor in zip(*pairs)]
+        values = cg.horizontal(self.op, [c[0] for c in chains])
         for result, out, value in zip(self.op.results, self.outs, values):
             if is_tensor(result):  # rows are the result's flat positions
                 mem = memory_type(value.type)
@@ -70,15 +88,21 @@ class Reductions(Sequential):
     """``tile.reduce`` lowering; mixed into the kernel code generator. Along another axis than the
     last, whole chunks accumulate vertically (``Sequential``)."""
 
+    @staticmethod
+    def along_last_axis(op: ir.Operation) -> bool:
+        """Whether ``tile.reduce`` ``op`` is a root of a group loop: it then reads each chunk of its
+        source in the loop that computes it, so it joins the group that writes its source."""
+        return ir.IntegerAttr(op.attributes["axis"]).value == len(shape_of(op.operands[0])) - 1
+
     def emit_reduce(self, op: ir.Operation) -> None:
         srcs, results = list(op.operands), list(op.results)
-        axis = ir.IntegerAttr(op.attributes["axis"]).value
-        if axis != len(shape_of(srcs[0])) - 1:
+        if not self.along_last_axis(op):
             self.emit_sequential(op)
             return
         w = check_chunk_width(srcs[0])
         elems = [cpu_type(src.type.element_type) for src in srcs]
-        accs = [self.alloca(vector_of(elem, w)) for elem in elems]
+        chains = min(CHAINS, shape_of(srcs[0])[-1] // w)  # both powers of two
+        accs = [[self.alloca(vector_of(elem, w)) for _ in range(chains)] for elem in elems]
         outs = [self.alloc_buffer(res.type) if is_tensor(res) else self.alloca(elem)
                 for res, elem in zip(results, elems)]
         self.add_root(ReduceRoot(op, accs, outs), srcs[0])

@@ -4,6 +4,11 @@ LLVM's x86 backend turns ``llvm.exp.v16f32`` into sixteen libm calls, which woul
 softmax slow. These are the classic Cephes single-precision algorithms (range reduction plus a
 minimax polynomial, about 1 ulp), written once for scalars and vectors alike; results match libm's
 special cases (inf, 0, NaN, denormals). Other functions and f64 keep the LLVM intrinsics.
+
+``exp`` and ``exp2`` take a short path for a chunk whose every argument gives a normal result (a
+softmax's, nearly always): the rounding of ``n`` and the scale ``2**n`` both come from one add of
+a shifter constant, with no clamping, no NaN select and one multiply for the scale. A chunk with
+any lane outside (a masked lane's -inf, a NaN, an overflow) takes the full path.
 """
 
 from __future__ import annotations
@@ -24,6 +29,12 @@ EXP_POLY = (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 
 LOG_POLY = (7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1,
             -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1)
 SQRT_HALF = 0.707106781186547524
+#: 1.5 * 2**23 plus the exponent bias: ``t = v + SHIFTER`` rounds ``v`` to the nearest integer ``n``
+#: (for |v| < 2**22) and leaves ``n + 127`` in the low bits of ``t``, the exponent field of 2**n.
+SHIFTER = 12582912.0 + 127
+#: |x| up to which e**x, and 2**x, are normal floats whose ``n`` (at most 126 in magnitude) fits the
+#: shifter's exponent field
+EXP_SHORT_LIMIT, EXP2_SHORT_LIMIT = 87.3, 126.0
 
 
 class VectorMathHooks(BlockHooks):
@@ -82,18 +93,53 @@ class _Emitter:
         factors = [b.bitcast(b.shl(b.add(k, self.i(127)), self.i(23)), self.t) for k in (half, b.sub(ni, half))]
         return factors
 
+    def exp_reduced(self, r):
+        """e**r for |r| <= ln(2)/2."""
+        b = self.b
+        return self.fma(b.fmul(self.poly(r, EXP_POLY), r), r, b.fadd(r, self.f(1.0)))
+
     def exp_of_reduced(self, r, n):
         """e**r * 2**n for |r| <= ln(2)/2."""
         b = self.b
-        y = self.fma(b.fmul(self.poly(r, EXP_POLY), r), r, b.fadd(r, self.f(1.0)))
         s1, s2 = self.pow2(n)
-        return b.fmul(b.fmul(y, s1), s2)
+        return b.fmul(b.fmul(self.exp_reduced(r), s1), s2)
+
+    def shifted_scale(self, t):
+        """2**n from ``t = n + SHIFTER``, for |n| <= 126."""
+        return self.b.bitcast(self.b.shl(self.b.bitcast(t, self.it), self.i(23)), self.t)
+
+    def short_or_full(self, x, limit: float, short, full):
+        """``short(x)`` where every lane has |x| <= limit, else ``full(x)`` (NaN lanes included)."""
+        b = self.b
+        outside = b.fcmp_unordered(">", self.intrinsic("llvm.fabs", x), self.f(limit))
+        if isinstance(self.t, ll.VectorType):
+            outside = intrinsics.call(b, "llvm.vector.reduce.or", [outside], ret=ll.IntType(1))
+        with b.if_else(outside, likely=False) as (rare, common):
+            with rare:
+                slow, slow_block = full(self, x), b.block
+            with common:
+                fast, fast_block = short(self, x), b.block
+        result = b.phi(self.t)
+        result.add_incoming(slow, slow_block)
+        result.add_incoming(fast, fast_block)
+        return result
 
     def keep_nan(self, x, result):
         return self.b.select(self.b.fcmp_unordered("uno", x, x), x, result)
 
 
 def _exp(e: _Emitter, x):
+    return e.short_or_full(x, EXP_SHORT_LIMIT, _exp_short, _exp_full)
+
+
+def _exp_short(e: _Emitter, x):
+    t = e.fma(x, e.f(LOG2E), e.f(SHIFTER))
+    n = e.b.fsub(t, e.f(SHIFTER))
+    r = e.fma(n, e.f(-LN2_LO), e.fma(n, e.f(-LN2_HI), x))
+    return e.b.fmul(e.exp_reduced(r), e.shifted_scale(t))
+
+
+def _exp_full(e: _Emitter, x):
     b = e.b
     xc = e.intrinsic("llvm.minnum", e.intrinsic("llvm.maxnum", x, e.f(-104.0)), e.f(89.0))
     n = e.intrinsic("llvm.roundeven", b.fmul(xc, e.f(LOG2E)))
@@ -103,6 +149,17 @@ def _exp(e: _Emitter, x):
 
 
 def _exp2(e: _Emitter, x):
+    return e.short_or_full(x, EXP2_SHORT_LIMIT, _exp2_short, _exp2_full)
+
+
+def _exp2_short(e: _Emitter, x):
+    b = e.b
+    t = b.fadd(x, e.f(SHIFTER))
+    r = b.fmul(b.fsub(x, b.fsub(t, e.f(SHIFTER))), e.f(0.693147180559945309))
+    return b.fmul(e.exp_reduced(r), e.shifted_scale(t))
+
+
+def _exp2_full(e: _Emitter, x):
     b = e.b
     xc = e.intrinsic("llvm.minnum", e.intrinsic("llvm.maxnum", x, e.f(-151.0)), e.f(129.0))
     n = e.intrinsic("llvm.roundeven", xc)
