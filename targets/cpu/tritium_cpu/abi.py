@@ -133,21 +133,52 @@ def interrupted(b: ll.IRBuilder, module: ll.Module) -> ll.Value:
     return b.icmp_unsigned("!=", b.load_atomic(flag, "monotonic", 4, typ=I32), ll.Constant(I32, 0))
 
 
-def trampolines_ir(x86: bool, clock_id: int) -> str:
-    """LLVM IR of the two functions the thread pool calls (the arguments of ``<kernel>_grid`` up to
-    ``state``, plus ``grid`` first and ``pending`` last). ``tritium_cpu_run`` (a helper thread) runs
-    the grid entry to the end, then decrements ``*pending``. ``tritium_cpu_run_and_wait`` (the
-    launching thread) runs it in quotas of programs that grow while a quota takes under 0.2 ms,
-    then spins until ``*pending`` is zero; it returns 1 when ``slice_ns`` nanoseconds
-    (``clock_gettime(clock_id)``) pass first, so that Python can run signal handlers and call it
-    again, and 0 when the launch is done (``INTERRUPTED`` when the interrupt flag stopped it).
-    Waiting natively spares a wake-up through Python (tens of microseconds). It keeps ``kernel``
-    (the kernel's name) where the memory fault handler reads it until the launch is done
-    (``signals``)."""
+#: one helper's place in the pool: the launch count it waits for (``go``), a flag it sets while
+#: asleep in the kernel, padding to a cache line so that helpers do not share one
+HELPER_SLOT = "{i32, i32, [56 x i8]}"
+HELPER_SLOT_BYTES = 64
+#: the job a launch gives its helpers: grid entry, arguments, nx, ny, nz, counter, batch, pending
+JOB = "{ptr, ptr, i32, i32, i32, ptr, i32, ptr}"
+#: the futex system call's number, by machine (Linux); elsewhere a helper polls while asleep
+FUTEX_SYSCALLS = {"x86_64": 202, "amd64": 202, "aarch64": 98, "arm64": 98}
+_FUTEX_WAIT_PRIVATE, _FUTEX_WAKE_PRIVATE = 128, 129
+
+
+def trampolines_ir(x86: bool, clock_id: int, futex: int | None) -> str:
+    """LLVM IR of the functions the thread pool calls.
+
+    ``tritium_cpu_helper(job, slot, spin_ns)`` is a helper thread's whole life: it waits until its
+    slot's ``go`` count differs from the launches it ran (from 0, so a launch that comes before the
+    thread runs is not missed), runs the grid entry of ``job`` (a ``JOB``) to the end, decrements
+    ``*pending`` and waits again. It spins for ``spin_ns`` first, so back-to-back launches find it
+    awake, then sleeps in the kernel (the ``futex`` system call's number; None: it polls every
+    50 us). ``tritium_cpu_release(slots, helpers)`` starts the first ``helpers`` helpers, waking
+    those asleep; no Python runs on a helper, so a launch takes no helper through the GIL.
+
+    ``tritium_cpu_run_and_wait`` (the launching thread, with the arguments of ``<kernel>_grid``
+    up to ``state``, ``grid`` first and ``pending`` last) runs the grid in quotas of programs that
+    grow while a quota takes under 0.2 ms, then spins until ``*pending`` is zero; it returns 1 when
+    ``slice_ns`` nanoseconds (``clock_gettime(clock_id)``) pass first, so that Python can run
+    signal handlers and call it again, and 0 when the launch is done (``INTERRUPTED`` when the
+    interrupt flag stopped it). It keeps ``kernel`` (the kernel's name) where the memory fault
+    handler reads it until the launch is done (``signals``)."""
     pause = "call void @llvm.x86.sse2.pause()" if x86 else ""
     declare = "declare void @llvm.x86.sse2.pause()" if x86 else ""
+    if futex is None:
+        sleep = "call i32 @usleep(i32 50)"
+        wake = ""
+        declare += "\ndeclare i32 @usleep(i32)"
+    else:
+        sleep = (f"call i64 (i64, ...) @syscall(i64 {futex}, ptr %slot, i64 {_FUTEX_WAIT_PRIVATE}, "
+                 "i64 %seen_wide, ptr null)")
+        wake = f"call i64 (i64, ...) @syscall(i64 {futex}, ptr %slot, i64 {_FUTEX_WAKE_PRIVATE}, i64 1)"
+        declare += "\ndeclare i64 @syscall(i64, ...)"
     params = "ptr %grid, ptr %args, i32 %nx, i32 %ny, i32 %nz, ptr %counter, i32 %batch, ptr %state, ptr %pending"
     grid = "call i32 %grid(ptr %args, i32 %nx, i32 %ny, i32 %nz, ptr %counter, i32 %batch, ptr"
+    job_fields = "\n".join(
+        f"  %{name}_at = getelementptr {JOB}, ptr %job, i32 0, i32 {k}\n  %{name} = load {ty}, ptr %{name}_at"
+        for k, (name, ty) in enumerate([("grid", "ptr"), ("args", "ptr"), ("nx", "i32"), ("ny", "i32"),
+                                        ("nz", "i32"), ("counter", "ptr"), ("batch", "i32"), ("pending", "ptr")]))
     return f"""
 {declare}
 declare i32 @clock_gettime(i32, ptr)
@@ -163,11 +194,67 @@ define internal i64 @now_ns() {{
   %t = add i64 %s_ns, %ns
   ret i64 %t
 }}
-define void @tritium_cpu_run({params}) {{
+define void @tritium_cpu_helper(ptr %job, ptr %slot, i64 %spin_ns) {{
+entry:
   %own = alloca [2 x i32]
+  %sleeping = getelementptr {HELPER_SLOT}, ptr %slot, i32 0, i32 1
+  br label %idle
+idle:
+  %seen = phi i32 [0, %entry], [%go, %ran]
+  %seen_wide = zext i32 %seen to i64
+  %idle_since = call i64 @now_ns()
+  br label %spin
+spin:
+  %go = load atomic i32, ptr %slot acquire, align 4
+  %started = icmp ne i32 %go, %seen
+  br i1 %started, label %run, label %spinning
+spinning:
+  {pause}
+  %now = call i64 @now_ns()
+  %idle_for = sub i64 %now, %idle_since
+  %long = icmp sgt i64 %idle_for, %spin_ns
+  br i1 %long, label %asleep, label %spin
+asleep:
+  store atomic i32 1, ptr %sleeping seq_cst, align 4
+  %go_now = load atomic i32, ptr %slot seq_cst, align 4
+  %missed = icmp ne i32 %go_now, %seen
+  br i1 %missed, label %awake, label %block
+block:
+  {sleep}
+  br label %awake
+awake:
+  store atomic i32 0, ptr %sleeping seq_cst, align 4
+  br label %spin
+run:
+{job_fields}
   store [2 x i32] zeroinitializer, ptr %own
   {grid} %own, i32 -1)
   atomicrmw sub ptr %pending, i32 1 release
+  br label %ran
+ran:
+  br label %idle
+}}
+define void @tritium_cpu_release(ptr %slots, i32 %helpers) {{
+entry:
+  br label %next
+next:
+  %i = phi i32 [0, %entry], [%i_next, %woken]
+  %more = icmp slt i32 %i, %helpers
+  br i1 %more, label %start, label %done
+start:
+  %slot = getelementptr {HELPER_SLOT}, ptr %slots, i32 %i
+  atomicrmw add ptr %slot, i32 1 seq_cst
+  %sleeping = getelementptr {HELPER_SLOT}, ptr %slot, i32 0, i32 1
+  %asleep = load atomic i32, ptr %sleeping seq_cst, align 4
+  %wake = icmp ne i32 %asleep, 0
+  br i1 %wake, label %wake_it, label %woken
+wake_it:
+  {wake}
+  br label %woken
+woken:
+  %i_next = add i32 %i, 1
+  br label %next
+done:
   ret void
 }}
 define i32 @tritium_cpu_run_and_wait({params}, i64 %slice_ns, ptr %kernel) {{

@@ -33,12 +33,24 @@ from .compiler import host_triple_and_layout, new_host_target_machine
 
 _JOB = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_void_p,
         ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)
-_RUN = ctypes.CFUNCTYPE(None, *_JOB)
 _RUN_AND_WAIT = ctypes.CFUNCTYPE(ctypes.c_int32, *_JOB, ctypes.c_int64, ctypes.c_void_p)
+_HELPER = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
+_RELEASE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int32)
+
+
+class _Job(ctypes.Structure):
+    """What a launch gives its helpers (``abi.JOB``)."""
+
+    _fields_ = [("grid", ctypes.c_void_p), ("args", ctypes.c_void_p), ("nx", ctypes.c_int32),
+                ("ny", ctypes.c_int32), ("nz", ctypes.c_int32), ("counter", ctypes.c_void_p),
+                ("batch", ctypes.c_int32), ("pending", ctypes.c_void_p)]
+
+
 CLAIMS_PER_THREAD = 16  # programs are claimed in batches: few fences, still balanced
 WORKER_STACK_BYTES = 64 << 20  # kernels keep their tiles on the stack
 SLICE_S = 0.05  # the launching thread checks for signals this often during a long launch
 _SLICE_NS = int(SLICE_S * 1e9)
+HELPER_SPIN_S = 0.0002  # an idle helper stays awake this long: back-to-back launches find it running
 
 
 def _jit(llir: str) -> llvm.ExecutionEngine:
@@ -79,41 +91,43 @@ def grow_main_stack(size: int) -> None:
 
 
 class WorkerPool:
-    """``size - 1`` parked threads that, with the caller, run a kernel's grid entry per launch.
+    """``size - 1`` helper threads that, with the caller, run a kernel's grid entry per launch.
 
-    Helpers are woken through Python locks; the caller waits for them natively (see
-    ``abi.trampolines_ir``), so a launch costs one wake-up per helper and no GIL hand-back.
+    Each helper lives in native code (``abi.trampolines_ir``): it waits for its slot's launch count
+    to change, spinning a while and then asleep in the kernel, runs the job and waits again. A
+    launch writes the job and bumps the counts of the helpers it needs; the caller waits for them
+    natively too, so no launch takes a thread through the GIL.
     """
 
     def __init__(self, size: int):
         self.size = max(1, size)
         self._lock = threading.Lock()
         self._interrupt = _signals().interrupt
-        x86 = platform.machine().lower() in ("x86_64", "amd64", "i686")
-        clock = ctypes.CDLL(None).clock_gettime  # the trampolines time their slices with it
-        llvm.add_symbol("clock_gettime", ctypes.cast(clock, ctypes.c_void_p).value)
-        self._engine = _jit(abi.trampolines_ir(x86, time.CLOCK_MONOTONIC))
-        self._run = _RUN(self._engine.get_function_address("tritium_cpu_run"))
+        machine = platform.machine().lower()
+        libc = ctypes.CDLL(None)
+        for name in ("clock_gettime", "syscall", "usleep"):  # the trampolines call them
+            llvm.add_symbol(name, ctypes.cast(getattr(libc, name), ctypes.c_void_p).value)
+        futex = abi.FUTEX_SYSCALLS.get(machine) if platform.system() == "Linux" else None
+        self._engine = _jit(abi.trampolines_ir(machine in ("x86_64", "amd64", "i686"), time.CLOCK_MONOTONIC, futex))
         self._run_and_wait = _RUN_AND_WAIT(self._engine.get_function_address("tritium_cpu_run_and_wait"))
+        self._release = _RELEASE(self._engine.get_function_address("tritium_cpu_release"))
         self._pending = ctypes.c_int32(0)
         self._pending_address = ctypes.addressof(self._pending)
         self._state = ctypes.c_int64(0)  # the launching thread's place in its batch (two i32)
         self._state_address = ctypes.addressof(self._state)
-        self._job: tuple = ()
-        self._wake = [threading.Lock() for _ in range(self.size - 1)]
+        self._job = _Job(pending=self._pending_address)
+        self._slots = ctypes.create_string_buffer(abi.HELPER_SLOT_BYTES * (self.size - 1) + abi.HELPER_SLOT_BYTES)
+        self._slots_address = -(-ctypes.addressof(self._slots) // abi.HELPER_SLOT_BYTES) * abi.HELPER_SLOT_BYTES
+        helper = _HELPER(self._engine.get_function_address("tritium_cpu_helper"))
+        job, spin = ctypes.addressof(self._job), int(HELPER_SPIN_S * 1e9)
         grow_main_stack(WORKER_STACK_BYTES)
         previous = threading.stack_size(WORKER_STACK_BYTES)
         try:
-            for wake in self._wake:
-                wake.acquire()
-                threading.Thread(target=self._work, args=(wake,), daemon=True, name="tritium-cpu").start()
+            for i in range(self.size - 1):
+                slot = self._slots_address + i * abi.HELPER_SLOT_BYTES
+                threading.Thread(target=helper, args=(job, slot, spin), daemon=True, name="tritium-cpu").start()
         finally:
             threading.stack_size(previous)
-
-    def _work(self, wake: threading.Lock) -> None:
-        while True:
-            wake.acquire()  # released by ``run``: a binary semaphore
-            self._run(*self._job)
 
     def run(self, entry: int, args_address: int, grid: tuple[int, int, int], counter_address: int, batch: int,
             threads: int, name_address: int) -> None:
@@ -128,9 +142,9 @@ class WorkerPool:
         self._interrupt.value = 0  # a Ctrl-C before this launch was Python's to handle
         if helpers:  # else ``pending`` is zero, as every launch leaves it
             self._pending.value = helpers
-            self._job = job[:-2]
-            for wake in self._wake[:helpers]:
-                wake.release()
+            j = self._job
+            j.grid, j.args, (j.nx, j.ny, j.nz), j.counter, j.batch = entry, args_address, grid, counter_address, batch
+            self._release(self._slots_address, helpers)
         try:
             while (status := self._run_and_wait(*job)) == 1:
                 pass  # back in the interpreter: pending signal handlers run here
@@ -146,6 +160,13 @@ class WorkerPool:
     def lock(self) -> threading.Lock:
         """Held for a whole launch: one grid runs at a time."""
         return self._lock
+
+
+@functools.cache
+def shared_pool(size: int) -> WorkerPool:
+    """One pool per thread count for the process's life: its helpers never leave their native loop,
+    so the code and memory they run in must never be freed."""
+    return WorkerPool(size)
 
 
 class CpuLauncher:
@@ -203,7 +224,6 @@ class CpuDriver(HostMemory):
 
     def __init__(self, threads: int | None = None):
         self._threads = threads or os.cpu_count() or 1
-        self._pool: WorkerPool | None = None
 
     @property
     def threads(self) -> int:
@@ -212,9 +232,8 @@ class CpuDriver(HostMemory):
 
     @property
     def pool(self) -> WorkerPool:
-        if self._pool is None:  # threads start on first use, not at plugin discovery
-            self._pool = WorkerPool(self._threads)
-        return self._pool
+        """The process's pool of this many threads, started on first use (not at plugin discovery)."""
+        return shared_pool(self._threads)
 
     def load(self, binary: bytes, signature: KernelSignature, metadata: Mapping[str, Any]) -> CpuLauncher:
         """JIT-link the object; the object itself says what the launch needs (debug sites, whether it
