@@ -10,6 +10,8 @@ import dataclasses
 import operator
 from typing import Any, Iterator, Sequence
 
+import numpy as np
+
 from ..errors import ArgumentError, user_facing
 from ..tools.tensor_descriptor import TensorDescriptor
 from .args import MockTensor, arg_type, bind, mock_type, specialization
@@ -269,10 +271,16 @@ def check_writable(kernel, jitfn, params: tuple) -> None:
     """``kernel.check_writable`` when a written argument is of a class with numpy's ``flags`` (or a
     tensor descriptor, whose base may be such)."""
     for i in kernel.written_params:
-        cls = type(params[i])
-        has = _HAS_FLAGS.get(cls)
-        if has is None:
-            has = _HAS_FLAGS[cls] = hasattr(cls, "flags") or cls is TensorDescriptor  # (its base may have them)
+        value = params[i]
+        cls = type(value)
+        if cls is np.ndarray:  # the common case, without building the arguments' dictionary
+            if value.flags.writeable:
+                continue
+            has = True
+        else:
+            has = _HAS_FLAGS.get(cls)
+            if has is None:
+                has = _HAS_FLAGS[cls] = hasattr(cls, "flags") or cls is TensorDescriptor  # (its base may have them)
         if has:
             kernel.check_writable(dict(zip(jitfn.arg_names, params)))
             return

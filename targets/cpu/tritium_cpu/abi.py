@@ -137,8 +137,11 @@ def interrupted(b: ll.IRBuilder, module: ll.Module) -> ll.Value:
 #: asleep in the kernel, padding to a cache line so that helpers do not share one
 HELPER_SLOT = "{i32, i32, [56 x i8]}"
 HELPER_SLOT_BYTES = 64
-#: the job a launch gives its helpers: grid entry, arguments, nx, ny, nz, counter, batch, pending
-JOB = "{ptr, ptr, i32, i32, i32, ptr, i32, ptr}"
+#: a launch (one per kernel, its fields but the grid's fixed): grid entry, arguments, nx, ny, nz,
+#: program counter, batch, pending helpers, the launching thread's state, the kernel's name
+JOB = "{ptr, ptr, i32, i32, i32, ptr, i32, ptr, ptr, ptr}"
+JOB_FIELDS = (("grid", "ptr"), ("args", "ptr"), ("nx", "i32"), ("ny", "i32"), ("nz", "i32"), ("counter", "ptr"),
+              ("batch", "i32"), ("pending", "ptr"), ("state", "ptr"), ("kernel", "ptr"))
 #: the futex system call's number, by machine (Linux); elsewhere a helper polls while asleep
 FUTEX_SYSCALLS = {"x86_64": 202, "amd64": 202, "aarch64": 98, "arm64": 98}
 _FUTEX_WAIT_PRIVATE, _FUTEX_WAKE_PRIVATE = 128, 129
@@ -147,17 +150,18 @@ _FUTEX_WAIT_PRIVATE, _FUTEX_WAKE_PRIVATE = 128, 129
 def trampolines_ir(x86: bool, clock_id: int, futex: int | None) -> str:
     """LLVM IR of the functions the thread pool calls.
 
-    ``tritium_cpu_helper(job, slot, spin_ns)`` is a helper thread's whole life: it waits until its
+    ``tritium_cpu_helper(current, slot, spin_ns)`` is a helper thread's whole life: it waits until its
     slot's ``go`` count differs from the launches it ran (from 0, so a launch that comes before the
-    thread runs is not missed), runs the grid entry of ``job`` (a ``JOB``) to the end, decrements
+    thread runs is not missed), runs the grid entry of the job (a ``JOB``) that ``*current`` points
+    to to the end, decrements
     ``*pending`` and waits again. It spins for ``spin_ns`` first, so back-to-back launches find it
     awake, then sleeps in the kernel (the ``futex`` system call's number; None: it polls every
     50 us). ``tritium_cpu_release(slots, helpers)`` starts the first ``helpers`` helpers, waking
     those asleep; no Python runs on a helper, so a launch takes no helper through the GIL.
 
-    ``tritium_cpu_run_and_wait`` (the launching thread, with the arguments of ``<kernel>_grid``
-    up to ``state``, ``grid`` first and ``pending`` last) runs the grid in quotas of programs that
-    grow while a quota takes under 0.2 ms, then spins until ``*pending`` is zero; it returns 1 when
+    ``tritium_cpu_run_and_wait(job, slice_ns)`` (the launching thread) runs the job's grid in
+    quotas of programs that grow while a quota takes under 0.2 ms, then spins until ``*pending`` is
+    zero; it returns 1 when
     ``slice_ns`` nanoseconds (``clock_gettime(clock_id)``) pass first, so that Python can run
     signal handlers and call it again, and 0 when the launch is done (``INTERRUPTED`` when the
     interrupt flag stopped it). It keeps ``kernel`` (the kernel's name) where the memory fault
@@ -173,12 +177,9 @@ def trampolines_ir(x86: bool, clock_id: int, futex: int | None) -> str:
                  "i64 %seen_wide, ptr null)")
         wake = f"call i64 (i64, ...) @syscall(i64 {futex}, ptr %slot, i64 {_FUTEX_WAKE_PRIVATE}, i64 1)"
         declare += "\ndeclare i64 @syscall(i64, ...)"
-    params = "ptr %grid, ptr %args, i32 %nx, i32 %ny, i32 %nz, ptr %counter, i32 %batch, ptr %state, ptr %pending"
     grid = "call i32 %grid(ptr %args, i32 %nx, i32 %ny, i32 %nz, ptr %counter, i32 %batch, ptr"
-    job_fields = "\n".join(
-        f"  %{name}_at = getelementptr {JOB}, ptr %job, i32 0, i32 {k}\n  %{name} = load {ty}, ptr %{name}_at"
-        for k, (name, ty) in enumerate([("grid", "ptr"), ("args", "ptr"), ("nx", "i32"), ("ny", "i32"),
-                                        ("nz", "i32"), ("counter", "ptr"), ("batch", "i32"), ("pending", "ptr")]))
+    job_fields = "\n".join(f"  %{name}_at = getelementptr {JOB}, ptr %job, i32 0, i32 {k}\n"
+                           f"  %{name} = load {ty}, ptr %{name}_at" for k, (name, ty) in enumerate(JOB_FIELDS))
     return f"""
 {declare}
 declare i32 @clock_gettime(i32, ptr)
@@ -194,7 +195,7 @@ define internal i64 @now_ns() {{
   %t = add i64 %s_ns, %ns
   ret i64 %t
 }}
-define void @tritium_cpu_helper(ptr %job, ptr %slot, i64 %spin_ns) {{
+define void @tritium_cpu_helper(ptr %current, ptr %slot, i64 %spin_ns) {{
 entry:
   %own = alloca [2 x i32]
   %sleeping = getelementptr {HELPER_SLOT}, ptr %slot, i32 0, i32 1
@@ -226,6 +227,7 @@ awake:
   store atomic i32 0, ptr %sleeping seq_cst, align 4
   br label %spin
 run:
+  %job = load ptr, ptr %current
 {job_fields}
   store [2 x i32] zeroinitializer, ptr %own
   {grid} %own, i32 -1)
@@ -257,8 +259,9 @@ woken:
 done:
   ret void
 }}
-define i32 @tritium_cpu_run_and_wait({params}, i64 %slice_ns, ptr %kernel) {{
+define i32 @tritium_cpu_run_and_wait(ptr %job, i64 %slice_ns) {{
 entry:
+{job_fields}
   store atomic ptr %kernel, ptr @{KERNEL_SYMBOL} monotonic, align 8
   %start = call i64 @now_ns()
   br label %programs

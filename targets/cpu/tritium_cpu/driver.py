@@ -31,19 +31,15 @@ from tritium.target import KernelSignature
 from . import abi, debug_callbacks, signals
 from .compiler import host_triple_and_layout, new_host_target_machine
 
-_JOB = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_void_p,
-        ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)
-_RUN_AND_WAIT = ctypes.CFUNCTYPE(ctypes.c_int32, *_JOB, ctypes.c_int64, ctypes.c_void_p)
+_RUN_AND_WAIT = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64)
 _HELPER = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
 _RELEASE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int32)
 
 
-class _Job(ctypes.Structure):
-    """What a launch gives its helpers (``abi.JOB``)."""
+class Job(ctypes.Structure):
+    """One kernel's launch (``abi.JOB``): set up once, then each launch writes its grid and batch."""
 
-    _fields_ = [("grid", ctypes.c_void_p), ("args", ctypes.c_void_p), ("nx", ctypes.c_int32),
-                ("ny", ctypes.c_int32), ("nz", ctypes.c_int32), ("counter", ctypes.c_void_p),
-                ("batch", ctypes.c_int32), ("pending", ctypes.c_void_p)]
+    _fields_ = [(name, ctypes.c_int32 if ty == "i32" else ctypes.c_void_p) for name, ty in abi.JOB_FIELDS]
 
 
 CLAIMS_PER_THREAD = 16  # programs are claimed in batches: few fences, still balanced
@@ -115,42 +111,44 @@ class WorkerPool:
         self._pending_address = ctypes.addressof(self._pending)
         self._state = ctypes.c_int64(0)  # the launching thread's place in its batch (two i32)
         self._state_address = ctypes.addressof(self._state)
-        self._job = _Job(pending=self._pending_address)
+        self._current = ctypes.c_void_p(0)  # the job the helpers run
         self._slots = ctypes.create_string_buffer(abi.HELPER_SLOT_BYTES * (self.size - 1) + abi.HELPER_SLOT_BYTES)
         self._slots_address = -(-ctypes.addressof(self._slots) // abi.HELPER_SLOT_BYTES) * abi.HELPER_SLOT_BYTES
         helper = _HELPER(self._engine.get_function_address("tritium_cpu_helper"))
-        job, spin = ctypes.addressof(self._job), int(HELPER_SPIN_S * 1e9)
+        current, spin = ctypes.addressof(self._current), int(HELPER_SPIN_S * 1e9)
         grow_main_stack(WORKER_STACK_BYTES)
         previous = threading.stack_size(WORKER_STACK_BYTES)
         try:
             for i in range(self.size - 1):
                 slot = self._slots_address + i * abi.HELPER_SLOT_BYTES
-                threading.Thread(target=helper, args=(job, slot, spin), daemon=True, name="tritium-cpu").start()
+                threading.Thread(target=helper, args=(current, slot, spin), daemon=True, name="tritium-cpu").start()
         finally:
             threading.stack_size(previous)
 
-    def run(self, entry: int, args_address: int, grid: tuple[int, int, int], counter_address: int, batch: int,
-            threads: int, name_address: int) -> None:
-        """Run the ``_grid`` function at ``entry`` (see ``abi``) on ``threads`` threads, this one
-        included, and return when all are done; an exception here (Ctrl-C) stops the grid, and so
-        does Ctrl-C in a long program (``KeyboardInterrupt``, also where Python's handler does not
-        raise: the programs did not finish). ``name_address``: the kernel's name, a C string."""
+    def job(self, entry: int, args_address: int, counter_address: int, name_address: int) -> Job:
+        """A kernel's ``Job`` on this pool: the ``_grid`` function at ``entry`` (see ``abi``), its
+        packed arguments, program counter and name (a C string)."""
+        return Job(grid=entry, args=args_address, counter=counter_address, pending=self._pending_address,
+                   state=self._state_address, kernel=name_address)
+
+    def run(self, job: Job, job_address: int, threads: int) -> None:
+        """Run ``job`` (whose grid and batch are set; ``job_address`` is its address) on ``threads``
+        threads, this one included, and return when all are done; an exception here (Ctrl-C) stops
+        the grid, and so does Ctrl-C in a long program (``KeyboardInterrupt``, also where Python's
+        handler does not raise: the programs did not finish)."""
         helpers = min(threads, self.size) - 1
-        job = (entry, args_address, *grid, counter_address, batch, self._state_address, self._pending_address,
-               _SLICE_NS, name_address)
         self._state.value = 0
         self._interrupt.value = 0  # a Ctrl-C before this launch was Python's to handle
         if helpers:  # else ``pending`` is zero, as every launch leaves it
             self._pending.value = helpers
-            j = self._job
-            j.grid, j.args, (j.nx, j.ny, j.nz), j.counter, j.batch = entry, args_address, grid, counter_address, batch
+            self._current.value = job_address
             self._release(self._slots_address, helpers)
         try:
-            while (status := self._run_and_wait(*job)) == 1:
+            while (status := self._run_and_wait(job_address, _SLICE_NS)) == 1:
                 pass  # back in the interpreter: pending signal handlers run here
         except BaseException:
-            ctypes.c_uint32.from_address(counter_address).value = abi.STOP
-            while self._run_and_wait(*job) == 1:
+            ctypes.c_uint32.from_address(job.counter).value = abi.STOP
+            while self._run_and_wait(job_address, _SLICE_NS) == 1:
                 pass  # the other threads finish the batches they hold
             raise
         if status == abi.INTERRUPTED:
@@ -189,6 +187,8 @@ class CpuLauncher:
         self._name_address = ctypes.addressof(self._name)
         self._args_address, self._counter_address = ctypes.addressof(self._args), ctypes.addressof(self._counter)
         self._pool = pool
+        self._job = pool.job(address, self._args_address, self._counter_address, self._name_address)
+        self._job_address = ctypes.addressof(self._job)
 
     def __call__(self, grid: tuple[int, int, int], args: Sequence[Any]) -> None:
         nx, ny, nz = (tuple(grid) + (1, 1))[:3]
@@ -210,8 +210,9 @@ class CpuLauncher:
                 debug_area.pack_spans(self._args, self._debug_area, args, self._signature.arg_types)
             if self._serial:
                 debug_callbacks.STATE.reset(self._counter)
-            self._pool.run(self._address, self._args_address, (nx, ny, nz), self._counter_address, batch, threads,
-                           self._name_address)
+            job = self._job
+            job.nx, job.ny, job.nz, job.batch = nx, ny, nz, batch
+            self._pool.run(job, self._job_address, threads)
             if self._serial:
                 debug_callbacks.raise_reported()
             if self._sites is not None:
