@@ -142,3 +142,48 @@ def test_bounds_masks_where_the_range_wraps_or_crosses(start, bound, unsigned, d
         r, b = r % 2**32, b % 2**32
     want = np.concatenate([r < b, b > r, r >= b, b >= r]).astype(np.int32)
     np.testing.assert_array_equal(device.to_host(out), want)
+
+
+@tritium.jit
+def loop_sums_kernel(x_ptr, out_ptr, N, INIT: tl.constexpr, USE_ACC: tl.constexpr, BLOCK: tl.constexpr):
+    """out[0] = sum(x) through a zero accumulator summed after the loop (Triton's layer-norm
+    tutorial); INIT, a non-zero start; USE_ACC, the accumulator also read after the loop; out[1]:
+    the integer count of elements, the same way."""
+    acc = tl.full([BLOCK], INIT, tl.float32)
+    count = tl.zeros([BLOCK], dtype=tl.int32)
+    for off in range(0, N, BLOCK):
+        cols = off + tl.arange(0, BLOCK)
+        acc += tl.load(x_ptr + cols, mask=cols < N, other=0.0)
+        count += (cols < N).to(tl.int32)
+    total = tl.sum(acc, axis=0)
+    if USE_ACC:
+        total += tl.max(acc, axis=0)
+    tl.store(out_ptr, total)
+    tl.store(out_ptr + 1, tl.sum(count, axis=0).to(tl.float32))
+
+
+def test_a_summed_loop_accumulator_is_carried_as_its_sum():
+    """The loop keeps one number per accumulator: no block-sized buffer for it, no copy per
+    iteration; an accumulator also read another way keeps its buffer."""
+    signature = {"x_ptr": "*fp32", "out_ptr": "*fp32", "N": "i32"}
+    summed = _llir(loop_sums_kernel, signature, {"INIT": 0.0, "USE_ACC": False, "BLOCK": 256}, OneProgramHooks(1))
+    assert not re.search(r"alloca \[256 x (float|i32)\]", summed), summed
+    kept = _llir(loop_sums_kernel, signature, {"INIT": 0.0, "USE_ACC": True, "BLOCK": 256}, OneProgramHooks(1))
+    assert re.search(r"alloca \[256 x float\]", kept), kept
+
+
+@pytest.mark.parametrize("n", [0, 1, 255, 256, 3000])
+@pytest.mark.parametrize("init,use_acc", [(0.0, False), (1.5, False), (0.0, True)])
+def test_loop_sums_match_numpy(n, init, use_acc, device):
+    block = 256
+    x = rng.standard_normal(max(n, 1)).astype(np.float32)
+    out = device.empty((2,), np.float32)
+    loop_sums_kernel[(1,)](device.to_device(x), out, n, INIT=init, USE_ACC=use_acc, BLOCK=block)
+    acc = np.full(block, init, np.float64)
+    for off in range(0, n, block):
+        chunk = x[off:off + block].astype(np.float64)
+        acc[:chunk.size] += chunk
+    want = acc.sum() + (acc.max() if use_acc else 0.0)
+    got = device.to_host(out)
+    np.testing.assert_allclose(got[0], want, rtol=1e-5, atol=1e-4)
+    assert got[1] == n

@@ -13,9 +13,12 @@ from typing import Any, Sequence
 from llvmlite import ir as ll
 
 from ...ir.mlir import ir
-from .evaluate import Buffer, cpu_type
-from .reductions import read
+from .evaluate import VIRTUAL, Buffer, check_chunk_width, cpu_type
+from .reductions import CHAINS, ReduceRoot, read
 from .roots import MaterializeRoot
+
+#: the additions a summed accumulator may use (``summed_accumulators``)
+_ADDS = ("arith.addf", "arith.addi")
 
 
 class Carried:
@@ -94,8 +97,13 @@ class ControlFlow:
         b = self.b
         lb, ub, step = (self.env[o] for o in list(op.operands)[:3])
         inits = list(op.operands)[3:]
-        carried = [Carried(self, r.type) for r in op.results]
-        self.assign(carried, inits)
+        summed = summed_accumulators(op)
+        carried = [Carried(self, r.type) for i, r in enumerate(op.results) if i not in summed]
+        self.assign(carried, [v for i, v in enumerate(inits) if i not in summed])
+        sums = {}
+        for i, reduce in summed.items():  # each starts at zero, as its accumulator
+            slot = sums[i] = self.alloca(cpu_type(reduce.results[0].type))
+            b.store(ll.Constant(slot.allocated_type, 0), slot)
         iv_slot = self.alloca(lb.type)
         b.store(lb, iv_slot)
         header = b.append_basic_block("for")
@@ -109,13 +117,26 @@ class ControlFlow:
         b.cbranch(compare("<", iv, ub), body, exit_block)
         b.position_at_end(body)
         block = op.regions[0].blocks[0]
-        term = self.emit_region_block(block, [iv] + [c.current(b) for c in carried])
-        self.assign(carried, list(term.operands), list(block.arguments)[1:])
+        state = iter(carried)
+        term = self.emit_region_block(block, [iv] + [VIRTUAL if i in summed else next(state).current(b)
+                                                     for i in range(len(op.results))])
+        for i, reduce in summed.items():  # this iteration's sum of the added tensor, into the slot
+            added = term.operands[i].owner
+            term_value = [o for o in added.operands if o != block.arguments[i + 1]][0]
+            w = check_chunk_width(term_value)
+            chains = min(CHAINS, term_value.type.shape[-1] // w)
+            accs = [self.alloca(ll.VectorType(sums[i].allocated_type, w)) for _ in range(chains)]
+            self.add_root(ReduceRoot(reduce, [accs], [sums[i]], sources=[term_value], accumulate=True), term_value)
+        kept = [i for i in range(len(op.results)) if i not in summed]
+        self.assign(carried, [term.operands[i] for i in kept], [block.arguments[i + 1] for i in kept])
         b.store(b.add(iv, step), iv_slot)
         b.branch(header)
         b.position_at_end(exit_block)
-        for res, c in zip(op.results, carried):
-            self.env[res] = c.current(b)
+        state = iter(carried)
+        for i, res in enumerate(op.results):
+            self.env[res] = VIRTUAL if i in summed else next(state).current(b)
+            if i in summed:
+                self.summed[summed[i].results[0]] = sums[i]
 
     def emit_if(self, op: ir.Operation) -> None:
         b = self.b
@@ -156,3 +177,55 @@ class ControlFlow:
         b.position_at_end(exit_block)
         for res, c in zip(op.results, forwarded):
             self.env[res] = c.current(b)
+
+
+def summed_accumulators(op: ir.Operation) -> dict[int, ir.Operation]:
+    """The results of ``scf.for`` ``op`` that are 1-D accumulators only ever summed: each starts as
+    zeros, each iteration adds a tensor to it, and after the loop one ``tile.reduce`` sums it (the
+    mean and variance loops of Triton's layer-norm tutorial). Maps the result's index to that
+    reduction. Such a loop carries the sum alone (one number, where the accumulator was a block in
+    memory, written every iteration), adding each iteration's sum of the tensor: the same sum, in
+    another order. Loops that store or hold regions are left alone."""
+    block = op.regions[0].blocks[0]
+    body = [o.operation for o in block.operations]
+    if any(o.name == "tile.store" or (len(o.regions) and o.name != "tile.reduce") for o in body[:-1]):
+        return {}
+    term = body[-1]
+    found = {}
+    for i, res in enumerate(op.results):
+        init, arg, new = op.operands[3 + i], block.arguments[i + 1], term.operands[i]
+        if not (isinstance(res.type, ir.RankedTensorType) and len(res.type.shape) == 1 and _is_zeros(init)):
+            continue
+        added = new.owner if isinstance(new, ir.OpResult) else None
+        if added is None or added.name not in _ADDS or arg not in list(added.operands) \
+                or _uses(arg) != [added] or _uses(new) != [term]:
+            continue
+        users = _uses(res)
+        if len(users) == 1 and users[0].name == "tile.reduce" and _sums_with(users[0], added.name):
+            found[i] = users[0]
+    return found
+
+
+def _uses(v: ir.Value) -> list[ir.Operation]:
+    return [u.owner.operation for u in v.uses]
+
+
+def _is_zeros(v: ir.Value) -> bool:
+    """Whether ``v`` is a tensor of zeros: a splat constant, or a splat of a scalar constant."""
+    if isinstance(v, ir.OpResult) and v.owner.name == "tile.splat":
+        v = v.owner.operands[0]
+    if not isinstance(v, ir.OpResult) or v.owner.name != "arith.constant":
+        return False
+    value = v.owner.attributes["value"]
+    if isinstance(v.type, ir.RankedTensorType):
+        dense = ir.DenseElementsAttr(value)
+        if not dense.is_splat:
+            return False
+        value = dense.get_splat_value()
+    return (ir.FloatAttr(value).value if isinstance(value.type, ir.FloatType) else ir.IntegerAttr(value).value) == 0
+
+
+def _sums_with(reduce: ir.Operation, add: str) -> bool:
+    """Whether ``reduce`` reduces one tensor along its only axis by ``add`` alone."""
+    ops = [o.operation for o in reduce.regions[0].blocks[0].operations]
+    return len(reduce.operands) == 1 and len(ops) == 2 and ops[0].name == add and ops[1].name == "tile.reduce_return"

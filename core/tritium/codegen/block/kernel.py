@@ -63,6 +63,7 @@ class KernelCodegen(ControlFlow, Reductions, Dots, Gathers, DebugOps, BoundsChec
         self.pending: set[ir.Value] = set()       # tensors a group will write, not yet written
         self.pending_deps: set[ir.Value] = set()  # virtual tensors that read pending ones
         self.pending_results: set[ir.Value] = set()  # reductions not yet computed
+        self.summed: dict[ir.Value, ll.Value] = {}  # reductions a loop computed: the slot of each
 
     # -- function --------------------------------------------------------------------------------
     def build(self) -> ll.Function:

@@ -42,14 +42,20 @@ class ReduceRoot:
     horizontally into one element of each result (a buffer, or a scalar for 1-D sources).
 
     The chains rotate through their slots (the newest last), so one loop body serves every chunk
-    and LLVM's registers, not our indexing, keep them apart."""
+    and LLVM's registers, not our indexing, keep them apart.
+
+    ``sources`` reduces other tensors than the op's operands with its combine region; with
+    ``accumulate``, each (scalar) result is combined into its slot instead of written there, and
+    the op's results are left alone (a loop's summed accumulator: ``control_flow``)."""
 
     op: ir.Operation
     accs: list[list[ll.Value]]  # per reduced tensor, one slot per chain
     outs: list[ll.Value]  # result buffers, or scalar slots
+    sources: list[ir.Value] | None = None
+    accumulate: bool = False
 
     def emit(self, cg, idx, w, chunk_no) -> None:
-        chunks = [cg.eval(src, idx, w).vec for src in self.op.operands]
+        chunks = [cg.eval(src, idx, w).vec for src in self.sources or self.op.operands]
         b = cg.b
         chains = len(self.accs[0])
         if isinstance(chunk_no, int):  # the only chunk
@@ -72,6 +78,11 @@ class ReduceRoot:
                      for k in range(0, len(chains[0]), 2)]
             chains = [list(per_tensor) for per_tensor in zip(*pairs)]
         values = cg.horizontal(self.op, [c[0] for c in chains])
+        if self.accumulate:
+            values = cg.combine_all(self.op, [read(cg.b, out) for out in self.outs], values)
+            for out, value in zip(self.outs, values):
+                cg.b.store(value, out)
+            return
         for result, out, value in zip(self.op.results, self.outs, values):
             if is_tensor(result):  # rows are the result's flat positions
                 mem = memory_type(value.type)
@@ -80,6 +91,8 @@ class ReduceRoot:
                 cg.b.store(value, out)
 
     def finish(self, cg) -> None:
+        if self.accumulate:
+            return
         for result, out in zip(self.op.results, self.outs):
             cg.env[result] = Buffer(out) if is_tensor(result) else read(cg.b, out)
 
@@ -96,6 +109,9 @@ class Reductions(Sequential):
 
     def emit_reduce(self, op: ir.Operation) -> None:
         srcs, results = list(op.operands), list(op.results)
+        if results[0] in self.summed:  # the loop before carried this sum (``control_flow``)
+            self.env[results[0]] = read(self.b, self.summed.pop(results[0]))
+            return
         if not self.along_last_axis(op):
             self.emit_sequential(op)
             return
