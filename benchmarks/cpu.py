@@ -326,7 +326,7 @@ def main() -> int:
     parser.add_argument("--out", default=str(HERE / "results" / "cpu.json"), help="where to write the JSON results")
     parser.add_argument("--target", default="cpu", help="the tritium target to benchmark (default: cpu)")
     parser.add_argument("--rep-ms", type=float, default=500.0, help="time spent timing each kernel in each round")
-    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds; each implementation keeps its best")
+    parser.add_argument("--rounds", type=int, default=5, help="alternating rounds; each implementation keeps its best")
     parser.add_argument("--startup-runs", type=int, default=3, help="fresh processes per startup measurement")
     parser.add_argument("--matmul-size", type=int, default=1024, help="M = N = K of the matmul benchmark")
     args = parser.parse_args()

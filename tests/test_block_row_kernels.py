@@ -14,6 +14,7 @@ import pytest
 import tritium
 import tritium.language as tl
 
+from .kernels.basic import softmax1d
 from .test_block_generator import OneProgramHooks, _llir
 
 rng = np.random.default_rng(0)
@@ -22,14 +23,6 @@ rng = np.random.default_rng(0)
 @pytest.fixture
 def device(target):
     return target.driver
-
-
-@tritium.jit
-def softmax_kernel(out_ptr, in_ptr, n, BLOCK: tl.constexpr):
-    cols = tl.arange(0, BLOCK)
-    row = tl.load(in_ptr + tl.program_id(0) * n + cols, mask=cols < n, other=-float("inf"))
-    e = tl.exp(row - tl.max(row, axis=0))
-    tl.store(out_ptr + tl.program_id(0) * n + cols, e / tl.sum(e, axis=0), mask=cols < n)
 
 
 @tritium.jit
@@ -69,7 +62,7 @@ def chunk_loops(text: str) -> list[str]:
 def test_a_last_axis_reduction_runs_in_the_loop_that_computes_its_source():
     """softmax: the load and the max in one loop, exp and the sum in a second, the quotient and
     the store in a third (five loops when each reduction ran alone)."""
-    text = _llir(softmax_kernel, {"out_ptr": "*fp32", "in_ptr": "*fp32", "n": "i32"}, {"BLOCK": 256},
+    text = _llir(softmax1d, {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32"}, {"BLOCK": 256},
                  OneProgramHooks(1))
     assert chunk_loops(text) == ["chunk", "chunk.1", "chunk.2"], text
 

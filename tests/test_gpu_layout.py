@@ -22,7 +22,7 @@ from tritium.passes.convert_layout import remove_conversions
 from tritium.passes.gpu_layout import assign_gpu_layouts, layout_stage
 from tritium.runtime.compiler import compile_specialized
 
-from .kernels.basic import add_kernel, loops_kernel, reduce2d_kernel
+from .kernels.basic import add_kernel, loops_kernel, reduce2d_kernel, softmax1d
 from .kernels.frontend_only import FrontendOnly
 
 
@@ -105,14 +105,6 @@ def softmax2d(x_ptr, y_ptr, stride, n, BLOCK: tl.constexpr, ROWS: tl.constexpr):
     e = tl.exp(x - m[:, None])
     s = tl.sum(e, axis=1)
     tl.store(y_ptr + rows[:, None] * stride + cols[None, :], e / s[:, None], mask=mask)
-
-
-@tritium.jit
-def softmax1d(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.arange(0, BLOCK)
-    x = tl.load(x_ptr + tl.program_id(0) * n + offs, mask=offs < n, other=-float("inf"))
-    e = tl.exp(x - tl.max(x, axis=0))
-    tl.store(y_ptr + tl.program_id(0) * n + offs, e / tl.sum(e, axis=0), mask=offs < n)
 
 
 SOFTMAX_TYPES = {"x_ptr": "*fp32", "y_ptr": "*fp32", "stride": "i32", "n": "i32"}

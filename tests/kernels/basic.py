@@ -129,3 +129,12 @@ def static_kernel(out_ptr, N: tl.constexpr):
 def uses_missing_builtin(a_ptr):
     x = tl.load(a_ptr + tl.arange(0, 16))
     tl.store(a_ptr + tl.arange(0, 16), tl.a_builtin_not_there_yet(x))
+
+
+@tritium.jit
+def softmax1d(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    """Row ``program_id`` of an ``n``-wide softmax (Triton's tutorial 02, a row in one block)."""
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + tl.program_id(0) * n + offs, mask=offs < n, other=-float("inf"))
+    e = tl.exp(x - tl.max(x, axis=0))
+    tl.store(y_ptr + tl.program_id(0) * n + offs, e / tl.sum(e, axis=0), mask=offs < n)

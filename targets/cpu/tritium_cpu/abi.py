@@ -178,6 +178,12 @@ def trampolines_ir(x86: bool, clock_id: int, futex: int | None) -> str:
         wake = f"call i64 (i64, ...) @syscall(i64 {futex}, ptr %slot, i64 {_FUTEX_WAKE_PRIVATE}, i64 1)"
         declare += "\ndeclare i64 @syscall(i64, ...)"
     grid = "call i32 %grid(ptr %args, i32 %nx, i32 %ny, i32 %nz, ptr %counter, i32 %batch, ptr"
+
+    def pause_until(since: str, limit: str, late: str, again: str) -> str:
+        """A spin-wait step: pause, then go to ``late`` once ``limit`` ns passed ``since``, else ``again``."""
+        return (f"  {pause}\n  %now = call i64 @now_ns()\n  %waited = sub i64 %now, {since}\n"
+                f"  %overdue = icmp sgt i64 %waited, {limit}\n  br i1 %overdue, label %{late}, label %{again}")
+
     job_fields = "\n".join(f"  %{name}_at = getelementptr {JOB}, ptr %job, i32 0, i32 {k}\n"
                            f"  %{name} = load {ty}, ptr %{name}_at" for k, (name, ty) in enumerate(JOB_FIELDS))
     return f"""
@@ -210,11 +216,7 @@ spin:
   %started = icmp ne i32 %go, %seen
   br i1 %started, label %run, label %spinning
 spinning:
-  {pause}
-  %now = call i64 @now_ns()
-  %idle_for = sub i64 %now, %idle_since
-  %long = icmp sgt i64 %idle_for, %spin_ns
-  br i1 %long, label %asleep, label %spin
+{pause_until("%idle_since", "%spin_ns", "asleep", "spin")}
 asleep:
   store atomic i32 1, ptr %sleeping seq_cst, align 4
   %go_now = load atomic i32, ptr %slot seq_cst, align 4
@@ -289,11 +291,7 @@ wait:
   %done = icmp eq i32 %left, 0
   br i1 %done, label %exit, label %spin
 spin:
-  {pause}
-  %now = call i64 @now_ns()
-  %waited = sub i64 %now, %start
-  %late_wait = icmp sgt i64 %waited, %slice_ns
-  br i1 %late_wait, label %yield, label %wait
+{pause_until("%start", "%slice_ns", "yield", "wait")}
 yield:
   ret i32 1
 exit:
