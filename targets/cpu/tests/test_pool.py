@@ -1,9 +1,11 @@
 """The cpu driver's helper threads live in native code: a launch starts them without the GIL,
 whether they are still spinning after the last launch or asleep in the kernel, and a launch that
-comes before a new helper thread first runs is not missed."""
+comes before a new helper thread first runs is not missed. The pool's code is compiled once per
+host."""
 
 from __future__ import annotations
 
+import ctypes
 import os
 import subprocess
 import sys
@@ -11,10 +13,13 @@ import textwrap
 import time
 
 import numpy as np
+import pytest
+from llvmlite import binding as llvm
 
 import tritium
 import tritium.language as tl
-from tritium_cpu.driver import HELPER_SPIN_S, CpuDriver
+from tritium.runtime.cache import Cache
+from tritium_cpu.driver import HELPER_SPIN_S, CpuDriver, _jit
 
 
 @tritium.jit
@@ -69,3 +74,15 @@ def test_a_launch_at_once_after_the_pool_starts_is_not_missed(tmp_path):
 
 def test_a_driver_runs_on_the_threads_it_was_given():
     assert CpuDriver(threads=3).pool.size == 3
+
+
+def test_runtime_modules_are_compiled_once_per_host(monkeypatch, tmp_path):
+    """The pool's, the signal handlers' and the conversion helpers' code is JIT-compiled on a
+    host's first launch and read from the kernel cache after (a new process's first launch)."""
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
+    module = "define i32 @answer() {\n  ret i32 42\n}\n"
+    _jit(module)
+    assert [e.name for e in Cache().entries()] == ["cpu-runtime"]
+    monkeypatch.setattr(llvm.TargetMachine, "emit_object", lambda *a: pytest.fail("compiled again"))
+    engine = _jit(module)
+    assert ctypes.CFUNCTYPE(ctypes.c_int32)(engine.get_function_address("answer"))() == 42

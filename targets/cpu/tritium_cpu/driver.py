@@ -25,6 +25,7 @@ from tritium.codegen.block import conversions, debug_area
 from tritium.codegen.block.hooks import MARKER_SYMBOL
 from tritium.errors import TritiumError
 from tritium.language.dtypes import bf16_bits
+from tritium.runtime.cache import Cache, cache_key
 from tritium.runtime.host import HostMemory
 from tritium.target import KernelSignature
 
@@ -50,7 +51,21 @@ HELPER_SPIN_S = 0.0002  # an idle helper stays awake this long: back-to-back lau
 
 
 def _jit(llir: str) -> llvm.ExecutionEngine:
-    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(llir), new_host_target_machine())
+    """An engine holding the code of the runtime module ``llir``. Its object comes from the kernel
+    cache where this host compiled the same IR before: a first launch needs three such modules
+    (conversion helpers, signal handlers, the pool), and compiling them took 30 of its 50 ms."""
+    machine = new_host_target_machine()
+    key = cache_key({"cpu-runtime": llir, "cpu": llvm.get_host_cpu_name(),
+                     "features": llvm.get_host_cpu_features().flatten(), "llvm": llvm.llvm_version_info})
+    cache = Cache()
+    entry = cache.get(key)
+    if entry is not None:
+        obj = entry.binary
+    else:
+        obj = machine.emit_object(llvm.parse_assembly(llir))
+        cache.put(key, obj, {"name": "cpu-runtime"})
+    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), machine)
+    engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
     engine.finalize_object()
     return engine
 
