@@ -36,6 +36,9 @@ class TwoGpus(Target):
     def set_current_device(self, device):
         self.device = device
 
+    def prepare_torch(self, torch):
+        pass  # a GPU's torch module needs nothing
+
     def current_target(self):
         return GPUTarget("cuda", 90, 32)
 

@@ -307,6 +307,16 @@ class TargetDevice:
         for a target whose kernels read host memory."""
         return "cpu", None
 
+    def prepare_torch(self, torch: Any) -> None:
+        """Make torch's module for this target's device usable by device-agnostic code before
+        ``get_active_torch_device`` hands out the device: Triton's tutorials call
+        ``getattr(torch, DEVICE.type).set_stream(stream)``. The default, the host's: ``torch.cpu``
+        has ``Stream``, ``current_stream`` and ``stream()``, none of which does anything on the host,
+        but no ``set_stream``; it gets one that does nothing either. A target on another device
+        (whose torch module needs nothing, as ``torch.cuda``) overrides it."""
+        if not hasattr(torch.cpu, "set_stream"):
+            torch.cpu.set_stream = lambda stream: None
+
     def current_stream(self, device: int) -> int:
         """The raw handle of the stream launches on ``device`` go to (0 where there are none)."""
         return 0

@@ -83,21 +83,11 @@ class ActiveDriver:
             raise TargetError("get_active_torch_device() needs torch, which is not installed; tritium itself runs "
                               "without it (numpy arrays work as kernel arguments)") from None
         kind, index = self.target.torch_device()
-        if kind == "cpu":
-            _complete_torch_cpu(torch)
+        self.target.prepare_torch(torch)
         return torch.device(kind) if index is None else torch.device(kind, index)
 
     def __repr__(self) -> str:
         return f"ActiveDriver(target={self.target.name!r})"
-
-
-def _complete_torch_cpu(torch: Any) -> None:
-    """Give ``torch.cpu`` the ``set_stream`` it lacks. For device-agnostic code torch.cpu has
-    ``Stream``, ``current_stream`` and ``stream()``, none of which does anything on the host, but no
-    ``set_stream``; Triton's tutorials call ``getattr(torch, DEVICE.type).set_stream(stream)``. On
-    the host it has nothing to do either."""
-    if not hasattr(torch.cpu, "set_stream"):
-        torch.cpu.set_stream = lambda stream: None
 
 
 class DriverConfig:

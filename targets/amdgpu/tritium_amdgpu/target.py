@@ -130,6 +130,9 @@ class AmdgpuTarget(Target):
     def torch_device(self) -> tuple[str, int | None]:
         return "cuda", hip.current_device()  # ROCm's torch keeps CUDA's device name
 
+    def prepare_torch(self, torch) -> None:
+        """torch.cuda has all that device-agnostic code calls."""
+
     def current_stream(self, device: int) -> int:
         return torch_stream(device)
 

@@ -153,6 +153,9 @@ class NvptxTarget(Target):
     def torch_device(self) -> tuple[str, int | None]:
         return "cuda", cuda.current_device()
 
+    def prepare_torch(self, torch) -> None:
+        """torch.cuda has all that device-agnostic code calls."""
+
     def current_stream(self, device: int) -> int:
         """torch's current stream on ``device`` when torch is loaded (what launches with torch tensors
         use), else the default stream."""

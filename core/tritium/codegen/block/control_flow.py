@@ -13,8 +13,8 @@ from typing import Any, Sequence
 from llvmlite import ir as ll
 
 from ...ir.mlir import ir
-from .evaluate import VIRTUAL, Buffer, check_chunk_width, cpu_type
-from .reductions import CHAINS, ReduceRoot, read
+from .evaluate import VIRTUAL, Buffer, cpu_type
+from .reductions import ReduceRoot, read
 from .roots import MaterializeRoot
 
 #: the additions a summed accumulator may use (``summed_accumulators``)
@@ -123,10 +123,8 @@ class ControlFlow:
         for i, reduce in summed.items():  # this iteration's sum of the added tensor, into the slot
             added = term.operands[i].owner
             term_value = [o for o in added.operands if o != block.arguments[i + 1]][0]
-            w = check_chunk_width(term_value)
-            chains = min(CHAINS, term_value.type.shape[-1] // w)
-            accs = [self.alloca(ll.VectorType(sums[i].allocated_type, w)) for _ in range(chains)]
-            self.add_root(ReduceRoot(reduce, [accs], [sums[i]], sources=[term_value], accumulate=True), term_value)
+            root = ReduceRoot(reduce, [self.chain_slots(term_value)], [sums[i]], sources=[term_value], accumulate=True)
+            self.add_root(root, term_value)
         kept = [i for i in range(len(op.results)) if i not in summed]
         self.assign(carried, [term.operands[i] for i in kept], [block.arguments[i + 1] for i in kept])
         b.store(b.add(iv, step), iv_slot)

@@ -115,14 +115,18 @@ class Reductions(Sequential):
         if not self.along_last_axis(op):
             self.emit_sequential(op)
             return
-        w = check_chunk_width(srcs[0])
         elems = [cpu_type(src.type.element_type) for src in srcs]
-        chains = min(CHAINS, shape_of(srcs[0])[-1] // w)  # both powers of two
-        accs = [[self.alloca(vector_of(elem, w)) for _ in range(chains)] for elem in elems]
+        accs = [self.chain_slots(src) for src in srcs]
         outs = [self.alloc_buffer(res.type) if is_tensor(res) else self.alloca(elem)
                 for res, elem in zip(results, elems)]
         self.add_root(ReduceRoot(op, accs, outs), srcs[0])
         self.pending_results.update(results)
+
+    def chain_slots(self, src: ir.Value) -> list[ll.Value]:
+        """The accumulator slots of ``ReduceRoot``'s chains for reducing ``src`` along its last axis."""
+        w = check_chunk_width(src)
+        chains = min(CHAINS, shape_of(src)[-1] // w)  # both powers of two
+        return [self.alloca(vector_of(cpu_type(src.type.element_type), w)) for _ in range(chains)]
 
     def combine_all(self, op: ir.Operation, xs: list[ll.Value], ys: list[ll.Value]) -> list[ll.Value]:
         """Apply a ``tile.reduce``/``tile.scan`` combine region to the values of each side (scalars
