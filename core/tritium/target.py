@@ -214,6 +214,19 @@ class TargetCompiler:
         ``CompilationError`` rather than the end of the user's process."""
         raise NotImplementedError
 
+    def options_for(self, gpu_target: GPUTarget) -> dict[str, Any] | None:
+        """The compile options that make this target compile for ``gpu_target`` (Triton's
+        ``GPUTarget``, as ``triton.compile(src, target=GPUTarget("cuda", 90, 32))`` names one), or
+        None when this target does not compile for it. The default: the current device's target
+        (``current_target()``) and no option; a target that compiles for archs other than its
+        device's (a GPU's) maps the arch to its option."""
+        from .errors import TritiumError
+
+        try:
+            return {} if self.current_target() == gpu_target else None
+        except TritiumError:
+            return None
+
     def stage_suffix(self, stage: str, output: str | bytes) -> str:
         """The file suffix of ``stage``'s dump: the target's ``stage_suffixes`` entry, else ``ll`` for
         ``llir``, ``bin`` for bytes, ``mlir`` for an MLIR module's text and ``txt`` for other text."""

@@ -82,16 +82,16 @@ class ModuleGenerator:
             raise semantic.SemanticError(f"bad call to @jit function '{jfn.__name__}': {e}") from None
         bound.apply_defaults()
         vals = [_unwrap(v) for v in bound.arguments.values()]
-        symbol, results, is_tuple = self.callee(jfn, vals)
+        symbol, results, returned_tuple = self.callee(jfn, vals)
         tensors = _flatten([v for v in vals if _in_ir(v)])
         call = func.CallOp([ir_type(r.dtype, r.shape) for r in _flatten(results)], ir.FlatSymbolRefAttr.get(symbol),
                            [t.handle for t in tensors])
         outs = _unflatten(results, call.results)
-        return tuple(outs) if is_tuple else (outs[0] if outs else None)
+        return _same_tuple(returned_tuple, outs) if returned_tuple is not None else (outs[0] if outs else None)
 
-    def callee(self, jitfn, args: list[Any]) -> tuple[str, list, bool]:
+    def callee(self, jitfn, args: list[Any]) -> tuple[str, list, tuple | None]:
         """Instantiate ``jitfn`` for these argument types/constants once; return (symbol, returned values
-        (their types matter), whether it returns a tuple)."""
+        (their types matter), the tuple it returns (its class matters) or None)."""
         if jitfn in self.active:
             chain = " -> ".join(f.__name__ for f in self.active[self.active.index(jitfn):] + [jitfn])
             raise semantic.SemanticError(f"recursive call ({chain}): @jit functions cannot recurse")
@@ -131,11 +131,12 @@ class FunctionGenerator(ast.NodeVisitor):
 
     # -- entry points ------------------------------------------------------------------------------
     def build(self, args: list[Any], public: bool, arg_attrs: list[dict] | None = None,
-              known: dict[str, Any] | None = None) -> tuple[list, bool]:
+              known: dict[str, Any] | None = None) -> tuple[list, tuple | None]:
         """Emit the function for ``args`` (tensors become parameters, other values constants);
-        ``known`` parameters stay in the signature but their uses see the given constant.
-        Returns the values it returns (tensors, block pointers: their types matter) and whether the
-        function returns a tuple."""
+        ``known`` parameters stay in the signature but their uses see the given constant, a constexpr
+        (Triton makes an integer argument equal to 1 one).
+        Returns the values it returns (tensors, block pointers: their types matter) and the
+        tuple it returns, whose class the caller's value takes (a namedtuple keeps its fields), or None."""
         fdef = self.jitfn.ast.body[0]
         params = [a.arg for a in fdef.args.args]
         flat = _flatten([a for a in args if _in_ir(a)])
@@ -153,13 +154,13 @@ class FunctionGenerator(ast.NodeVisitor):
                     a = tlc.as_const(a)
                 self.scope[name] = a
             for name, value in (known or {}).items():
-                self.scope[name] = semantic.to_tensor(value, self.scope[name].dtype)
+                self.scope[name] = tlc.constexpr(value)  # as in Triton: an argument specialised to 1 is a constexpr
             self.visit_body(fdef.body)
             results = self._materialize_return()
             func.ReturnOp([r.handle for r in _flatten(results)])
         fop.attributes["function_type"] = ir.TypeAttr.get(
             ir.FunctionType.get(inputs, [ir_type(r.dtype, r.shape) for r in _flatten(results)]))
-        return results, isinstance(self.returned, tuple)
+        return results, self.returned if isinstance(self.returned, tuple) else None
 
     def _materialize_return(self) -> list:
         r = self.returned
@@ -356,7 +357,7 @@ class FunctionGenerator(ast.NodeVisitor):
         out = []
         for n in sorted(assigned_names(body) - set(extra)):
             v = self.scope.get(n)
-            if isinstance(v, block_ptr):
+            if isinstance(v, block_ptr) or (isinstance(v, tuple) and _in_ir(v)):
                 out.append((n, v))
             elif _is_tensor(v) or (isinstance(v, (int, float)) and not isinstance(v, bool)):
                 out.append((n, semantic.to_tensor(v)))
@@ -511,6 +512,39 @@ class FunctionGenerator(ast.NodeVisitor):
         """A list literal is a ``tl.tuple``, as in Triton: ``x.shape == [32, 32]`` holds."""
         return tltuples.tuple([self.visit(e) for e in node.elts])
 
+    def visit_ListComp(self, node: ast.ListComp) -> Any:
+        """A list comprehension over compile-time sequences (a tuple, ``range`` of constants),
+        unrolled into a ``tl.tuple``, as in Triton; its names do not leak into the function."""
+        saved, out = dict(self.scope), []
+
+        def unroll(generators: list[ast.comprehension]) -> None:
+            if not generators:
+                out.append(self.visit(node.elt))
+                return
+            gen, rest = generators[0], generators[1:]
+            if gen.is_async:
+                raise self.error(gen, "async comprehensions are not supported in kernels")
+            items = _unwrap(self.visit(gen.iter))
+            if _in_ir(items) and not isinstance(items, tuple) or not isinstance(items, (tuple, list, range)):
+                raise self.error(gen.iter, "a comprehension in a kernel iterates over a tuple or a range of "
+                                           f"constants (it is unrolled at compile time), not {_desc(items)}")
+            for item in items:
+                self.assign(gen.target, item)
+                if all(self._static_condition(c) for c in gen.ifs):
+                    unroll(rest)
+
+        try:
+            unroll(list(node.generators))
+        finally:
+            self.scope = saved
+        return tltuples.tuple(out)
+
+    def _static_condition(self, node: ast.expr) -> bool:
+        value = _unwrap(self.visit(node))
+        if _is_tensor(value):
+            raise self.error(node, "a comprehension's condition must be known at compile time (a constexpr)")
+        return bool(value)
+
     def visit_Slice(self, node: ast.Slice) -> Any:
         return slice(*(self.visit(p) if p is not None else None for p in (node.lower, node.upper, node.step)))
 
@@ -572,9 +606,15 @@ class FunctionGenerator(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> Any:
         fn = self.visit(node.func)
-        if any(isinstance(a, ast.Starred) for a in node.args):
-            raise self.error(node, "*args in calls are not supported")
-        args = [self.visit(a) for a in node.args]
+        args = []
+        for a in node.args:
+            if not isinstance(a, ast.Starred):
+                args.append(self.visit(a))
+                continue
+            spread = _unwrap(self.visit(a.value))  # *t of a tuple: its elements, as Python spreads it
+            if not isinstance(spread, (tuple, list)):
+                raise self.error(a, f"*args in a kernel spreads a tuple, not {_desc(spread)}")
+            args += list(spread)
         kwargs = {k.arg: self.visit(k.value) for k in node.keywords if k.arg is not None}
         if len(kwargs) != len(node.keywords):
             raise self.error(node, "**kwargs in calls are not supported")
@@ -642,32 +682,67 @@ _RETURN_IN_LOOP = ("'return' inside a loop is not supported (as in Triton); set 
 
 
 def _in_ir(v: Any) -> bool:
-    """Whether ``v`` is held by IR values (a tensor, or a block pointer's parts), not by Python."""
-    return _is_tensor(v) or isinstance(v, block_ptr)
+    """Whether ``v`` is held by IR values (a tensor, a block pointer's parts, a tuple holding
+    either), not by Python alone."""
+    return _is_tensor(v) or isinstance(v, block_ptr) or (isinstance(v, tuple) and any(_in_ir(e) for e in v))
 
 
 def _as_value(v: Any) -> Any:
-    """``v`` as loops, ifs and returns carry it: block pointers as they are, the rest as tensors."""
-    return v if isinstance(v, block_ptr) else semantic.to_tensor(v)
+    """``v`` as loops, ifs and returns carry it: block pointers and tuples as they are (a tuple's
+    Python values stay Python values), the rest as tensors."""
+    return v if isinstance(v, (block_ptr, tuple)) else semantic.to_tensor(v)
 
 
 def _flatten(values: list) -> list:
-    """Tensors as they are, block pointers as their scalar parts: what loops and ifs carry."""
-    return [t for v in values for t in (v.components() if isinstance(v, block_ptr) else [v])]
+    """Tensors as they are, block pointers as their scalar parts, tuples as the flattened values
+    they hold in IR: what loops, ifs and calls carry."""
+    out: list = []
+    for v in values:
+        if isinstance(v, block_ptr):
+            out += v.components()
+        elif isinstance(v, tuple):
+            out += _flatten([e for e in v if _in_ir(e)])
+        else:
+            out.append(v)
+    return out
 
 
 def _unflatten(templates: list, handles) -> list:
     """The values ``_flatten(templates)`` carried, rebuilt from the carried ``handles``."""
     handles, out = list(handles), []
     for t in templates:
-        n = len(t.components()) if isinstance(t, block_ptr) else 1
-        part, handles = handles[:n], handles[n:]
-        out.append(t.rebuild(part) if isinstance(t, block_ptr) else tlc.tensor(part[0], t.dtype, t.shape))
+        n = len(_flatten([t]))
+        out.append(_rebuild(t, handles[:n]))
+        handles = handles[n:]
     return out
 
 
+def _rebuild(t: Any, part: list) -> Any:
+    if isinstance(t, block_ptr):
+        return t.rebuild(part)
+    if isinstance(t, tuple):
+        elements = []
+        for e in t:
+            n = len(_flatten([e])) if _in_ir(e) else 0
+            elements.append(_rebuild(e, part[:n]) if n else e)
+            part = part[n:]
+        return _same_tuple(t, elements)
+    return tlc.tensor(part[0], t.dtype, t.shape)
+
+
+def _same_tuple(t: tuple, elements: list) -> tuple:
+    """``elements`` in a tuple of ``t``'s class (a namedtuple keeps its fields)."""
+    if isinstance(t, tltuples.tuple):
+        return tltuples.tuple(elements)
+    return type(t)(*elements) if hasattr(type(t), "_fields") else tuple(elements)
+
+
 def _signature(v) -> tuple:
-    return ("block_ptr", *v.signature) if isinstance(v, block_ptr) else (v.dtype, v.shape)
+    if isinstance(v, block_ptr):
+        return ("block_ptr", *v.signature)
+    if isinstance(v, tuple):
+        return (type(v), *(_signature(e) if _in_ir(e) else ("const", _hashable(e)) for e in v))
+    return (v.dtype, v.shape)
 
 
 def _desc(t) -> str:

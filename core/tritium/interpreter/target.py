@@ -29,7 +29,9 @@ from ..runtime.args import bind_scalar
 from ..runtime.host import HostMemory, host_address
 from ..runtime.jit import JIT_CODE
 from ..runtime.compiler import COMPILE_LOCK, CompiledKernel
-from ..runtime.descriptors import flat_signature, is_descriptor_type
+from ..runtime.descriptors import is_descriptor_type
+from ..runtime.tuple_args import flat_signature, is_tuple_type, layout_key
+from ..runtime.tuple_args import parameter as tuple_parameter
 from ..runtime.descriptors import parameter as descriptor_parameter
 from ..runtime.descriptors import parse as parse_descriptor
 from ..runtime.launch import bind_arguments, check_grid, normalize_grid, split_arguments
@@ -95,12 +97,18 @@ class InterpreterTarget(Target):
                 constants[name] = value
                 continue
             types[name] = t
+            leaves = [value]
             if is_descriptor_type(t):  # its parts: a descriptor made per program, with its builder
                 _, block, padding = parse_descriptor(t)
                 descriptors[name] = (value, block, padding)
-                value = value[0]
-            if isinstance(value.handle, Pointers):
-                regions.extend(value.handle.regions)
+                leaves = [value[0]]
+            elif is_tuple_type(t):  # the tuple rebuilt around its bound leaves
+                layout, leaves = value
+                constants[layout_key(name)] = layout
+                call[name] = _tuple_argument(kernel, name, layout, leaves)
+            for leaf in leaves:
+                if isinstance(leaf.handle, Pointers):
+                    regions.extend(leaf.handle.regions)
         key = (kernel.cache_key, tuple(types.items()), tuple(sorted((k, repr(v)) for k, v in constants.items())),
                opts.debug)
         kernel.check_globals()  # a constexpr global changed since the check: refused, as when compiled
@@ -134,6 +142,19 @@ class InterpreterTarget(Target):
                     raise _located(kernel, e) from e
 
 
+def _tuple_argument(kernel, name: str, layout, leaves: list) -> tuple:
+    """Tuple argument ``name`` with its runtime leaves bound (``tuple_args.parameter``)."""
+    bound = iter(leaves)
+
+    def leaf(arg_type: str, spec: str) -> Any:
+        if is_descriptor_type(arg_type):
+            raise ArgumentError(f"kernel '{kernel.__name__}': argument '{name}' holds a tensor descriptor; the "
+                                "interpreter takes descriptors as arguments of their own, not inside tuples")
+        return next(bound)
+
+    return tuple_parameter(layout, leaf)
+
+
 @dataclasses.dataclass
 class _Checked:
     """What the compiler's frontend says about one specialisation: the arguments stored through
@@ -152,10 +173,14 @@ def _frontend_check(kernel, types: dict[str, str], constants: dict[str, Any], ta
     from ..passes.neutral import optimize
     from ..passes.pipeline import CompileContext
 
-    values = [constants.get(n) if n not in types else descriptor_parameter(types[n])
-              if is_descriptor_type(types[n]) else tlc.tensor(None, T.from_signature(types[n]), ())
-              for n in kernel.arg_names]
-    signature = KernelSignature(kernel.__name__, *flat_signature(tuple(types), tuple(types.values())))
+    def placeholder(arg_type: str, spec: str = "") -> Any:
+        if is_descriptor_type(arg_type):
+            return descriptor_parameter(arg_type)
+        return tlc.tensor(None, T.from_signature(arg_type), ())
+
+    values = [constants.get(n) if n not in types else tuple_parameter(constants[layout_key(n)], placeholder)
+              if is_tuple_type(types[n]) else placeholder(types[n]) for n in kernel.arg_names]
+    signature = KernelSignature(kernel.__name__, *flat_signature(tuple(types), tuple(types.values()), constants))
     ctx = CompileContext(signature, target, opts)
     with COMPILE_LOCK, tile.context(), ir.Location.unknown():
         module = generate_module(kernel, values, [], {}, debug=opts.debug, interpreting=True)

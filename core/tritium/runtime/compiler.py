@@ -17,10 +17,12 @@ from ..target import KernelSignature
 from ..tools.tensor_descriptor import TensorDescriptor
 from . import cache as disk_cache
 from .compile_lock import COMPILE_LOCK
-from .descriptors import FlatLauncher, flat_signature, is_descriptor_type
+from .descriptors import FlatLauncher, is_descriptor_type
 from .descriptors import canonical as descriptor_type_of
 from .descriptors import parameter as descriptor_parameter
 from .descriptors import parameter_attributes as descriptor_attributes
+from .tuple_args import flat_signature, is_tuple_type, layout_key, leaf_value
+from .tuple_args import parameter as tuple_parameter
 
 
 class KernelMetadata(dict):
@@ -80,7 +82,8 @@ class CompiledKernel:
             with COMPILE_LOCK:
                 if self._launcher is None:
                     launcher = self.target.driver.load(self.binary, self.signature, self.metadata)
-                    spread = frozenset(i for i, t in enumerate(self.arg_types.values()) if is_descriptor_type(t))
+                    spread = frozenset(i for i, t in enumerate(self.arg_types.values())
+                                       if is_descriptor_type(t) or is_tuple_type(t))
                     self._launcher = FlatLauncher(launcher, spread) if spread else launcher
         return self._launcher
 
@@ -127,7 +130,7 @@ class CompiledKernel:
     def check_writable(self, values: dict[str, Any]) -> None:
         """Refuse read-only arrays (numpy's writeable flag) where the kernel stores."""
         for name in self.written_args:
-            value = values[name]
+            value = leaf_value(values, name)
             flags = getattr(value.base if isinstance(value, TensorDescriptor) else value, "flags", None)
             if flags is not None and getattr(flags, "writeable", True) is False:
                 raise ArgumentError(f"kernel '{self.name}' stores through '{name}', but that array is read-only; "
@@ -287,10 +290,10 @@ def _compile_specialized(jitfn, target, arg_types, constants, specs, options, gi
         raise ArgumentError(f"kernel '{jitfn.__name__}': {e}") from None
     if given is None and override_files(jitfn.__name__):  # read once: the key and the pipeline see one text
         given = choose_override(jitfn.__name__, list(build_pipeline(target, opts)))
-    signature = KernelSignature(jitfn.__name__, *flat_signature(tuple(arg_types), tuple(arg_types.values())))
+    signature = KernelSignature(jitfn.__name__, *flat_signature(tuple(arg_types), tuple(arg_types.values()), constants))
     key = disk_cache.cache_key({
         "source": jitfn.cache_key, "name": jitfn.__name__, "arg_types": list(arg_types.items()),
-        "specialization": sorted(specs.items()), "constants": sorted((k, repr(v)) for k, v in constants.items()),
+        "specialization": sorted(specs.items()), "constants": sorted((k, _key_repr(v)) for k, v in constants.items()),
         "options": repr(opts), "target": target.name, "target_version": target.version(), **_versions(),
         "pipeline": plugins.pipeline_identity(),
         **({"given": [given.stage, given.suffix, given.digest()]} if given is not None else {}),
@@ -331,6 +334,8 @@ def _run_pipeline(jitfn, target, opts, signature, arg_types, constants, specs, k
             elif is_descriptor_type(t):
                 arg_values.append(descriptor_parameter(t))
                 attrs += descriptor_attributes(t, specs.get(name, ""))
+            elif is_tuple_type(t):
+                arg_values.append(tuple_parameter(constants[layout_key(name)], functools.partial(_leaf, attrs)))
             else:
                 arg_values.append(tlc.tensor(None, T.from_signature(t), ()))
                 attrs.append({"tile.divisibility": tile.i32_attr(16)} if specs.get(name) == "D" else {})
@@ -338,6 +343,26 @@ def _run_pipeline(jitfn, target, opts, signature, arg_types, constants, specs, k
                     known[name] = 1
         asm = build_pipeline(target, opts).run((jitfn, arg_values, attrs, known), ctx, given)
     return asm, _plain(ctx.metadata)
+
+
+def _key_repr(value: Any) -> str:
+    """A constexpr as the disk cache's key spells it: a @jit function by its sources' hash (its repr
+    names it only), anything else by its repr."""
+    cache_key = getattr(value, "cache_key", None)
+    return cache_key if isinstance(cache_key, str) else repr(value)
+
+
+def _leaf(attrs: list[dict], arg_type: str, spec: str) -> Any:
+    """A tuple's runtime leaf as the frontend's parameter placeholder, its attributes added to ``attrs``."""
+    from ..ir import tile
+    from ..language import core as tlc
+    from ..language import dtypes as T
+
+    if is_descriptor_type(arg_type):
+        attrs += descriptor_attributes(arg_type)
+        return descriptor_parameter(arg_type)
+    attrs.append({"tile.divisibility": tile.i32_attr(16)} if spec == "D" else {})
+    return tlc.tensor(None, T.from_signature(arg_type), ())
 
 
 def _plain(metadata: dict) -> dict:
@@ -349,22 +374,35 @@ def _plain(metadata: dict) -> dict:
 
 
 @user_facing
-def compile(fn, signature: dict[str, str] | str, constants: dict[str, Any] | None = None,  # noqa: A001
-            target: str | None = None, *, source: str | bytes | os.PathLike | None = None,
-            stage: str | None = None, **options) -> CompiledKernel:
+def compile(fn=None, signature: dict[str, str] | str | None = None,  # noqa: A001
+            constants: dict[str, Any] | None = None, target: Any = None, *,
+            source: str | bytes | os.PathLike | None = None, stage: str | None = None, src: Any = None,
+            **options) -> CompiledKernel:
     """Compile a ``@jit`` function without launching it.
 
     ``signature`` maps runtime parameter names to types (``{"x_ptr": "*fp32", "n": "i32"}``) or lists
-    them in order as ``"*fp32, i32"``; ``constants`` gives every constexpr parameter.
+    them in order as ``"*fp32, i32"``; ``constants`` gives every constexpr parameter; ``target`` names
+    a tritium target (default: the selected one).
 
     ``source`` starts from a stage instead of the kernel's Python: the text of ``stage`` (an MLIR
     module for the MLIR stages, LLVM IR for ``llir``, ...), or without ``stage`` the path of a dump
     ``<kernel>.<stage>.<suffix>`` (the stage is read from its name). The stages up to that one do
     not run; ``TRITIUM_OVERRIDE_DIR`` is not consulted.
+
+    Triton's form, ``compile(ASTSource(fn, signature, constexprs), target=GPUTarget(...),
+    options={...})``, is ``tritium.compiler.compile``'s.
     """
     from .. import plugins
+    from ..compiler import ASTSource
+    from ..compiler import compile as compile_source
     from ..passes.given_stage import GivenStage, read_dump
 
+    if src is not None or isinstance(fn, ASTSource):  # Triton's form: (src, target, options)
+        return compile_source(src if src is not None else fn, target if target is not None else signature,
+                              options.pop("options", None) or constants)
+    if signature is None:
+        raise ArgumentError(f"kernel '{fn.__name__}': tritium.compile needs a signature (the runtime parameters' "
+                            "types, e.g. {'x_ptr': '*fp32', 'n': 'i32'})")
     constants = dict(constants or {})
     if isinstance(signature, str):
         names = [n for n in fn.arg_names if n not in constants and n not in fn.constexprs]
@@ -373,17 +411,7 @@ def compile(fn, signature: dict[str, str] | str, constants: dict[str, Any] | Non
             raise ArgumentError(f"kernel '{fn.__name__}': signature lists {len(types)} types for "
                                 f"{len(names)} runtime parameters ({', '.join(names)})")
         signature = dict(zip(names, types))
-    missing = [n for n in fn.arg_names if n not in signature and n not in constants
-               and fn.signature.parameters[n].default is fn.signature.parameters[n].empty]
-    if missing:
-        raise ArgumentError(f"kernel '{fn.__name__}': no type or constant given for {', '.join(missing)}")
-    for n in fn.arg_names:
-        if n not in signature and n not in constants:
-            constants[n] = fn.signature.parameters[n].default
     tgt = plugins.get_target(target, runnable=False)  # compiling needs no device
-    ordered = {n: _signature_type(fn.__name__, n, signature[n]) for n in fn.arg_names if n in signature}
-    if fn.debug is not None:
-        options.setdefault("debug", fn.debug)
     given = None
     if isinstance(source, os.PathLike) or (source is not None and stage is None):
         given = read_dump(source, fn.__name__)
@@ -394,4 +422,25 @@ def compile(fn, signature: dict[str, str] | str, constants: dict[str, Any] | Non
         given = GivenStage(stage, source, tgt.stage_suffix(stage, source), "the text given to tritium.compile")
     elif stage is not None:
         raise ArgumentError(f"kernel '{fn.__name__}': stage={stage!r} needs source= (that stage's text)")
-    return compile_specialized(fn, tgt, ordered, constants, {}, options, given)
+    return compile_for_signature(fn, tgt, signature, constants, {}, options, given)
+
+
+def compile_for_signature(fn, target, signature: dict[str, str], constants: dict[str, Any], specs: dict[str, str],
+                          options: dict[str, Any], given=None) -> CompiledKernel:
+    """Compile ``fn`` for ``target`` with the runtime parameters' types ``signature`` (any order),
+    the constexprs ``constants`` (parameters with defaults may be left out) and ``specs`` (a
+    runtime parameter's specialisation, ``"D"`` for a multiple of 16)."""
+    constants = dict(constants)
+    missing = [n for n in fn.arg_names if n not in signature and n not in constants
+               and fn.signature.parameters[n].default is fn.signature.parameters[n].empty]
+    if missing:
+        raise ArgumentError(f"kernel '{fn.__name__}': no type or constant given for {', '.join(missing)}")
+    for n in fn.arg_names:
+        if n not in signature and n not in constants:
+            constants[n] = fn.signature.parameters[n].default
+    ordered = {n: _signature_type(fn.__name__, n, signature[n]) for n in fn.arg_names if n in signature}
+    options = dict(options)
+    if fn.debug is not None:
+        options.setdefault("debug", fn.debug)
+    return compile_specialized(fn, target, ordered, constants, {n: specs[n] for n in ordered if n in specs},
+                               options, given)

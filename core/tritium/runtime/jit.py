@@ -33,10 +33,11 @@ def _is_const_annotation(ann: Any) -> bool:
 
 
 def allowed_global(value: Any) -> bool:
-    """Triton's rule for the globals a kernel reads: constexprs, @jit functions, modules and the
-    objects of ``tritium.language`` (functions, dtypes). Anything else could change after the
-    kernel is compiled without the compiled kernel knowing."""
+    """Triton's rule for the globals a kernel reads: constexprs, @jit functions, modules, namedtuple
+    classes and the objects of ``tritium.language`` (functions, dtypes). Anything else could change
+    after the kernel is compiled without the compiled kernel knowing."""
     return (isinstance(value, (JITFunction, types.ModuleType)) or is_constexpr_function(value)
+            or (isinstance(value, type) and issubclass(value, tuple) and hasattr(value, "_fields"))
             or (getattr(value, "__module__", None) or "").startswith("tritium.language"))
 
 

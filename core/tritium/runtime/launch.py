@@ -20,6 +20,9 @@ from .binder import Binder, environment_key
 from .descriptors import bind as bind_descriptor
 from .descriptors import is_descriptor_type
 from .host import HostMemory, host_address
+from .tuple_args import is_tuple_argument, is_tuple_type, layout_key
+from .tuple_args import layout as tuple_layout
+from .tuple_args import spell as spell_tuple
 
 
 @dataclasses.dataclass
@@ -92,9 +95,27 @@ def bind_arguments(target, jitfn, bound: dict[str, Any], binder=bind,
             yield name, None, (v.value if isinstance(v, constexpr) else v)
         elif warmup and isinstance(v, MockTensor):
             yield name, mock_type(v, name, jitfn.__name__), v.data_ptr()
+        elif is_tuple_argument(v):
+            yield _bind_tuple(target, jitfn, name, v, binder, warmup)
         else:
             t = jitfn.annotated.get(name) or arg_type(v, name, jitfn.__name__)
             yield name, t, binder(target, v, t, name, jitfn.__name__)
+
+
+def _bind_tuple(target, jitfn, name: str, value: tuple, binder, warmup: bool) -> tuple[str, str, tuple]:
+    """A tuple argument as ``(name, signature type, (Layout, its runtime leaves bound))``."""
+    kernel = jitfn.__name__
+
+    def leaf(v: Any, path: str) -> tuple[str, Any, str]:
+        if warmup and isinstance(v, MockTensor):
+            t, b = mock_type(v, path, kernel), v.data_ptr()
+        else:
+            t = arg_type(v, path, kernel)
+            b = binder(target, v, t, path, kernel)
+        return t, b, specialization(t, b)
+
+    lay, bound = tuple_layout(value, name, kernel, leaf, specialize=name not in jitfn.do_not_specialize)
+    return name, spell_tuple(lay), (lay, tuple(bound))
 
 
 def prepare(target, jitfn, args: tuple, kwargs: dict, binder=bind, warmup: bool = False) -> Prepared:
@@ -110,13 +131,18 @@ def prepare(target, jitfn, args: tuple, kwargs: dict, binder=bind, warmup: bool 
             constants.append((name, v))
             continue
         types.append(t)
-        specs.append("" if name in jitfn.do_not_specialize else specialization(t, v, name in jitfn.annotated))
+        if is_tuple_type(t):  # its leaves' specialisations are in its layout, a constant of the key
+            lay, v = v
+            constants.append((layout_key(name), lay))
+            specs.append("")
+        else:
+            specs.append("" if name in jitfn.do_not_specialize else specialization(t, v, name in jitfn.annotated))
         values.append(v)
     key = (target.name, tuple(types), tuple(specs), tuple(constants), tuple(sorted(options.items())),
            *environment_key(target))
     kernel = jitfn.kernels.get(key)
     if kernel is None:
-        names = [n for n in bound if n not in dict(constants)]
+        names = [n for n in bound if n not in dict(constants)]  # (a tuple's layout is under another name)
 
         def compile_once() -> Any:
             with COMPILE_LOCK:  # a kernel launched from several threads compiles once
@@ -257,7 +283,7 @@ def general_launch(target, jitfn, grid: Any, args: tuple, kwargs: dict) -> Any:
     p = prepare(target, jitfn, args, kwargs)
     if key is not None:
         if isinstance(target.driver, HostMemory):  # only host arrays can be read-only (numpy's flags)
-            p.kernel.written_params = [jitfn.arg_names.index(n) for n in p.kernel.written_args]
+            p.kernel.written_params = [jitfn.arg_names.index(n) for n in p.kernel.written_args]  # (no tuples here)
         p.kernel.launcher  # loaded: the generated path reads it without the property
         jitfn.kernels[binder, key] = p.kernel
     run_on_grid(p.kernel, grid, p.values, p.meta)

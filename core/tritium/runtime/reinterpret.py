@@ -8,13 +8,31 @@ from typing import Any
 
 
 class TensorWrapper:
-    """``base`` with element type ``dtype`` (a tritium dtype); everything else is ``base``'s."""
+    """``base`` with element type ``dtype`` (a tritium dtype); everything else is ``base``'s. The
+    methods that make a new array of the same kind (``new_empty``, ``clone``, ``to``, ``cpu``) wrap
+    it alike, as Triton's do, so the copy keeps the element type."""
 
     def __init__(self, base: Any, dtype: Any):
         self.base, self.dtype = base, dtype
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.base, name)
+
+    def new_empty(self, *sizes: Any, **kwargs: Any) -> "TensorWrapper":
+        return TensorWrapper(self.base.new_empty(*sizes, **kwargs), self.dtype)
+
+    def clone(self) -> "TensorWrapper":
+        return TensorWrapper(self.base.clone(), self.dtype)
+
+    def to(self, *args: Any, **kwargs: Any) -> "TensorWrapper":
+        return TensorWrapper(self.base.to(*args, **kwargs), self.dtype)
+
+    def cpu(self) -> "TensorWrapper":
+        return TensorWrapper(self.base.cpu(), self.dtype)
+
+    def copy_(self, other: Any) -> "TensorWrapper":
+        self.base.copy_(other.base if isinstance(other, TensorWrapper) else other)
+        return self
 
     def __repr__(self) -> str:
         return f"TensorWrapper[{self.dtype}]({self.base!r})"

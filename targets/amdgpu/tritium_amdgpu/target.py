@@ -114,6 +114,16 @@ class AmdgpuTarget(Target):
     def set_current_device(self, device: int) -> None:
         hip.set_device(device)
 
+    def options_for(self, gpu_target: GPUTarget) -> dict[str, Any] | None:
+        """Triton's ``GPUTarget("hip", "gfx942", 64)``: that arch, when its wavefront is that wide."""
+        if gpu_target.backend != "hip":
+            return None
+        try:
+            arch = archs.check_arch(str(gpu_target.arch))
+        except TritiumError:
+            return None
+        return {"arch": arch.name} if arch.wave == gpu_target.warp_size else None
+
     def current_target(self) -> GPUTarget:
         arch = self.arch()
         return GPUTarget("hip", arch.name, arch.wave, traits=frozenset({"is_hip", *arch.target_info}))

@@ -103,6 +103,12 @@ class NvptxTarget(Target):
     def _driver_cuda(self) -> int | None:
         return cuda.driver_version()
 
+    def options_for(self, gpu_target: GPUTarget) -> dict[str, Any] | None:
+        """Triton's ``GPUTarget("cuda", 90, 32)``: the arch of that compute capability (``sm_90a``)."""
+        if gpu_target.backend != "cuda" or not isinstance(gpu_target.arch, int) or gpu_target.warp_size != 32:
+            return None
+        return {"arch": archs.arch_of_capability(gpu_target.arch // 10, gpu_target.arch % 10)}
+
     def version(self) -> str:
         """The package's sources, LLVM, the default arch and what bounds the PTX ISA version (the
         driver's and ptxas's CUDA releases); an ``arch`` option is in the key as an option."""
