@@ -10,10 +10,12 @@ or ``"fp16"`` (or their uint16 bits). A scale is None or a uint8 block of e8m0 e
 Batched operands (``[B, M, K]`` and ``[B, K, N]``, as Triton allows) take batched scales
 (``[B, M, K // 32]`` and ``[B, N, K // 32]``) and give ``[B, M, N]``.
 
-Lowering: written in the language, so every target runs it. The operands are decoded to fp32
-(every value of these formats, times its scale, is exact there), and multiplied by ``tl.dot`` with
-``input_precision="ieee"``: exact products accumulated in fp32, as Triton's GPUs without MX tensor
-cores upcast and multiply. ``fast_math`` (Triton's leave to skip NaN handling) changes nothing here.
+Lowering: written in the language, so every target runs it. The operands are decoded to fp32,
+where each value of these formats times its scale is exact, then cast to bf16, which holds every
+such value (its exponents are fp32's), or to fp16 where an operand is fp16, as Triton's GPUs without
+MX tensor cores upcast (there a scaled value beyond fp16's range is infinite). ``tl.dot`` multiplies
+them on the target's matrix instructions: exact products, accumulated in fp32. ``fast_math``
+(Triton's leave to skip NaN handling) changes nothing here.
 """
 
 from __future__ import annotations
@@ -69,7 +71,8 @@ def dot_scaled(lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, acc=None,
             raise SemanticError(f"tl.dot_scaled: the accumulator must be a {[*batch, m, n]} block of {out_dtype} "
                                 f"(out_dtype); got a {list(acc.shape)} block of {acc.dtype}")
         acc = semantic.cast(acc, T.float32)
-    product = dot(a, b, acc, input_precision="ieee")
+    common = T.float16 if "fp16" in (lhs_format, rhs_format) else T.bfloat16
+    product = dot(semantic.cast(a, common), semantic.cast(b, common), acc, out_dtype=T.float32)
     return product if out_dtype == T.float32 else semantic.cast(product, out_dtype)
 
 

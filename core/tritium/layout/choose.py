@@ -20,14 +20,18 @@ each access's own width from the axis info.
 Except a load whose every use is an operand of a ``tile.dot``, or of one through a ``tile.trans``
 (``operand_layouts``): its result goes through shared memory anyway, so it gets a blocked layout of
 its own shape, its threads spread over it without holding copies (a matmul's A is narrower than the
-tile its result is stored in: the rank's layout would have several threads load each element).
+tile its result is stored in: the rank's layout would have several threads load each element). Such
+loads take no part in choosing the rank's layout. And an access whose addresses run along another
+dimension than the rank's layout's (a column-major operand beside a row-major result) gets a layout
+of its own too (``crossing_layouts``), as Triton coalesces each access on its own: its threads move
+whole vectors, and its value is converted from or to the rank's layout.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Iterator
+from typing import Container, Iterator
 
 from ..codegen.runs import widest_run
 from ..codegen.types import PointerBits, llvm_type, pointers_of_64_bits, size_in_bytes
@@ -67,11 +71,12 @@ def vector_width(info: AxisInfo, dim: int, elem_bytes: int, elements: int, threa
     return max(1, min(widest_run(info, dim, elem_bytes, VECTOR_BYTES), elements // threads))
 
 
-def _memory_ops(module: ir.Module, infos: dict[ir.Value, AxisInfo],
-                pointer_bits: PointerBits) -> Iterator[tuple[ir.Operation, AxisInfo, int]]:
-    """Each tensor ``tile.load``/``tile.store`` with its pointers' axis info and element bytes."""
+def _memory_ops(module: ir.Module, infos: dict[ir.Value, AxisInfo], pointer_bits: PointerBits,
+                skip: Container[ir.Operation] = ()) -> Iterator[tuple[ir.Operation, AxisInfo, int]]:
+    """Each tensor ``tile.load``/``tile.store`` but those in ``skip``, with its pointers' axis info
+    and element bytes."""
     for op in walk(module.operation):
-        if op.name not in ("tile.load", "tile.store"):
+        if op.name not in ("tile.load", "tile.store") or op in skip:
             continue
         ptr = op.operands[0]
         if isinstance(ptr.type, ir.RankedTensorType) and ptr in infos:
@@ -106,21 +111,42 @@ def _only_product_operand(value: ir.Value) -> bool:
                               for u in uses)
 
 
+def _access(op: ir.Operation, info: AxisInfo, elem_bytes: int, threads: int) -> Access:
+    shape = tuple(ir.RankedTensorType(op.operands[0].type).shape)
+    order = access_order(info)
+    return Access(shape, order, vector_width(info, order[0], elem_bytes, math.prod(shape), threads))
+
+
 def accesses(module: ir.Module, infos: dict[ir.Value, AxisInfo], threads: int,
-             pointer_bits: PointerBits = pointers_of_64_bits) -> Iterator[Access]:
-    """The access of every tensor ``tile.load``/``tile.store`` of ``module``, in program order."""
-    for op, info, elem_bytes in _memory_ops(module, infos, pointer_bits):
-        shape = tuple(ir.RankedTensorType(op.operands[0].type).shape)
-        order = access_order(info)
-        yield Access(shape, order, vector_width(info, order[0], elem_bytes, math.prod(shape), threads))
+             pointer_bits: PointerBits = pointers_of_64_bits, skip: Container[ir.Operation] = ()) -> Iterator[Access]:
+    """The access of every tensor ``tile.load``/``tile.store`` of ``module`` but those in ``skip``,
+    in program order."""
+    for op, info, elem_bytes in _memory_ops(module, infos, pointer_bits, skip):
+        yield _access(op, info, elem_bytes, threads)
+
+
+def crossing_layouts(module: ir.Module, infos: dict[ir.Value, AxisInfo], defaults: dict[int, Blocked],
+                     num_warps: int, warp_size: int, pointer_bits: PointerBits = pointers_of_64_bits,
+                     skip: Container[ir.Operation] = ()) -> dict[ir.Operation, Blocked]:
+    """The layout of each access but those in ``skip`` whose addresses run along another dimension
+    than its rank's layout's (see the module docstring)."""
+    out = {}
+    for op, info, elem_bytes in _memory_ops(module, infos, pointer_bits, skip):
+        access = _access(op, info, elem_bytes, num_warps * warp_size)
+        default = defaults.get(len(access.shape))
+        if default is not None and info.contiguity[access.order[0]] > 1 and access.order[0] != default.order[0]:
+            out[op] = default_blocked(access.shape, num_warps, warp_size, access.vector, access.order)
+    return out
 
 
 def default_layouts(module: ir.Module, infos: dict[ir.Value, AxisInfo], num_warps: int, warp_size: int,
-                    pointer_bits: PointerBits = pointers_of_64_bits) -> dict[int, Blocked]:
-    """The blocked layout of each tensor rank in ``module`` (see the module docstring); a rank
-    without memory accesses spreads its largest shape with one element per thread."""
+                    pointer_bits: PointerBits = pointers_of_64_bits,
+                    skip: Container[ir.Operation] = ()) -> dict[int, Blocked]:
+    """The blocked layout of each tensor rank in ``module``, from its accesses but those in ``skip``
+    (see the module docstring); a rank without such accesses spreads its largest shape with one
+    element per thread."""
     by_rank: dict[int, list[Access]] = {}
-    for access in accesses(module, infos, num_warps * warp_size, pointer_bits):
+    for access in accesses(module, infos, num_warps * warp_size, pointer_bits, skip):
         by_rank.setdefault(len(access.shape), []).append(access)
     largest: dict[int, tuple[int, ...]] = {}
     for t in _tensor_types(module.operation):

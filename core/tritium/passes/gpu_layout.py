@@ -26,7 +26,7 @@ from ..codegen.device import DeviceHooks, TensorCopy
 from ..codegen.types import PointerBits, pointers_of_64_bits
 from ..errors import TritiumError
 from ..ir.mlir import ir
-from ..layout.choose import default_layouts, operand_layouts
+from ..layout.choose import crossing_layouts, default_layouts, operand_layouts
 from ..layout.matrix import MatrixUnit, narrow_fp8_operands
 from ..layout.propagate import propagate_layouts
 from ..layout.split_products import split_products
@@ -72,8 +72,9 @@ def assign_gpu_layouts(module: ir.Module, num_warps: int, warp_size: int,
         split_products(module, matrix_unit, num_warps)
         narrow_fp8_operands(module, matrix_unit, num_warps)
         infos = analyze(module)
-        defaults = default_layouts(module, infos, num_warps, warp_size, pointer_bits)
         own = operand_layouts(module, infos, num_warps, warp_size, pointer_bits)
+        defaults = default_layouts(module, infos, num_warps, warp_size, pointer_bits, skip=own)
+        own.update(crossing_layouts(module, infos, defaults, num_warps, warp_size, pointer_bits, skip=own))
         propagate_layouts(module, defaults, matrix_unit, own)
         remove_conversions(module)
         pipeline_loops(module, num_stages)

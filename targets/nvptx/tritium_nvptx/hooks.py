@@ -246,8 +246,9 @@ class NvptxHooks(DeviceHooks):
 
     # -- atomics ------------------------------------------------------------------------------
     def atomic_rmw(self, b: ll.IRBuilder, op: str, ptr: ll.Value, val: ll.Value, sem: str, scope: str) -> ll.Value:
-        """``atom.{sem}.{scope}.global.{op}.{type}`` as inline PTX: LLVM 22's NVPTX back end drops the
-        ordering and scope of an ``atomicrmw``, which a lock's acquire and release need."""
+        """``atom.global.{scope}.{sem}.{op}.{type}`` as inline PTX: LLVM 22's NVPTX back end drops the
+        ordering and scope of an ``atomicrmw``, which a lock's acquire and release need. PTX takes the
+        qualifiers in any order; they come in Triton's, which its tests look for."""
         ptx_op, kind = _ATOM_OPS[op]
         element = str(val.type)
         if op == "fadd" and element == "bfloat" and self.arch < 90:  # atom.add.bf16 is sm_90's
@@ -256,11 +257,12 @@ class NvptxHooks(DeviceHooks):
             suffix = {"half": "noftz.f16", "bfloat": "noftz.bf16", "float": "f32", "double": "f64"}[element]
         else:
             suffix = f"{kind}{val.type.width}"
-        return _atom(b, f"{ptx_op}.{suffix}", sem, scope, ptr, [val])
+        return _atom(b, f"atom.global.{_SCOPES[scope]}.{sem}.{ptx_op}.{suffix}", ptr, [val])
 
     def atomic_cas(self, b: ll.IRBuilder, ptr: ll.Value, cmp: ll.Value, val: ll.Value, sem: str,
-                   scope: str) -> ll.Value:
-        return _atom(b, f"cas.b{val.type.width}", sem, scope, ptr, [cmp, val])
+                   scope: str, order: str = "atom.global.{sem}.{scope}") -> ll.Value:
+        """``atom.global.{sem}.{scope}.cas``: the qualifiers in Triton's order (``order``)."""
+        return _atom(b, order.format(sem=sem, scope=_SCOPES[scope]) + f".cas.b{val.type.width}", ptr, [cmp, val])
 
     def _add_by_cas(self, b: ll.IRBuilder, ptr: ll.Value, val: ll.Value, sem: str, scope: str) -> ll.Value:
         """``*ptr += val`` as a compare-and-swap loop on the bits: the old value."""
@@ -274,7 +276,7 @@ class NvptxHooks(DeviceHooks):
         old = b.phi(bits)
         old.add_incoming(first, start)
         new = b.bitcast(b.fadd(b.bitcast(old, val.type), val), bits)
-        seen = self.atomic_cas(b, ptr, old, new, sem, scope)
+        seen = self.atomic_cas(b, ptr, old, new, sem, scope, order="atom.{sem}.{scope}.global")  # (Triton's order)
         old.add_incoming(seen, b.block)
         b.cbranch(b.icmp_unsigned("==", seen, old), done, loop)
         b.position_at_end(done)
@@ -364,13 +366,13 @@ _SCOPES = {"gpu": "gpu", "cta": "cta", "sys": "sys"}
 _CONSTRAINTS = {"i16": "h", "half": "h", "bfloat": "h", "i32": "r", "float": "f", "i64": "l", "double": "d"}
 
 
-def _atom(b: ll.IRBuilder, operation: str, sem: str, scope: str, ptr: ll.Value, args: list[ll.Value]) -> ll.Value:
+def _atom(b: ll.IRBuilder, instruction: str, ptr: ll.Value, args: list[ll.Value]) -> ll.Value:
     """One ``atom`` instruction on global memory; 16-bit floats travel as their bits (``h``)."""
     ty = args[0].type
     carried = ll.IntType(16) if str(ty) in ("half", "bfloat") else ty
     reg = _CONSTRAINTS[str(ty)]
     operands = ", ".join(f"${i + 2}" for i in range(len(args)))
-    text = f"atom.{sem}.{_SCOPES[scope]}.global.{operation} $0, [$1], {operands};"
+    text = f"{instruction} $0, [$1], {operands};"
     asm = ll.InlineAsm(ll.FunctionType(carried, [ptr.type] + [carried] * len(args)), text,
                        ",".join([f"={reg}", "l"] + [reg] * len(args) + ["~{memory}"]), side_effect=True)
     old = b.call(asm, [ptr] + [b.bitcast(a, carried) if carried != ty else a for a in args])
