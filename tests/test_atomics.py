@@ -178,6 +178,7 @@ def bad_kernel(x_ptr, CASE: tl.constexpr):
     ("fp16_max", "*bf16", "tl.atomic_max does not support tl.bfloat16"),
     ("int16_add", "*i16", "tl.atomic_add does not support tl.int16"),
     ("int16_add", "*u8", "tl.atomic_add does not support tl.uint8"),
+    ("int16_add", "*fp8e4nv", "tl.atomic_add does not support tl.float8e4nv"),  # was a crash in the code generator
     ("float_and", "*fp32", "tl.atomic_and needs integer elements"),
     ("sem", "*i32", "sem must be one of \"acquire\", \"release\", \"acq_rel\", \"relaxed\""),
     ("scope", "*i32", "scope must be one of \"gpu\", \"cta\", \"sys\""),

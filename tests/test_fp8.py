@@ -176,6 +176,22 @@ def test_dot_of_fp8_operands_accumulates_their_exact_values_in_fp32(target):
     np.testing.assert_allclose(dev.to_host(c), av @ bv, rtol=1e-5, atol=1e-5)
 
 
+def test_dot_of_fp8_operands_into_fp16_sums_as_fp16_operands_do(target):
+    """``out_dtype=tl.float16`` (Triton's test_matmul stores fp8 products in fp16): the products are
+    exact, each K-step of 16 summed in fp32, the accumulator rounded to fp16 once per step."""
+    dev = target.driver
+    rng = np.random.default_rng(12)
+    a = np.array([nearest_bits(v, "e5m2") for v in rng.standard_normal(16 * 64)], np.uint8).reshape(16, 64)
+    b = np.array([nearest_bits(v, "e4m3") for v in rng.standard_normal(64 * 16)], np.uint8).reshape(64, 16)
+    c = dev.to_device(np.zeros((16, 16), np.float16))
+    K.fp8_dot[(1,)](dev.to_device(a), dev.to_device(b), c, M=16, N=16, K=64, OUT=tl.float16)
+    av = np.vectorize(lambda x: value_of(int(x), "e5m2"))(a)
+    bv = np.vectorize(lambda x: value_of(int(x), "e4m3"))(b)
+    bound = np.abs(av) @ np.abs(bv)
+    err = np.abs(dev.to_host(c).astype(np.float64) - av @ bv)
+    assert np.all(err <= (4 + 1) * 2.0**-11 * bound + 64 * 2.0**-24 * bound)
+
+
 # -- the other fp8 formats: AMD's fnuz types and Triton's e4b15 -------------------------------------
 #: (exponent bits, mantissa bits, bias, NaN pattern or None, largest pattern rounding reaches,
 #: ties away from zero)

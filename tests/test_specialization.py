@@ -95,3 +95,36 @@ def test_compile_for_arguments_refuses_device_memory_clearly(compiling_target, h
     with pytest.raises(ArgumentError, match="kernel 'add_kernel': compiling without launching takes host arrays "
                        r"\(e.g. numpy\) standing in for device memory; argument 'y_ptr' \(DeviceArray\) is not one"):
         compile_for_arguments(compiling_target, add_kernel, (x, DeviceArray(), x, 4), {"BLOCK": 4})
+
+
+def _named(specialization) -> str:  # Triton's test_value_specialization names its kernels so
+    ones = "_".join(k for k, v in specialization.constants.items() if v == 1)
+    return f"scale_{specialization.signature['value']}_{ones}"
+
+
+def test_repr_names_each_specialisation(compiling_target, host_target):
+    import tritium
+    import tritium.language as tl
+
+    @tritium.jit(repr=_named)
+    def scale(value, is_one, out):
+        tl.store(out, value.to(tl.float32) * is_one)
+
+    out = np.zeros(1, np.float32)
+    assert scale[(1,)](2**40, 1, out).name == "scale_i64_is_one" and out[0] == 2.0**40
+    assert scale[(1,)](-7, 3, out).name == "scale_i32_" and out[0] == -21  # the ones: none
+    assert "scale_i64_is_one" in scale[(1,)](2**41, 1, out).asm["llir"]
+
+
+def test_a_constexpr_listed_in_do_not_specialize_is_a_compile_error(compiling_target):
+    import pytest
+
+    import tritium
+    import tritium.language as tl
+
+    @tritium.jit(do_not_specialize=["N"])
+    def kernel(N: tl.constexpr):
+        pass
+
+    with pytest.raises(tritium.CompilationError, match="N marked as constexpr and listed in do_not_specialize"):
+        kernel[(1,)](5)

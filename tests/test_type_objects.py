@@ -253,6 +253,11 @@ def test_triton_s_dtype_lists_mantissa_widths_and_signature_strings():
     assert tl.float8e4nv.fp_mantissa_width == 3 and tl.float8e5.fp_mantissa_width == 2
     with pytest.raises(AttributeError, match="not a floating-point type"):
         tl.int32.fp_mantissa_width
+    # the bias of each format against its largest finite exponent field: fp32's is 2**(254 - 127)
+    assert [tl.str_to_ty(n).exponent_bias for n in tl.dtype.STANDARD_FP_TYPES] == [15, 127, 127, 1023]
+    assert (tl.float8e4nv.exponent_bias, tl.float8e5.exponent_bias, tl.float8e4b15.exponent_bias) == (7, 15, 15)
+    with pytest.raises(AttributeError, match="not a floating-point type"):
+        tl.int8.exponent_bias
     assert tl.str_to_ty("i32") == tl.int32 and tl.str_to_ty("u1") == tl.str_to_ty("B") == tl.int1
     assert tl.str_to_ty("*fp16") == tl.pointer_type(tl.float16) and not tl.str_to_ty("*fp16").is_const()
     assert tl.str_to_ty("*kbf16") == tl.pointer_type(tl.bfloat16, const=True) and tl.str_to_ty("*kbf16").is_const()

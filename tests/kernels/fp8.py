@@ -89,9 +89,9 @@ def from_variant(bits_ptr, f32_ptr, f16_ptr, bf16_ptr, FMT: tl.constexpr, BF16: 
 
 @tritium.jit
 def fp8_dot(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr, A: tl.constexpr = tl.float8e5,
-            B: tl.constexpr = tl.float8e4nv):
-    """fp8 operands of tl.dot (Triton's tutorial 03 multiplies fp8e5 matrices)."""
+            B: tl.constexpr = tl.float8e4nv, OUT: tl.constexpr = tl.float32):
+    """fp8 operands of tl.dot (Triton's tutorial 03 multiplies fp8e5 matrices), into ``OUT``."""
     rm, rn, rk = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
     a = tl.load(a_ptr + rm[:, None] * K + rk[None, :]).to(A, bitcast=True)
     b = tl.load(b_ptr + rk[:, None] * N + rn[None, :]).to(B, bitcast=True)
-    tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot(a, b))
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot(a, b, out_dtype=OUT))

@@ -503,7 +503,12 @@ class FunctionGenerator(ast.NodeVisitor):
         return node.value
 
     def visit_Attribute(self, node: ast.Attribute) -> Any:
-        return getattr(self.visit(node.value), node.attr)
+        value = self.visit(node.value)
+        if node.attr in _SCALAR_TENSOR_ATTRIBUTES and type(value) in (bool, int, float):
+            # Triton turns a number assigned to a name into a scalar tensor: its .dtype and .to() are a
+            # tensor's (``val = 1e50; val.dtype`` is fp64)
+            value = semantic.to_tensor(value)
+        return getattr(value, node.attr)
 
     def visit_Tuple(self, node: ast.Tuple) -> Any:
         return tuple(self.visit(e) for e in node.elts)
@@ -681,6 +686,10 @@ _RETURN_IN_LOOP = ("'return' inside a loop is not supported (as in Triton); set 
                    "loop, or mask the work instead")
 
 
+#: the attributes of a tensor that Triton's kernels read from a number held in a name
+_SCALAR_TENSOR_ATTRIBUTES = frozenset({"dtype", "to", "shape", "item"})
+
+
 def _in_ir(v: Any) -> bool:
     """Whether ``v`` is held by IR values (a tensor, a block pointer's parts, a tuple holding
     either), not by Python alone."""
@@ -754,16 +763,17 @@ def _desc(t) -> str:
 
 
 def generate_module(jitfn, arg_values: list[Any], arg_attrs: list[dict], known: dict[str, Any],
-                    debug: bool = False, interpreting: bool = False) -> ir.Module:
+                    debug: bool = False, interpreting: bool = False, name: str | None = None) -> ir.Module:
     """The ``tile`` stage: the kernel and every @jit function it calls, as one MLIR module.
 
     ``arg_values`` has one entry per parameter: a ``tensor`` whose handle is None for runtime
     arguments (its dtype gives the parameter type) or a Python value for constants. ``debug``
     (the launch option) keeps ``tl.device_assert``s. ``interpreting``: the interpreter checks a
-    kernel it will run as Python, where ``breakpoint()`` runs.
+    kernel it will run as Python, where ``breakpoint()`` runs. ``name``: the kernel's symbol (the
+    function's name by default; a ``@jit(repr=...)`` names its specialisations).
     """
     mod = ModuleGenerator(jitfn, debug, interpreting)
     with ir.InsertionPoint(mod.module.body), ir.Location.unknown():
-        gen = FunctionGenerator(mod, jitfn, jitfn.__name__)
+        gen = FunctionGenerator(mod, jitfn, name or jitfn.__name__)
         gen.build(arg_values, public=True, arg_attrs=arg_attrs, known=known)
     return mod.module

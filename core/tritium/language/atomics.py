@@ -60,8 +60,9 @@ def _rmw(op: str, pointer, val, mask, sem, scope):
     elem = _element(pointer, what)
     if elem in (T.float16, T.bfloat16) and op != "add":
         raise SemanticError(f"{what} does not support {elem} (only tl.atomic_add does); use float32")
-    if elem.is_bool() or (elem.is_int() and elem.primitive_bitwidth < 32):
-        raise SemanticError(f"{what} does not support {elem}: atomics need 32- or 64-bit elements")
+    if elem.is_bool() or (elem.is_int() and elem.primitive_bitwidth < 32) or elem.is_fp8():
+        raise SemanticError(f"{what} does not support {elem}: atomics need 32- or 64-bit elements (or 16-bit "
+                            "floats for tl.atomic_add)")
     if op in ("and", "or", "xor") and elem.is_floating():
         raise SemanticError(f"{what} needs integer elements, got {elem}")
     sem = _option("sem", sem, SEMANTICS, "acq_rel", what)

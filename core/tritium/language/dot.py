@@ -2,8 +2,8 @@
 
 Types (as Triton): both operands have one dtype among int8, fp16, bf16, fp32 and fp64 (uint8 is
 refused as Triton refuses it), or are both fp8 (tl.float8e4nv/tl.float8e5, which may differ; they
-multiply as their exact fp16 values and accumulate in fp32). int8 gives int32; fp32 and bf16 give fp32 whatever ``out_dtype``
-says; fp64 gives fp64; fp16 gives ``out_dtype`` (fp16 or fp32). ``out_dtype=tl.bfloat16`` is
+multiply as their exact fp16 values, and sum as fp16 operands do). int8 gives int32; fp32 and bf16 give fp32 whatever ``out_dtype``
+says; fp64 gives fp64; fp16 and fp8 give ``out_dtype`` (fp16 or fp32). ``out_dtype=tl.bfloat16`` is
 refused. An accumulator ``acc`` has the result's shape and dtype, which must also be ``out_dtype``.
 
 Shapes: 2-D ``[M, K] x [K, N]``, or 3-D ``[B, M, K] x [B, K, N]`` (B products at once); M and N
@@ -46,8 +46,6 @@ def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_i
     a, b = (semantic.to_tensor(_unwrap(x)) for x in (input, other))
     if a.dtype.is_fp8() and b.dtype.is_fp8():  # every fp8 value is exact in fp16: the products are too
         a, b = semantic.cast(a, T.float16), semantic.cast(b, T.float16)
-        if _unwrap(out_dtype) != T.float32:
-            raise semantic.SemanticError(f"tl.dot: fp8 operands accumulate in float32 (out_dtype), not {out_dtype}")
     out_dtype, acc = _unwrap(out_dtype), _unwrap(acc)
     result_dtype, shape = _result(a, b, out_dtype)
     if acc is None:

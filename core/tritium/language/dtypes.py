@@ -29,6 +29,10 @@ class dtype:
     #: explicit mantissa bits of each floating type (Triton's ``fp_mantissa_width``)
     MANTISSA_BITS = {"fp8e4b15": 3, "fp8e4nv": 3, "fp8e4b8": 3, "fp8e5": 2, "fp8e5b16": 2, "fp16": 10, "bf16": 7,
                      "fp32": 23, "fp64": 52}
+    #: the exponent bias of each floating type (Triton's ``exponent_bias``): the b15/b8/b16 fp8 types
+    #: name theirs
+    EXPONENT_BIAS = {"fp8e4b15": 15, "fp8e4nv": 7, "fp8e4b8": 8, "fp8e5": 15, "fp8e5b16": 16, "fp16": 15, "bf16": 127,
+                     "fp32": 127, "fp64": 1023}
 
     def __init__(self, name: str):
         if name not in self.FLOATS + self.FP8 + self.SINTS + self.UINTS + self.OTHER:
@@ -85,6 +89,13 @@ class dtype:
         if self.name not in self.MANTISSA_BITS:
             raise AttributeError(f"{self} is not a floating-point type: it has no fp_mantissa_width")
         return self.MANTISSA_BITS[self.name]
+
+    @property
+    def exponent_bias(self) -> int:
+        """The exponent bias of a floating type (an ``AttributeError`` for others, as in Triton)."""
+        if self.name not in self.EXPONENT_BIAS:
+            raise AttributeError(f"{self} is not a floating-point type: it has no exponent_bias")
+        return self.EXPONENT_BIAS[self.name]
 
     @property
     def itemsize(self) -> int:

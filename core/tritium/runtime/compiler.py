@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 from typing import Any
 
 from ..errors import ArgumentError, CompilationError, TritiumError, user_facing
@@ -259,7 +260,8 @@ def _frontend(request, ctx):
     from ..frontend.ast_to_tile import generate_module
 
     jitfn, arg_values, arg_attrs, known = request
-    module = generate_module(jitfn, arg_values, arg_attrs, known, debug=getattr(ctx.options, "debug", False))
+    module = generate_module(jitfn, arg_values, arg_attrs, known, debug=getattr(ctx.options, "debug", False),
+                             name=ctx.signature.name)
     try:
         module.operation.verify()
     except Exception as e:  # an IR the frontend should never produce: report it with the kernel name
@@ -290,9 +292,14 @@ def _compile_specialized(jitfn, target, arg_types, constants, specs, options, gi
         raise ArgumentError(f"kernel '{jitfn.__name__}': {e}") from None
     if given is None and override_files(jitfn.__name__):  # read once: the key and the pipeline see one text
         given = choose_override(jitfn.__name__, list(build_pipeline(target, opts)))
-    signature = KernelSignature(jitfn.__name__, *flat_signature(tuple(arg_types), tuple(arg_types.values()), constants))
+    both = jitfn.do_not_specialize & jitfn.constexprs
+    if both:
+        raise CompilationError(jitfn.__name__, f"{', '.join(sorted(both))} marked as constexpr and listed in "
+                                               "do_not_specialize: a constexpr is always specialised; drop one")
+    name = _kernel_name(jitfn, arg_types, constants, specs)
+    signature = KernelSignature(name, *flat_signature(tuple(arg_types), tuple(arg_types.values()), constants))
     key = disk_cache.cache_key({
-        "source": jitfn.cache_key, "name": jitfn.__name__, "arg_types": list(arg_types.items()),
+        "source": jitfn.cache_key, "name": name, "arg_types": list(arg_types.items()),
         "specialization": sorted(specs.items()), "constants": sorted((k, _key_repr(v)) for k, v in constants.items()),
         "options": repr(opts), "target": target.name, "target_version": target.version(), **_versions(),
         "pipeline": plugins.pipeline_identity(),
@@ -343,6 +350,19 @@ def _run_pipeline(jitfn, target, opts, signature, arg_types, constants, specs, k
                     known[name] = 1
         asm = build_pipeline(target, opts).run((jitfn, arg_values, attrs, known), ctx, given)
     return asm, _plain(ctx.metadata)
+
+
+def _kernel_name(jitfn, arg_types: dict[str, str], constants: dict[str, Any], specs: dict[str, str]) -> str:
+    """The compiled kernel's name: the function's, or what its ``repr`` says of the specialisation
+    (made an identifier: other characters become ``_``)."""
+    import types
+
+    if jitfn.repr is None:
+        return jitfn.__name__
+    ones = {n: 1 for n, s in specs.items() if s == "1"}
+    spec = types.SimpleNamespace(signature=dict(arg_types), constants={**constants, **ones})
+    name = re.sub(r"\W", "_", str(jitfn.repr(spec)))
+    return name if name and not name[0].isdigit() else f"_{name}"
 
 
 def _key_repr(value: Any) -> str:

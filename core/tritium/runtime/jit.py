@@ -115,7 +115,8 @@ class KernelInterface:
 class JITFunction(KernelInterface):
     """A Python function compiled for the selected target on first launch for each specialisation."""
 
-    def __init__(self, fn: Callable, do_not_specialize: tuple[str, ...] = (), debug: bool | None = None):
+    def __init__(self, fn: Callable, do_not_specialize: tuple[str, ...] = (), debug: bool | None = None,
+                 repr: Callable[[Any], str] | None = None):  # noqa: A002 - Triton's keyword
         if not inspect.isfunction(fn):
             raise TritiumError(f"@tritium.jit decorates Python functions, got {fn!r}")
         self.fn = fn
@@ -137,6 +138,8 @@ class JITFunction(KernelInterface):
         self.annotated = {n: t for n, p in self.signature.parameters.items()
                           if n not in self.constexprs and (t := annotation_type(p.annotation)) is not None}
         self.do_not_specialize = set(do_not_specialize)
+        #: Triton's ``repr``: names each compiled specialisation (``kernel_repr(specialization)``)
+        self.repr = repr
         #: ``@jit(debug=True)``: the default of the ``debug`` launch option for this kernel
         self.debug = debug
         try:
@@ -323,9 +326,13 @@ class JITFunction(KernelInterface):
         return f"JITFunction({self.__module__}:{self.__name__})"
 
 
-def jit(fn: Callable | None = None, *, do_not_specialize=(), debug: bool | None = None, **_ignored) -> Any:
+def jit(fn: Callable | None = None, *, do_not_specialize=(), debug: bool | None = None,
+        repr: Callable[[Any], str] | None = None, **_ignored) -> Any:  # noqa: A002 - Triton's keyword
     """Decorate a kernel (or a helper it calls): ``@tritium.jit`` or ``@tritium.jit(...)``;
-    ``debug=True`` compiles it with device assertions and bounds checks on."""
+    ``debug=True`` compiles it with device assertions and bounds checks on; ``repr(specialization)``
+    names each compiled specialisation, as Triton's does: ``specialization.signature`` maps the
+    runtime parameters to their types, ``specialization.constants`` the constexprs (and the
+    integers specialised to 1) to their values."""
     if fn is None:
-        return lambda f: JITFunction(f, tuple(do_not_specialize), debug)
-    return JITFunction(fn, tuple(do_not_specialize), debug)
+        return lambda f: JITFunction(f, tuple(do_not_specialize), debug, repr)
+    return JITFunction(fn, tuple(do_not_specialize), debug, repr)

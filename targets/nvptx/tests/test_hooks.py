@@ -176,3 +176,19 @@ def test_exp2_of_fp32_is_ex2_approx_with_denormals_flushed_as_in_triton(target, 
     without the scaling that keeps subnormal results (two multiplies and a compare per element)."""
     ptx, _ = compile_ptx(target, _math_kernel(kernel_ir, "exp2"))
     assert ptx.count("ex2.approx.ftz.f32") == 2 and "ex2.approx.f32" not in ptx
+
+
+@pytest.mark.parametrize("ftz", [True, False])
+def test_enable_reflect_ftz_chooses_whether_exp2_flushes_subnormals(ftz):
+    """Triton's ``enable_reflect_ftz`` launch option (True by default): ``exp2`` of f32 is
+    ``ex2.approx.ftz`` with it, ``ex2.approx``, which keeps subnormal results, without."""
+    import tritium
+    import tritium.language as tl
+
+    @tritium.jit
+    def exp2(data):
+        ptrs = data + tl.arange(0, 128)
+        tl.store(ptrs, tl.math.exp2(tl.load(ptrs)))
+
+    ptx = tritium.compile(exp2, {"data": "*fp32"}, target="nvptx", enable_reflect_ftz=ftz).asm["ptx"]
+    assert ("ex2.approx.ftz.f32" in ptx) == ftz and ("ex2.approx.f32" in ptx) != ftz

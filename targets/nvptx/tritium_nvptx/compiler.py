@@ -58,7 +58,8 @@ def llir(module, ctx) -> str:
 
     from .hooks import NvptxHooks
 
-    hooks = NvptxHooks(fp_fusion=ctx.options.enable_fp_fusion, arch=ctx.target.arch(ctx.options))
+    hooks = NvptxHooks(fp_fusion=ctx.options.enable_fp_fusion, arch=ctx.target.arch(ctx.options),
+                       ftz=ctx.options.enable_reflect_ftz)
     return generate(module, hooks, TRIPLE, datalayout(), ctx.options.num_warps, ctx.options.debug)
 
 

@@ -44,9 +44,10 @@ LIBDEVICE = {"exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2", "log10"
              "cbrt": "cbrt", "cosh": "cosh", "sinh": "sinh", "expm1": "expm1", "log1p": "log1p", "atan2": "atan2",
              "powf": "pow"}
 #: f32 functions computed with ``ex2.approx``, as Triton does: ``exp`` as ``ex2.approx.f32`` of
-#: x * log2(e); ``exp2`` as libdevice's ``exp2f`` with denormals flushed (Triton's ``__CUDA_FTZ``),
-#: ``ex2.approx.ftz.f32``, which saves the two multiplies and the compare that keep subnormal
-#: results (attention's softmax runs one per score)
+#: x * log2(e); ``exp2`` as libdevice's ``exp2f`` with denormals flushed (Triton's ``__CUDA_FTZ``,
+#: the ``enable_reflect_ftz`` option), ``ex2.approx.ftz.f32``, which saves the two multiplies and the
+#: compare that keep subnormal results (attention's softmax runs one per score); without it
+#: ``ex2.approx.f32``
 _EX2 = {"exp": (LOG2E, "ex2.approx.f32"), "exp2": (None, "ex2.approx.ftz.f32")}
 #: f32 functions with a one-instruction PTX approximation that Triton uses for them
 _APPROX = {"sqrt": "sqrt.approx.ftz.f32", "rsqrt": "rsqrt.approx.ftz.f32"}
@@ -59,8 +60,9 @@ class NvptxHooks(DeviceHooks):
     global_address_space = 1
     shared_address_space = 3
 
-    def __init__(self, fp_fusion: bool = True, arch: str = "sm_90"):
+    def __init__(self, fp_fusion: bool = True, arch: str = "sm_90", ftz: bool = True):
         self.fp_flags = ("contract",) if fp_fusion else ()
+        self.ex2 = _EX2 if ftz else {**_EX2, "exp2": (None, "ex2.approx.f32")}
         self.arch = int(re.match(r"sm_(\d+)", arch).group(1))
         self.warpgroups = arch == "sm_90a"  # wgmma is sm_90a's alone
         self.tensor_copy = tma.tensor_copy() if self.arch >= 90 else None
@@ -290,8 +292,8 @@ class NvptxHooks(DeviceHooks):
 
     def call(self, builder: ll.IRBuilder, fn: str, args: Sequence[ll.Value]) -> ll.Value:
         element = scalar_of(args[0].type)
-        if fn in _EX2 and isinstance(element, ll.FloatType):
-            return intrinsics.per_element(builder, args, lambda b, xs: _ex2_approx(b, xs[0], *_EX2[fn]))
+        if fn in self.ex2 and isinstance(element, ll.FloatType):
+            return intrinsics.per_element(builder, args, lambda b, xs: _ex2_approx(b, xs[0], *self.ex2[fn]))
         if fn in _APPROX and isinstance(element, ll.FloatType):
             return intrinsics.per_element(builder, args, lambda b, xs: _f32_asm(b, f"{_APPROX[fn]} $0, $1;", xs))
         if fn in LIBDEVICE and isinstance(element, (ll.FloatType, ll.DoubleType)):

@@ -34,6 +34,9 @@ class NvptxOptions(LaunchOptions):
     arch: str = ""
     #: float adds and multiplies may fuse into FMAs, as in Triton (False: every operation rounds)
     enable_fp_fusion: bool = True
+    #: f32 ``exp2`` flushes subnormal results to zero (``ex2.approx.ftz``), as libdevice does under
+    #: Triton's default ``__CUDA_FTZ`` (False: ``ex2.approx``, which keeps them)
+    enable_reflect_ftz: bool = True
 
 
 #: what kernels compile for where there is no GPU to ask (the H100's arch, without its ``a`` features)
