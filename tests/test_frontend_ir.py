@@ -125,3 +125,21 @@ def test_the_bindings_find_the_tile_dialect_module():
         op = m.body.operations[0].regions[0].blocks[0].operations[0]
         assert isinstance(op, tile.MakeRangeOp)
         assert importlib.import_module(f"{PROVIDER}._mlir_libs._mlir").globals._check_dialect_module_loaded("tile")
+
+
+def test_f_strings_format_compile_time_values_only():
+    import tritium.language as tl
+
+    @tritium.jit
+    def formatted(x_ptr, OP: tl.constexpr, WIDTH: tl.constexpr):
+        tl.static_assert(f"atomic_{OP}:{WIDTH:03d}!r{OP!r}" == "atomic_max:016!r'max'")
+        getattr(tl, f"atomic_{OP}")(x_ptr, 1)
+
+    assert '"tile.atomic_rmw"' in compile_ir(formatted, "*i32", {"OP": "max", "WIDTH": 16})["tile"]
+
+    @tritium.jit
+    def runtime_value(x_ptr):
+        tl.static_print(f"{tl.load(x_ptr)}")
+
+    with pytest.raises(tritium.CompilationError, match="an f-string in a kernel formats compile-time values"):
+        compile_ir(runtime_value, "*i32")

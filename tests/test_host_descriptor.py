@@ -228,3 +228,24 @@ def test_a_shape_beyond_int32_is_refused_not_wrapped(host_target):
     big = TensorDescriptor(x, [2**31, 16], [16, 1], [16, 16])
     with pytest.raises(ArgumentError, match=r"argument 'src.shape\[0\]' = 2147483648 does not fit i32"):
         scale_kernel[(1, 1)](big, TensorDescriptor(out, [16, 16], [16, 1], [16, 16]), 1.0, BM=16, BN=16)
+
+
+@pytest.mark.parametrize("dtype, op, allowed", [
+    ("fp32", "max", False), ("fp64", "min", False), ("fp16", "max", True), ("bf16", "min", True),
+    ("fp32", "add", True), ("fp64", "add", False), ("i32", "max", True),
+])
+def test_descriptor_reductions_take_what_triton_s_take_on_hopper(dtype, op, allowed):
+    """min and max of 16-bit floats (not of fp32 or fp64), add of 16- and 32-bit floats, on every
+    target: Triton's descriptor reductions where the hardware reduces blocks."""
+    @tritium.jit
+    def reduce_kernel(desc, src, OP: tl.constexpr):
+        v = tl.load(src + tl.arange(0, 8)[:, None] * 16 + tl.arange(0, 16)[None, :])
+        getattr(desc, f"atomic_{OP}")([0, 0], v)
+
+    compile_it = lambda: tritium.compile(reduce_kernel, {"desc": f"tensordesc<{dtype}[8, 16]>", "src": f"*{dtype}"},
+                                         {"OP": op}, target="cpu")
+    if allowed:
+        compile_it()
+    else:
+        with pytest.raises(tritium.CompilationError, match=f"desc.atomic_{op} does not support"):
+            compile_it()

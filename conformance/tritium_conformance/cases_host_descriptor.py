@@ -247,6 +247,38 @@ def atomics(dev: Device) -> list[Output]:
 
 
 @triton.jit
+def host_minmax_kernel(src, dst, BM: tl.constexpr, BN: tl.constexpr):
+    om, on = tl.program_id(0) * BM, tl.program_id(1) * BN
+    dst.atomic_max([om, on], src.load([om, on]))
+    dst.atomic_min([om, on], src.load([om, on]) * 0.5)
+
+
+def _float_order(x: np.ndarray) -> np.ndarray:
+    """Triton's order of floats in atomic max/min: the bits as integers, negative values reversed."""
+    bits = x.view(np.uint16).astype(np.int64)
+    return np.where(bits & 0x8000, 0x7FFF - (bits & 0x7FFF), bits | 0x8000)
+
+
+@cases("host-desc-atomics-minmax-float16")
+def atomics_minmax(dev: Device) -> list[Output]:
+    """A descriptor's max and min of 16-bit floats (a compare-and-swap loop on every target), with
+    -0.0 against +0.0: the order of Triton's float atomics."""
+    m, n = 30, 45
+    src = _data("float16", (m, n), 10)
+    base = _data("float16", (m, n), 11)
+    src[0, :4], base[0, :4] = [0.0, -0.0, -0.0, 0.0], [-0.0, 0.0, -0.0, 0.0]
+    s, ss, _ = _pitched(dev, src)
+    d, ds, want = _pitched(dev, base)
+    up = np.where(_float_order(src) > _float_order(base), src, base)
+    half = (src * np.float16(0.5)).astype(np.float16)
+    want[:, :n] = np.where(_float_order(half) < _float_order(up), half, up)
+    dev.launch(host_minmax_kernel, (triton.cdiv(m, 16), triton.cdiv(n, 16)), TensorDescriptor(s, [m, n], ss, [16, 16]),
+               TensorDescriptor(d, [m, n], ds, [16, 16]), BM=16, BN=16)
+    got = dev.to_host(d)
+    return [Output("result", got, want), Output("result bits", got.view(np.uint16), want.view(np.uint16))]
+
+
+@triton.jit
 def host_gather_kernel(src, dst, rows_ptr, out, col, R: tl.constexpr, C: tl.constexpr):
     """Gather rows ``rows`` of ``src`` from column ``col`` into ``out`` and scatter them, plus one,
     to the same places of ``dst``."""

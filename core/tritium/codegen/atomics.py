@@ -7,8 +7,9 @@ that drops LLVM's orderings can emit its own instructions. By default Triton's `
 LLVM ordering ("relaxed" is ``monotonic``; a compare-and-swap that fails only reads, so its failure
 ordering drops the release part) and ``scope`` an LLVM ``syncscope``. Floats are exchanged and
 compared through their bits, and Triton's float max/min are integer atomics on those bits: signed
-max (min) where the new value's sign bit is clear, unsigned min (max) where it is set. A masked-off
-element touches nothing and yields 0.
+max (min) where the new value's sign bit is clear, unsigned min (max) where it is set; for 16-bit
+floats (a tensor descriptor's reductions), which no target has 16-bit integer max/min atomics for,
+a compare-and-swap loop. A masked-off element touches nothing and yields 0.
 """
 
 from __future__ import annotations
@@ -73,12 +74,15 @@ def _guarded(b: ll.IRBuilder, mask: ll.Value | None, ty: ll.Type, emit) -> ll.Va
 
 
 def rmw(b: ll.IRBuilder, kind: str, ptr: ll.Value, val: ll.Value, primitive: Primitive,
-        mask: ll.Value | None = None) -> ll.Value:
+        mask: ll.Value | None = None, cas_primitive: CasPrimitive | None = None) -> ll.Value:
     """The old value at ``ptr`` after atomically combining it with ``val`` by ``kind`` (see
-    ``tile.AtomicRMWOp``), where the i1 ``mask`` holds; ``primitive`` does each LLVM-level op."""
+    ``tile.AtomicRMWOp``), where the i1 ``mask`` holds; ``primitive`` does each LLVM-level op, and
+    ``cas_primitive`` the compare-and-swaps of 16-bit float max/min."""
     ty = val.type
 
     def emit() -> ll.Value:
+        if kind in _FLOAT_ORDER and bits_type(ty).width == 16:
+            return _ordered_by_cas(b, kind, ptr, val, cas_primitive)
         if kind in _FLOAT_ORDER:
             ibits = b.bitcast(val, bits_type(ty))
             negative = b.icmp_signed("<", ibits, const(ibits.type, 0))
@@ -97,6 +101,33 @@ def rmw(b: ll.IRBuilder, kind: str, ptr: ll.Value, val: ll.Value, primitive: Pri
         return primitive(b, kind, ptr, val)
 
     return _guarded(b, mask, ty, emit)
+
+
+def _ordered_by_cas(b: ll.IRBuilder, kind: str, ptr: ll.Value, val: ll.Value, cas_primitive: CasPrimitive) -> ll.Value:
+    """``fmax``/``fmin`` of a 16-bit float as a compare-and-swap loop on its bits: the old value.
+    Values compare in the order the 32- and 64-bit ones do (their bits as integers, negative values
+    reversed: -0.0 < +0.0, NaNs by their sign bit)."""
+    bits = bits_type(val.type)
+
+    def key(x: ll.Value) -> ll.Value:
+        negative = b.icmp_signed("<", x, const(bits, 0))
+        return b.select(negative, b.and_(b.not_(x), const(bits, 0x7FFF)), b.or_(x, const(bits, 0x8000)))
+
+    start = b.block
+    first = b.load(ptr, typ=bits, align=2)
+    loop, done = b.append_basic_block("atomic_order_cas"), b.append_basic_block("atomic_order_done")
+    b.branch(loop)
+    b.position_at_end(loop)
+    old = b.phi(bits)
+    old.add_incoming(first, start)
+    mine = b.bitcast(val, bits)
+    wins = b.icmp_unsigned(">" if kind == "fmax" else "<", key(mine), key(old))
+    new = b.select(wins, mine, old)
+    seen = cas_primitive(b, ptr, old, new)
+    old.add_incoming(seen, b.block)
+    b.cbranch(b.icmp_unsigned("==", seen, old), done, loop)
+    b.position_at_end(done)
+    return b.bitcast(old, val.type)
 
 
 def cas(b: ll.IRBuilder, ptr: ll.Value, cmp: ll.Value, val: ll.Value, primitive: CasPrimitive,

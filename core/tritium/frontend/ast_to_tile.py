@@ -517,6 +517,22 @@ class FunctionGenerator(ast.NodeVisitor):
         """A list literal is a ``tl.tuple``, as in Triton: ``x.shape == [32, 32]`` holds."""
         return tltuples.tuple([self.visit(e) for e in node.elts])
 
+    def visit_JoinedStr(self, node: ast.JoinedStr) -> str:
+        """An f-string of compile-time values is a string (``getattr(desc, f"atomic_{OP}")``)."""
+        parts = []
+        for part in node.values:
+            if isinstance(part, ast.Constant):
+                parts.append(str(part.value))
+                continue
+            value = _unwrap(self.visit(part.value))
+            if _in_ir(value):
+                raise self.error(part, "an f-string in a kernel formats compile-time values (constexprs), not "
+                                       f"{_desc(value)}; use tl.device_print for values known at run time")
+            spec = self.visit(part.format_spec) if part.format_spec is not None else ""
+            conversion = {-1: None, 115: str, 114: repr, 97: ascii}[part.conversion]
+            parts.append(format(conversion(value) if conversion else value, spec))
+        return "".join(parts)
+
     def visit_ListComp(self, node: ast.ListComp) -> Any:
         """A list comprehension over compile-time sequences (a tuple, ``range`` of constants),
         unrolled into a ``tl.tuple``, as in Triton; its names do not leak into the function."""

@@ -53,12 +53,13 @@ def _element(ptr, what: str) -> T.dtype:
     return elem
 
 
-def _rmw(op: str, pointer, val, mask, sem, scope):
-    """Type-check (Triton's ``atom_red_typechecking_impl``), broadcast and emit one ``op``."""
-    what = f"tl.atomic_{op}"
+def _rmw(op: str, pointer, val, mask, sem, scope, what: str | None = None, halves: bool = False):
+    """Type-check (Triton's ``atom_red_typechecking_impl``), broadcast and emit one ``op``;
+    ``halves``: 16-bit floats take min and max too (a tensor descriptor's reductions)."""
+    what = what or f"tl.atomic_{op}"
     refuse_writes_in_map(what)
     elem = _element(pointer, what)
-    if elem in (T.float16, T.bfloat16) and op != "add":
+    if elem in (T.float16, T.bfloat16) and op != "add" and not (halves and op in ("min", "max")):
         raise SemanticError(f"{what} does not support {elem} (only tl.atomic_add does); use float32")
     if elem.is_bool() or (elem.is_int() and elem.primitive_bitwidth < 32) or elem.is_fp8():
         raise SemanticError(f"{what} does not support {elem}: atomics need 32- or 64-bit elements (or 16-bit "
@@ -85,7 +86,7 @@ def _ordered(op: str):
     """The kind of ``op`` ("max" or "min"): signed, unsigned (``u`` prefix) or float (``f`` prefix)."""
     def kind(t: T.dtype) -> str:
         if t.is_floating():
-            if t not in (T.float32, T.float64):
+            if t not in (T.float16, T.bfloat16, T.float32, T.float64):
                 raise SemanticError(f"tl.atomic_{op} of {t} is not supported; use float32 or float64")
             return "f" + op
         return ("u" + op) if t.is_int_unsigned() else op
@@ -110,6 +111,22 @@ def _builtin(op: str, doc: str):
     fn.__name__ = fn.__qualname__ = f"atomic_{op}"
     fn.__doc__ = f"Atomically {doc} at ``pointer`` where ``mask``; returns the old values."
     return fn
+
+
+def descriptor_reduce(op: str, pointers, value, mask) -> None:
+    """A tensor descriptor's ``atomic_<op>`` of a block (Triton's ``descriptor_reduce``), with the
+    element types Triton's take where the hardware reduces blocks itself (Hopper's tensor memory
+    accelerator), on every target: add of 32- and 64-bit integers and of 16- and 32-bit floats; min
+    and max of 32- and 64-bit integers and of 16-bit floats (not of fp32 or fp64); and, or, xor of
+    32- and 64-bit integers."""
+    what = f"desc.atomic_{op}"
+    elem = _element(pointers, what)
+    allowed = {"add": (T.float16, T.bfloat16, T.float32), "min": (T.float16, T.bfloat16),
+               "max": (T.float16, T.bfloat16)}.get(op, ())
+    if elem.is_floating() and elem not in allowed:
+        raise SemanticError(f"{what} does not support {elem}, as in Triton; "
+                            f"it takes {', '.join(map(str, allowed)) or 'integers only'}")
+    _rmw(op, pointers, value, mask, None, None, what=what, halves=True)
 
 
 atomic_add = _builtin("add", "add ``val``")

@@ -65,7 +65,7 @@ class tensor_descriptor(bp.block_ptr):  # noqa: N801 - a language value, spelled
 
     def _atomic(self, op: str, offsets, value) -> None:
         ptrs, inside = bp._pointers_and_mask(self._at(offsets, f"desc.atomic_{op}"), list(range(len(self.block_shape))))
-        getattr(atomics, f"atomic_{op}")(ptrs, value, mask=inside)
+        atomics.descriptor_reduce(op, ptrs, value, inside)
 
     def atomic_add(self, offsets, value) -> None:
         self._atomic("add", offsets, value)

@@ -66,7 +66,7 @@ class Atomics:
             values = [self.eval(view.val, idx, w)]
 
             def one(p, m, v):
-                return atomics.rmw(b, kind, p, v, primitive, m)
+                return atomics.rmw(b, kind, p, v, primitive, m, cas_primitive)
         else:
             values = [self.eval(view.cmp, idx, w), self.eval(view.val, idx, w)]
 

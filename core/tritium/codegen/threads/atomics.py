@@ -33,9 +33,10 @@ class Atomics:
             kind = ir.StringAttr(op.attributes["kind"]).value
             operands, mask_value = [view.ptr, view.val], view.mask
             primitive = functools.partial(self.hooks.atomic_rmw, sem=sem, scope=scope)
+            ordering = functools.partial(self.hooks.atomic_cas, sem=sem, scope=scope)
 
             def one(m, p, v):
-                return atomics.rmw(b, kind, p, v, primitive, m)
+                return atomics.rmw(b, kind, p, v, primitive, m, ordering)
         else:
             operands, mask_value = [view.ptr, view.cmp, view.val], None
             cas_primitive = functools.partial(self.hooks.atomic_cas, sem=sem, scope=scope)
