@@ -84,3 +84,17 @@ def test_triton_interpret_selects_the_interpreter_under_the_alias():
     run = subprocess.run([sys.executable, "-m", "tritium", "run", "-m", "tritium_target_probe"], capture_output=True,
                          text=True, cwd=HERE, timeout=120, env={**env, "PYTHONPATH": str(HERE), "TRITON_INTERPRET": "1"})
     assert run.returncode == 0 and run.stdout.strip() == "interpreter", run.stderr
+
+
+def test_processes_a_program_starts_see_tritium_too(tmp_path):
+    """Triton's tests run helpers in subprocesses (``test_subprocess.py``): under ``tritium run`` a
+    child's ``import triton`` gives tritium as well, its ``triton.language`` too; a child started
+    outside ``tritium run`` is left alone."""
+    child = ("import triton, triton.language as tl, tritium; "
+             "print(triton.jit is tritium.jit, tl.float32 is tritium.language.float32, triton.__version__)")
+    (tmp_path / "parent.py").write_text(
+        "import subprocess, sys\n"
+        f"print(subprocess.run([sys.executable, '-c', {child!r}], capture_output=True, text=True).stdout)\n")
+    run = _run("run", str(tmp_path / "parent.py"), target_name="cpu")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["True", "True", "3.6.0"]

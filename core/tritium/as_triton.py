@@ -98,6 +98,17 @@ class _MetadataFinder(importlib.abc.MetaPathFinder):
 _FINDERS = (_Finder(), _MetadataFinder())
 
 
+#: put first on ``PYTHONPATH`` (``inherit``), it makes ``import triton`` give tritium in child processes
+CHILD_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_triton_alias")
+
+
+def inherit() -> None:
+    """Make the processes this one starts (``subprocess``, ``multiprocessing``'s spawn) resolve
+    ``import triton`` to tritium too: ``CHILD_PATH`` goes first on their ``PYTHONPATH``."""
+    entries = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != CHILD_PATH]
+    os.environ["PYTHONPATH"] = os.pathsep.join([CHILD_PATH, *entries])
+
+
 def install() -> None:
     """Make ``import triton`` give tritium in this process (idempotent). Triton's
     ``TRITON_INTERPRET=1`` then selects the interpreter target, as it selects Triton's interpreter,

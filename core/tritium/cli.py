@@ -172,6 +172,7 @@ def cmd_run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     as_triton.install()
+    as_triton.inherit()  # the processes the program starts see tritium too
     target, *rest = args.program
     sys.argv = [target, *rest]
     try:

@@ -293,8 +293,8 @@ class FunctionGenerator(ast.NodeVisitor):
                 yields.append([_as_value(s[n]) for n in names])
         for n, a, b in zip(names, *yields):
             if _signature(a) != _signature(b):
-                raise self.error(node, f"'{n}' is {_desc(a)} in one branch and {_desc(b)} in the other; "
-                                       "both branches must give it one type and shape")
+                raise self.error(node, f"Mismatched type for {n}: '{n}' is {_desc(a)} in one branch and "
+                                       f"{_desc(b)} in the other; both branches must give it one type and shape")
         results = self._final_if(cond, scratch, [_flatten(y) for y in yields])
         for n, v in zip(names, _unflatten(yields[0], results)):
             self.scope[n] = v
