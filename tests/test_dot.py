@@ -235,7 +235,7 @@ def test_batched_operands_must_agree():
     compile_typed("fp32", "fp32", "batched")  # [1, M, K] x [1, K, N]: its static_assert checks the shape
     with pytest.raises(tritium.CompilationError, match="batches must agree"):
         compile_typed("fp32", "fp32", "batch_mismatch")
-    with pytest.raises(tritium.CompilationError, match="both 3-D"):
+    with pytest.raises(tritium.CompilationError, match="both batched with the same rank"):
         compile_typed("fp32", "fp32", "ranks")
 
 
@@ -275,3 +275,26 @@ def test_fp16_accumulator_rounds_once_per_k_step(target, m, n, k):
     np.testing.assert_allclose(got.astype(np.float64), want, rtol=0.01, atol=0.01)
     steps = -(-k // 16)
     check(got, want, np.abs(a64) @ np.abs(b64), (steps + 1) * EPS["fp16"] + k * EPS["fp32"])
+
+
+@tritium.jit
+def batched_dot_kernel(x_ptr, y_ptr, c_ptr, z_ptr, RANK: tl.constexpr, ACC: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, 512 << RANK)).reshape([2] * (RANK - 2) + [32, 64])
+    y = tl.load(y_ptr + tl.arange(0, 256 << RANK)).reshape([2] * (RANK - 2) + [64, 16])
+    acc = tl.load(c_ptr + tl.arange(0, 128 << RANK)).reshape([2] * (RANK - 2) + [32, 16]) if ACC else None
+    tl.store(z_ptr + tl.arange(0, 128 << RANK), tl.dot(x, y, acc).reshape([128 << RANK]))
+
+
+@pytest.mark.parametrize("rank, acc", [(4, False), (5, True)])
+def test_dot_of_more_than_one_batch_dimension(target, rank, acc):
+    """Triton's test_dot_multidim: operands [..., M, K] and [..., K, N] with the same leading dimensions."""
+    dev = target.driver
+    rng = np.random.default_rng(rank)
+    batch = (2,) * (rank - 2)
+    x = rng.integers(-4, 5, batch + (32, 64)).astype(np.float32)
+    y = rng.integers(-4, 5, batch + (64, 16)).astype(np.float32)
+    c = rng.integers(-4, 5, batch + (32, 16)).astype(np.float32)
+    z = dev.to_device(np.zeros(batch + (32, 16), np.float32))
+    batched_dot_kernel[(1,)](dev.to_device(x), dev.to_device(y), dev.to_device(c), z, RANK=rank, ACC=acc)
+    want = x.astype(np.float64) @ y + (c if acc else 0)
+    np.testing.assert_array_equal(dev.to_host(z), want)

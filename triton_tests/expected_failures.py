@@ -20,15 +20,22 @@ HERE = Path(__file__).resolve().parent
 HELPERS = HERE / "upstream" / "_internal_testing.py"
 
 
-def expected_failures(path: Path = HERE / "expected_failures.txt") -> list[tuple[str, str]]:
-    """``(pattern, reason)`` of each line ``PATTERN | REASON`` (a test id, ``*`` allowed); ``#``
-    starts a comment."""
+def expected_failures(path: Path = HERE / "expected_failures.txt", target: str = "") -> list[tuple[str, str]]:
+    """``(pattern, reason)`` of each line ``[TARGETS] PATTERN | REASON`` that concerns ``target``: a
+    test id (``*`` allowed), after an optional ``[nvptx,amdgpu]`` naming the only targets it fails
+    on; ``#`` starts a comment."""
     entries = []
     for line in path.read_text().splitlines():
         line = line.split("#", 1)[0].strip() if not line.lstrip().startswith("#") else ""
-        if line:
-            pattern, _, reason = line.partition(" | ")
-            entries.append((pattern.strip(), reason.strip()))
+        if not line:
+            continue
+        pattern, _, reason = line.partition(" | ")
+        pattern = pattern.strip()
+        if pattern.startswith("["):
+            targets, _, pattern = pattern[1:].partition("]")
+            if target not in {t.strip() for t in targets.split(",")}:
+                continue
+        entries.append((pattern.strip(), reason.strip()))
     return entries
 
 
@@ -46,7 +53,7 @@ REAL = bool(os.environ.get("TRITON_TESTS_REAL"))
 if not REAL:
     as_triton.install()  # also in pytest-xdist's workers, which ``tritium run`` does not start
     sys.meta_path.append(_Helpers())
-_ENTRIES = [] if REAL else expected_failures()
+_ENTRIES = [] if REAL else expected_failures(target=os.environ.get("TRITIUM_TARGET", ""))
 _COUNTS: dict[str, Counter] = defaultdict(Counter)
 
 
@@ -63,6 +70,12 @@ def pytest_collection_modifyitems(config, items):
                 break
 
 
+def pytest_collectreport(report):
+    """A test file that does not import (a name tritium lacks) counts as an error of that file."""
+    if report.failed and report.nodeid.endswith(".py"):
+        _COUNTS[report.nodeid.rsplit("/", 1)[-1]]["error"] += 1
+
+
 def pytest_runtest_logreport(report):
     file = report.nodeid.split("::", 1)[0].rsplit("/", 1)[-1]
     if report.when == "call" or (report.when == "setup" and not report.passed):
@@ -75,7 +88,8 @@ def pytest_terminal_summary(terminalreporter):
     if not _COUNTS or hasattr(terminalreporter.config, "workerinput"):
         return
     write = terminalreporter.write_line
-    write(f"{'file':32} {'passed':>7} {'failed':>7} {'skipped':>8} {'xfailed':>8} {'xpassed':>8} {'pass %':>7}")
+    write(f"{'file':32} {'passed':>7} {'failed':>7} {'skipped':>8} {'xfailed':>8} {'xpassed':>8} {'pass %':>7} "
+          "(a file that does not import: 'error')")
     total = Counter()
     for file in sorted(_COUNTS):
         c = _COUNTS[file]
@@ -83,7 +97,7 @@ def pytest_terminal_summary(terminalreporter):
         ran = c["passed"] + c["failed"] + c["xfailed"] + c["xpassed"]
         rate = 100 * (c["passed"] + c["xpassed"]) / ran if ran else 0.0
         write(f"{file:32} {c['passed']:7} {c['failed']:7} {c['skipped']:8} {c['xfailed']:8} {c['xpassed']:8} "
-              f"{rate:7.1f}")
+              + (f"{rate:7.1f}" if ran or not c["error"] else "  error"))
     ran = total["passed"] + total["failed"] + total["xfailed"] + total["xpassed"]
     write(f"{'all':32} {total['passed']:7} {total['failed']:7} {total['skipped']:8} {total['xfailed']:8} "
           f"{total['xpassed']:8} {100 * (total['passed'] + total['xpassed']) / max(ran, 1):7.1f}")

@@ -357,6 +357,8 @@ class FunctionGenerator(ast.NodeVisitor):
         out = []
         for n in sorted(assigned_names(body) - set(extra)):
             v = self.scope.get(n)
+            if isinstance(v, tlc.constexpr) and type(v.value) in (int, float):  # an argument specialised to 1
+                v = v.value
             if isinstance(v, block_ptr) or (isinstance(v, tuple) and _in_ir(v)):
                 out.append((n, v))
             elif _is_tensor(v) or (isinstance(v, (int, float)) and not isinstance(v, bool)):

@@ -6,7 +6,9 @@ multiply as their exact fp16 values, and sum as fp16 operands do). int8 gives in
 says; fp64 gives fp64; fp16 and fp8 give ``out_dtype`` (fp16 or fp32). ``out_dtype=tl.bfloat16`` is
 refused. An accumulator ``acc`` has the result's shape and dtype, which must also be ``out_dtype``.
 
-Shapes: 2-D ``[M, K] x [K, N]``, or 3-D ``[B, M, K] x [B, K, N]`` (B products at once); M and N
+Shapes: 2-D ``[M, K] x [K, N]``, or batched ``[..., M, K] x [..., K, N]`` with the same leading
+dimensions (their products at once: more than one leading dimension is one batch of all of them,
+reshaped back); M and N
 at least 1, K at least 16 (32 for 8-bit operands), the NVIDIA backend's minimum, applied on every
 target so that a kernel that runs on one runs on all.
 
@@ -44,6 +46,8 @@ def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_i
         raise semantic.SemanticError(f"tl.dot: input_precision must be one of {', '.join(INPUT_PRECISIONS)}; "
                                      f"got {input_precision!r}")
     a, b = (semantic.to_tensor(_unwrap(x)) for x in (input, other))
+    if len(a.shape) > 3 and len(a.shape) == len(b.shape) and a.shape[:-2] == b.shape[:-2]:
+        return _batches(a, b, acc, input_precision, max_num_imprecise_acc, out_dtype)
     if a.dtype.is_fp8() and b.dtype.is_fp8():  # every fp8 value is exact in fp16: the products are too
         a, b = semantic.cast(a, T.float16), semantic.cast(b, T.float16)
     out_dtype, acc = _unwrap(out_dtype), _unwrap(acc)
@@ -64,13 +68,31 @@ def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_i
     return tensor(handle, result_dtype, shape)
 
 
+def _batches(a: tensor, b: tensor, acc, input_precision, max_num_imprecise_acc, out_dtype) -> tensor:
+    """The product of operands with several leading (batch) dimensions: one 3-D product over all of
+    them, reshaped back."""
+    from .shape import _reshape
+
+    batch, count = a.shape[:-2], 1
+    for d in batch:
+        count *= d
+    flat = [_reshape(x, (count, *x.shape[-2:]), "tl.dot") for x in (a, b)]
+    acc = _unwrap(acc)
+    if acc is not None:
+        acc = semantic.to_tensor(acc)
+        acc = _reshape(acc, (count, *acc.shape[len(batch):]), "tl.dot") if acc.shape[:len(batch)] == batch else acc
+    product = dot(*flat, acc, input_precision=input_precision, max_num_imprecise_acc=max_num_imprecise_acc,
+                  out_dtype=out_dtype)
+    return _reshape(product, (*batch, *product.shape[1:]), "tl.dot")
+
+
 def _result(a: tensor, b: tensor, out_dtype) -> tuple[T.dtype, tuple[int, ...]]:
     """The result's dtype and shape (Triton's rules; see the module docstring)."""
     if not a.shape or not b.shape:
         raise semantic.SemanticError("tl.dot: both operands must be blocks (not scalars)")
-    if not len(a.shape) == len(b.shape) in (2, 3):
-        raise semantic.SemanticError(f"tl.dot: both operands must be 2-D, or both 3-D (batched); got shapes "
-                                     f"{list(a.shape)} and {list(b.shape)}")
+    if not len(a.shape) == len(b.shape) >= 2:
+        raise semantic.SemanticError(f"tl.dot: both operands must be 2-D, or both batched with the same rank; got "
+                                     f"shapes {list(a.shape)} and {list(b.shape)}")
     if not isinstance(out_dtype, T.dtype) or out_dtype.is_ptr():
         raise semantic.SemanticError(f"tl.dot: out_dtype must be a dtype such as tl.float32, got {out_dtype!r}")
     for x in (a, b):
