@@ -310,3 +310,24 @@ def test_axis_info_of_reindexed_offsets():
     assert f["flip"] == AxisInfo((1, 1), (1, 1), (1, 1))
     assert f["join"] == AxisInfo((1, 1, 1), (1, 1, 1), (1, 1, 1))
     assert f["split"] == AxisInfo((1, 1), (1, 1), (1, 1))
+
+
+@tritium.jit
+def keep_dims_kernel(z_ptr, x_ptr):
+    """Triton's test_reduce stores a kept-dims sum through ``Z[None, None, :]`` of a scalar pointer."""
+    x = tl.load(x_ptr + tl.arange(0, 8)[:, None] * 4 + tl.arange(0, 4)[None, :])
+    s = tl.sum(tl.sum(x, axis=1, keep_dims=True), axis=0, keep_dims=True)
+    z = z_ptr[None, None, :]
+    tl.static_assert(z.shape == [1, 1])
+    tl.store(z, s)
+    row = tl.arange(0, 4)[None]  # a missing ':' keeps the dimension
+    tl.static_assert(row.shape == [1, 4])
+    tl.store(z_ptr + 1 + row, tl.sum(x, axis=0)[None, :])
+
+
+def test_indexing_adds_dimensions_as_triton_does(target):
+    dev = target.driver
+    x = np.arange(32, dtype=np.float32).reshape(8, 4)
+    z = dev.to_device(np.zeros(5, np.float32))
+    keep_dims_kernel[(1,)](z, dev.to_device(x))
+    np.testing.assert_array_equal(dev.to_host(z), [x.sum(), *x.sum(axis=0)])

@@ -212,9 +212,11 @@ def expand_dims(x, axis: int):
 
 
 def subscript(x, idx: tuple):
-    """``x[:, None]``: ``:`` keeps a dimension, ``None`` inserts one of size 1."""
+    """``x[:, None]``: ``:`` keeps a dimension, ``None`` inserts one of size 1 where it stands; as in
+    Triton, dimensions left unnamed are kept and a ``:`` past the last one changes nothing (a
+    scalar's ``z[None, None, :]`` is a [1, 1] block)."""
     keep = [i for i in idx if i is not None]
-    if len(keep) != len(x.shape) or any(not _is_full_slice(i) for i in keep):
+    if any(not _is_full_slice(i) for i in keep):
         raise SemanticError("tensors can only be indexed with ':' and None (e.g. x[:, None]); "
                             "to read elements, use tl.load with pointers")
     axis = 0

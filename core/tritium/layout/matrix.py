@@ -31,7 +31,7 @@ MatrixUnit = Callable[[str, str], Optional["WarpMatrixOp"]]
 #: fp8 ones where ``narrow_fp8_operands`` gave the product its fp8 operands back
 OPERAND_KINDS = {"f16": "fp16", "bf16": "bf16", "f32": "tf32", "f8E4M3FN": "e4m3", "f8E5M2": "e5m2", "i8": "s8"}
 #: the accumulator kind of each result element type, by its name in ``warp_matrix_op``
-ACCUMULATOR_KINDS = {"f32": "fp32", "i32": "int32"}
+ACCUMULATOR_KINDS = {"f32": "fp32", "i32": "int32", "f16": "fp16"}
 
 
 def operand_kind(op: ir.Operation) -> str | None:
@@ -44,13 +44,13 @@ def operand_kind(op: ir.Operation) -> str | None:
 
 def matrix_unit_candidate(op: ir.Operation) -> bool:
     """A ``tile.dot`` that a target's warp-level matrix instruction may run: 2-D, fp16, bf16 or fp8
-    (or fp32 at tf32 precision) operands of one type into fp32, or int8 into int32, every extent a
-    multiple of 16."""
+    (or fp32 at tf32 precision) operands of one type into fp32 (fp16 ones into fp16 too), or int8
+    into int32, every extent a multiple of 16."""
     a, b = (ir.RankedTensorType(v.type) for v in op.operands[:2])
     res = ir.RankedTensorType(op.results[0].type)
     kind = operand_kind(op)
     return (a.rank == 2 and a.element_type == b.element_type and kind is not None
-            and str(res.element_type) == ("i32" if kind == "s8" else "f32")
+            and str(res.element_type) in (("i32",) if kind == "s8" else ("f32", "f16") if kind == "fp16" else ("f32",))
             and all(x % 16 == 0 for x in (*a.shape, b.shape[1])))
 
 

@@ -108,6 +108,25 @@ def test_int8_and_fp64_products(target, operand, result, instruction):
 
 
 @tritium.jit
+def fp16_out_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    rm, rn, rk = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot(a, b, out_dtype=tl.float16))
+
+
+def test_fp16_into_fp16_runs_on_the_tensor_cores(target):
+    """``out_dtype=tl.float16`` of fp16 operands: ``m16n8k16.f16.f16.f16.f16``, no FMA loop."""
+    types = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16"}
+    k = compile_specialized(fp16_out_kernel, target, types, {"M": 64, "N": 64, "K": 64}, {n: "D" for n in types},
+                            {"num_warps": 4})
+    ptx = k.asm["ptx"]
+    assert ptx.count("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16") > 0 and "fma.rn.f32" not in ptx
+    if toolchain.ptxas_path():
+        assert k.metadata["spills"] == 0
+
+
+@tritium.jit
 def batched_kernel(a_ptr, b_ptr, c_ptr, B: tl.constexpr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
     rb = tl.arange(0, B)[:, None, None]
     a = tl.load(a_ptr + rb * M * K + tl.arange(0, M)[None, :, None] * K + tl.arange(0, K)[None, None, :])

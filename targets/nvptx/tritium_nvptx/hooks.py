@@ -17,6 +17,7 @@ CUDA_ERROR_ASSERT.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any, Mapping, Sequence
 
@@ -181,8 +182,11 @@ class NvptxHooks(DeviceHooks):
         at K rows t and t + 4, each rounded to tf32 first. fp8 ones (``"e4m3"``, ``"e5m2"``, sm_89 on)
         run ``m16n8k32``: four K elements a register, at 4t .. 4t + 3 and 16 on, as int8 ones
         (``"s8"``) into int32 accumulators do. On sm_90a every kind also has Hopper's warpgroup
-        instruction (``wgmma``)."""
+        instruction (``wgmma``). fp16 operands into an fp16 accumulator (``out_dtype=tl.float16``) run
+        ``m16n8k16.f16.f16.f16.f16``, its accumulator two halves a register, without ``wgmma``."""
         kinds = {"fp16": "f16", "bf16": "bf16", "tf32": "tf32", "e4m3": "e4m3", "e5m2": "e5m2", "s8": "s8"}
+        if operand == "fp16" and accumulator == "fp16" and self.arch >= 80:
+            return dataclasses.replace(self.warp_matrix_op("fp16", "fp32"), emit=_mma_f16_accumulator, group=None)
         if (operand not in kinds or accumulator != ("int32" if operand == "s8" else "fp32")
                 or self.arch < (89 if operand in ("e4m3", "e5m2") else 80)):
             return None
@@ -343,6 +347,28 @@ def _arguments_buffer(b: ll.IRBuilder, ty: ll.Type) -> ll.Value:
     slot = at.alloca(ty, name=_PRINTF_ARGS)
     slot.type = GENERIC  # opaque, as LLVM's IR has it
     return slot
+
+
+def _mma_f16_accumulator(b: ll.IRBuilder, a_frags: list[ll.Value], b_frags: list[ll.Value],
+                         c_vals: list[ll.Value]) -> list[ll.Value]:
+    """``mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16``: C and D are two registers of two
+    halves each (elements 0, 1 and 2, 3 of the fragment)."""
+    pair = ll.VectorType(ll.HalfType(), 2)
+
+    def packed(x: ll.Value, y: ll.Value) -> ll.Value:
+        v = b.insert_element(ll.Constant(pair, ll.Undefined), x, I32(0))
+        return b.bitcast(b.insert_element(v, y, I32(1)), I32)
+
+    regs = [b.bitcast(v, I32) for v in a_frags + b_frags] + [packed(*c_vals[0:2]), packed(*c_vals[2:4])]
+    asm = ("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 "
+           "{$0,$1}, {$2,$3,$4,$5}, {$6,$7}, {$8,$9};")
+    d = b.call(ll.InlineAsm(ll.FunctionType(ll.LiteralStructType([I32, I32]), [I32] * 8), asm,
+                            ",".join(["=r"] * 2 + ["r"] * 8)), regs)
+    out = []
+    for i in range(2):
+        halves = b.bitcast(b.extract_value(d, i), pair)
+        out += [b.extract_element(halves, I32(0)), b.extract_element(halves, I32(1))]
+    return out
 
 
 def _ex2_approx(b: ll.IRBuilder, x: ll.Value, scale: float | None, instruction: str) -> ll.Value:
