@@ -73,7 +73,7 @@ def format_value(v: np.generic, t: dtype, hex: bool) -> str:
 
 def static_text(values: Sequence, sep: str = " ") -> str:
     """What ``tl.static_print(*values, sep=sep)`` prints: Python's ``print`` of the compile-time
-    values, with tensors shown by type and shape (``fp32[128]``), as the compiler knows them."""
+    values, with tensors shown by type and shape as Triton shows them (``fp32[constexpr[128]]``)."""
     return sep.join(_static(v) for v in values)
 
 
@@ -83,8 +83,13 @@ def _static(v) -> str:
     if isinstance(v, constexpr):
         v = v.value
     if isinstance(v, tensor):
-        return f"{v.dtype.short}[{', '.join(str(s) for s in v.shape)}]"
+        return f"{_type_name(v.dtype)}[{', '.join(f'constexpr[{s}]' for s in v.shape)}]"
     return str(v)
+
+
+def _type_name(t) -> str:
+    """Triton's ``str`` of a type: its name (``fp32``, ``int32``), ``pointer<...>`` for pointers."""
+    return f"pointer<{_type_name(t.element_ty)}>" if t.is_ptr() else t.name
 
 
 def assertion_message(message: str, pid: Pid, index: Sequence[int]) -> str:

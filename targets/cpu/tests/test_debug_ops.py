@@ -135,7 +135,7 @@ def static_print_kernel(x_ptr, BLOCK: tl.constexpr):
 def test_static_print_prints_when_compiling(monkeypatch, capsys):
     x = np.zeros(8, np.float32)
     cpu, interp = run_both(monkeypatch, capsys, lambda: static_print_kernel[(3,)](x, BLOCK=8))
-    assert cpu == interp == ["BLOCK = 8 fp32[8]"]
+    assert cpu == interp == ["BLOCK = 8 fp32[constexpr[8]]"]  # Triton's str of a tensor
     monkeypatch.setenv("TRITIUM_TARGET", "cpu")
     static_print_kernel[(3,)](x, BLOCK=8)  # already compiled: nothing to print
     assert capsys.readouterr().out == ""
