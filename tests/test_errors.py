@@ -273,3 +273,28 @@ def test_missing_builtins_say_whether_triton_has_them(missing_builtin):
     for name in ("full_like", "tanh"):  # not in triton.language either: a plain AttributeError
         with pytest.raises(AttributeError, match=rf"has no attribute '{name}'"):
             getattr(tl, name)
+
+
+def test_a_compile_error_is_chained_to_what_its_line_raised_without_library_frames(monkeypatch):
+    """As Triton's tests read it (``e.__cause__``): the error the source line raised, its message
+    alone, with no traceback, so a printed error shows no frame of tritium's; on a launch, through
+    the generated launch path, and from ``compile``."""
+    import traceback
+
+    import tritium.language as tl
+
+    @tritium.jit
+    def bad_axis(x_ptr):
+        tl.store(x_ptr, tl.program_id(20))
+
+    monkeypatch.setenv("TRITIUM_TARGET", "cpu")
+    for attempt in range(2):  # the first launch takes the general path, the second the generated one
+        with pytest.raises(tritium.CompilationError) as info:
+            bad_axis[(1,)](np.zeros(1, np.int32))
+        cause = info.value.__cause__
+        assert str(cause) == "program_id axis must be 0, 1, or 2 but got 20" and cause.__traceback__ is None
+        printed = "".join(traceback.format_exception(info.value))
+        assert "tritium/language" not in printed and "tritium/frontend" not in printed
+    with pytest.raises(tritium.CompilationError) as info:
+        tritium.compile(bad_axis, {"x_ptr": "*i32"}, target=FrontendOnly())
+    assert str(info.value.__cause__) == "program_id axis must be 0, 1, or 2 but got 20"

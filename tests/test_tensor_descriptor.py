@@ -33,7 +33,8 @@ def desc_kernel(x_ptr, n, WHAT: tl.constexpr):
 
 @pytest.mark.parametrize("what,message", [
     ("stride", r"the last dimension must be contiguous \(stride 1, a constant\)"),
-    ("row", r"a block row must hold at least 16 bytes, got 2 x 4 = 8 bytes; widen block_shape\[-1\]"),
+    ("row", r"Descriptor block shape must have at least 16 bytes in the last dimension, got 2 x 4 = 8 bytes; "
+            r"widen block_shape\[-1\]"),
     ("nan-int", r"padding \"nan\" needs a floating-point tensor, got tl.int32"),
     ("tl.load", r"tl.load takes pointers and block pointers, not a tensor descriptor: use desc.load\(offsets\)"),
     ("offsets", r"desc.load: the 2-d descriptor needs 2 offsets, got 1"),

@@ -58,6 +58,9 @@ class LocatedError(TritiumError):
                  source_line: str = "", col: int | None = None):
         self.kernel, self.message, self.filename, self.lineno = kernel, message, filename, lineno
         self.error_message = message  # Triton's name for the message alone (``CompilationError.error_message``)
+        #: the error that the source line raised, without its traceback (``__cause__`` when the
+        #: error leaves tritium, as Triton's tests read it; see ``user_facing``)
+        self.reason: BaseException | None = None
         where = f"{filename}:{lineno}" if lineno is not None else filename
         text = f"in kernel '{kernel}'" + (f" at {where}" if where else "") + f": {message}"
         if source_line.strip():
@@ -108,8 +111,15 @@ def user_facing(fn: Callable) -> Callable:
         try:
             return fn(*args, **kwargs)
         except TritiumError as e:
-            raise e.with_traceback(None) from None
+            raise e.with_traceback(None) from reason_of(e)
     return entry
+
+
+def reason_of(e: BaseException) -> BaseException | None:
+    """What a tritium error leaving to the user is chained to (``raise e from reason_of(e)``): for a
+    located error, the error its source line raised, without a traceback (Triton chains its
+    compile errors to that: ``e.__cause__``); None for others, so no library frames show."""
+    return getattr(e, "reason", None)
 
 
 def warn(message: str, category: type[Warning] = UserWarning) -> None:

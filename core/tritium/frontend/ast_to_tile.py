@@ -184,9 +184,13 @@ class FunctionGenerator(ast.NodeVisitor):
             raise
         except TritiumError as e:
             cls = CompileTimeAssertionFailure if isinstance(e, StaticAssertionFailed) else CompilationError
-            raise self.error(node, str(e), cls) from None
+            error = self.error(node, str(e), cls)
+            error.reason = e.with_traceback(None)
+            raise error from None
         except Exception as e:  # user code called wrongly, or a value of the wrong kind
-            raise self.error(node, f"{type(e).__name__}: {e}") from e
+            error = self.error(node, f"{type(e).__name__}: {e}")
+            error.reason = e.with_traceback(None)
+            raise error from e
 
     def generic_visit(self, node: ast.AST) -> Any:
         raise self.error(node, f"unsupported Python construct in a kernel: {type(node).__name__}")

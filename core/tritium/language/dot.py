@@ -48,10 +48,14 @@ def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_i
     a, b = (semantic.to_tensor(_unwrap(x)) for x in (input, other))
     if len(a.shape) > 3 and len(a.shape) == len(b.shape) and a.shape[:-2] == b.shape[:-2]:
         return _batches(a, b, acc, input_precision, max_num_imprecise_acc, out_dtype)
-    if a.dtype.is_fp8() and b.dtype.is_fp8():  # every fp8 value is exact in fp16: the products are too
+    fp8 = a.dtype.is_fp8() and b.dtype.is_fp8()
+    if fp8:  # every fp8 value is exact in fp16: the products are too
+        imprecise, k = _unwrap(max_num_imprecise_acc), a.shape[-1] if a.shape else 0
+        if isinstance(imprecise, int) and imprecise > k:
+            raise semantic.SemanticError(f"max_num_imprecise_acc ({imprecise}) must be <= K ({k})")
         a, b = semantic.cast(a, T.float16), semantic.cast(b, T.float16)
     out_dtype, acc = _unwrap(out_dtype), _unwrap(acc)
-    result_dtype, shape = _result(a, b, out_dtype)
+    result_dtype, shape = _result(a, b, out_dtype, 8 if fp8 else 0)
     if acc is None:
         c = semantic.full(shape, 0, result_dtype)
     else:
@@ -86,8 +90,9 @@ def _batches(a: tensor, b: tensor, acc, input_precision, max_num_imprecise_acc, 
     return _reshape(product, (*batch, *product.shape[1:]), "tl.dot")
 
 
-def _result(a: tensor, b: tensor, out_dtype) -> tuple[T.dtype, tuple[int, ...]]:
-    """The result's dtype and shape (Triton's rules; see the module docstring)."""
+def _result(a: tensor, b: tensor, out_dtype, operand_bits: int = 0) -> tuple[T.dtype, tuple[int, ...]]:
+    """The result's dtype and shape (Triton's rules; see the module docstring); ``operand_bits``: the
+    operands' width before fp8 ones were widened to fp16 (K's minimum depends on it)."""
     if not a.shape or not b.shape:
         raise semantic.SemanticError("tl.dot: both operands must be blocks (not scalars)")
     if not len(a.shape) == len(b.shape) >= 2:
@@ -108,10 +113,12 @@ def _result(a: tensor, b: tensor, out_dtype) -> tuple[T.dtype, tuple[int, ...]]:
                                      f"(the first's last dimension must equal the second's second-to-last, and "
                                      f"batches must agree)")
     shape = batch + (m, n)
-    min_k = 32 if a.dtype.primitive_bitwidth == 8 else 16
+    operand_bits = operand_bits or a.dtype.primitive_bitwidth
+    min_k = 32 if operand_bits == 8 else 16
     if k < min_k:
-        raise semantic.SemanticError(f"tl.dot: K (the shared dimension) must be at least {min_k} for {a.dtype} "
-                                     f"operands, got {k}; pad the blocks and mask the loads")
+        raise semantic.SemanticError(f"tl.dot: Input shapes should have M >= 1, N >= 1 and K >= {min_k} for "
+                                     f"{operand_bits}-bit operands; K (the shared dimension) is {k}: pad the blocks "
+                                     "and mask the loads")
     if a.dtype.is_int():
         if a.dtype != T.int8:
             raise semantic.SemanticError(f"tl.dot: integer operands must be int8, got {a.dtype}")

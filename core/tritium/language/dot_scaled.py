@@ -140,6 +140,9 @@ def _scales(s: Any, batch: tuple, rows: int, k: int, what: str, dim: str) -> ten
     """The e8m0 ``[..., rows, k // 32]`` scales as an fp32 ``[..., rows, k]`` block of factors
     ``2 ** (s - 127)``."""
     s = semantic.to_tensor(_unwrap(s))
+    if s.dtype == T.uint8 and not k % GROUP and s.shape != (*batch, rows, k // GROUP):  # in Triton's words
+        raise SemanticError(f"{what} must be a tensor of shape {[*batch, rows, k // GROUP]}. "
+                            f"Got {[str(d) for d in s.shape]}")
     if s.dtype != T.uint8 or s.shape != (*batch, rows, k // GROUP) or k % GROUP:
         names = "B, " * len(batch) + f"{dim}, K // {GROUP}"
         raise SemanticError(f"tl.dot_scaled: {what} must be a [{names}] = {[*batch, rows, k // GROUP]} block of "

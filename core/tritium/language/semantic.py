@@ -629,7 +629,7 @@ def _minmax_op(kind: str, t: dtype, propagate_nan: bool = False) -> str:
 def program_id(axis: int):
     core = _core()
     if axis not in (0, 1, 2):
-        raise SemanticError(f"program_id axis must be 0, 1 or 2, got {axis}")
+        raise SemanticError(f"program_id axis must be 0, 1, or 2 but got {axis}")
     return core.tensor(builder().program_id(axis), T.int32, ())
 
 

@@ -226,8 +226,9 @@ def make_tensor_descriptor(base, shape, strides, block_shape, padding_option="ze
     elem = base.dtype.element_ty
     size = max(1, elem.primitive_bitwidth // 8)
     if block[-1] * size < MIN_ROW_BYTES:
-        raise SemanticError(f"tl.make_tensor_descriptor: a block row must hold at least {MIN_ROW_BYTES} bytes, got "
-                            f"{block[-1]} x {size} = {block[-1] * size} bytes; widen block_shape[-1]")
+        raise SemanticError(f"tl.make_tensor_descriptor: Descriptor block shape must have at least {MIN_ROW_BYTES} "
+                            f"bytes in the last dimension, got {block[-1]} x {size} = {block[-1] * size} bytes; "
+                            "widen block_shape[-1]")
     pad = bp.padding(padding_option) or "zero"
     if pad == "nan" and not elem.is_floating():
         raise SemanticError(f"tl.make_tensor_descriptor: padding \"nan\" needs a floating-point tensor, got {elem}")

@@ -20,7 +20,7 @@ import os
 from typing import Any, Callable
 
 from ..environment import raw_expression, raw_reader
-from ..errors import TritiumError
+from ..errors import TritiumError, reason_of
 from ..tools.tensor_descriptor import TensorDescriptor
 from .args import ARRAY_TYPES, SPECIALIZED_INTS, arg_type
 from .descriptors import bind as bind_descriptor
@@ -75,7 +75,7 @@ class Binder:
             "_tritium_kernel": jitfn.__name__,
             "_tritium_jit": jitfn, "_tritium_kernels": jitfn.kernels, "_tritium_self": self,
             "_tritium_general": general, "_tritium_dims": launch_dims, "_tritium_check": check_writable,
-            "_tritium_error": TritiumError,
+            "_tritium_error": TritiumError, "_tritium_reason": reason_of,
         }
         params = [f"{n}=_tritium_defaults[{n!r}]" if n in jitfn.defaults else n for n in names]
         lines = ["_tritium_p = None", "_tritium_mixed = False"] if inline else []
@@ -137,11 +137,11 @@ class Binder:
                f"            if e.__traceback__.tb_next is not None:  # raised inside, not by the call\n"
                f"                raise\n"
                f"        except _tritium_error as e:  # the user's line and the message, not the library's frames\n"
-               f"            raise e.with_traceback(None) from None\n"
+               f"            raise e.with_traceback(None) from _tritium_reason(e)\n"
                f"        try:\n"
                f"            return _tritium_general(_tritium_grid, args, kwargs)\n"
                f"        except _tritium_error as e:\n"
-               f"            raise e.with_traceback(None) from None\n"
+               f"            raise e.with_traceback(None) from _tritium_reason(e)\n"
                f"    return launch_on_grid\n")
         exec(compile(src, f"<tritium launch of {jitfn.__name__}>", "exec"), scope)
         self.bind: Callable[..., tuple] = scope["binder"]
