@@ -18,6 +18,8 @@ MATH_GAPS = {
     "libdevice-tan-*": "tan",
     **{f"libdevice-{fn}-*": fn for fn in ("acos", "acosh", "asin", "asinh", "atan", "atanh", "sinh", "cosh", "cbrt",
                                           "erfc", "expm1", "log1p", "atan2", "pow")},
+    "libdevice-special-*": "fp64 exp, log, sin, cos, erfc, pow, cbrt (the special functions)",
+    "libdevice-norms-bessel-n-*": "fp64 exp, log, sin, cos, cbrt (Bessel functions of order n, norms)",
 }
 
 

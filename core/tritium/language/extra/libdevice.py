@@ -1,7 +1,16 @@
-"""``libdevice``: the functions of NVIDIA's libdevice (Triton's ``tl.extra.libdevice``) that every
-tritium target computes, by their libdevice names, on fp32 and fp64 values. On nvptx they call
-libdevice itself where Triton does; elsewhere they are the same math ops. A name of libdevice that
-is not here raises ``NotImplementedYet``.
+"""``libdevice``: the functions of NVIDIA's libdevice (Triton's ``tl.extra.libdevice``), by their
+libdevice names, on every tritium target, for the dtypes Triton's table gives each (fp32 and fp64
+where libdevice has both ``f`` and plain variants, int32/int64 for the integer ones; the function
+dispatches on the arguments' dtypes). The plain math functions are the math ops (on nvptx they call
+libdevice itself where Triton does); the others are composed from ``semantic`` ops, so that every
+target computes them with the same code:
+
+* ``libdevice_round``: arithmetic and conversions in a named rounding mode (exact);
+* ``libdevice_bits``: integer and bit functions, float bit patterns, classification (exact);
+* ``libdevice_special``: ``exp10``, ``sinpi``, norms, ``fast_*`` and the special functions (Bessel,
+  gamma, inverse error functions), with the accuracy their docstrings state.
+
+A name of libdevice that is not here raises ``NotImplementedYet``.
 """
 
 from __future__ import annotations
@@ -67,7 +76,11 @@ def atan2(arg0, arg1) -> tensor:
 
 
 def pow(arg0, arg1) -> tensor:
-    """``arg0`` to the power ``arg1``, as C's ``pow``."""
+    """``arg0`` to the power ``arg1``, as C's ``pow``; an int32 ``arg1`` (libdevice's ``powi``) is
+    converted to ``arg0``'s type first (exact)."""
+    y = semantic.to_tensor(_unwrap(arg1))
+    if y.dtype == T.int32:
+        arg1 = semantic.cast(y, _float("pow", arg0).dtype)
     return _binary("pow", "powf", arg0, arg1)
 
 
@@ -98,10 +111,19 @@ def isinf(arg0) -> tensor:
     return semantic.cast(semantic.compare("eq", semantic.abs(x), float("inf")), T.int32)
 
 
+from .libdevice_bits import EXPORTS as _BITS  # noqa: E402
+from .libdevice_round import EXPORTS as _ROUND  # noqa: E402
+from .libdevice_special import EXPORTS as _SPECIAL  # noqa: E402
+
+for _exports in (_ROUND, _BITS, _SPECIAL):
+    globals().update(_exports)
+del _exports
+
+
 def __getattr__(name: str):
     from ...errors import NotImplementedYet
 
     if name.startswith("__"):
         raise AttributeError(name)
-    raise NotImplementedYet(f"libdevice.{name} is not supported yet (tritium has libdevice's "
-                            f"{', '.join(sorted([*_UNARY, 'fma', 'copysign', 'fmin', 'fmax', 'isnan', 'isinf']))})")
+    raise NotImplementedYet(f"libdevice.{name} is not supported yet (tritium has every name of Triton 3.6's "
+                            "libdevice; this one is not among them)")
