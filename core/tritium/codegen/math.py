@@ -59,6 +59,12 @@ class MathHooks:
         (NVIDIA's ``div.full.f32``)."""
         return builder.fdiv(x, y)
 
+    def remainder(self, builder: ll.IRBuilder, x: ll.Value, y: ll.Value) -> ll.Value:
+        """``fmod(x, y)`` of floats (``arith.remf``: Python's ``%`` on floats, ``libdevice.fmod``),
+        exact. LLVM's ``frem`` is, where the back end calls ``fmod`` or computes it exactly; a target
+        whose back end expands it with a rounded quotient (NVPTX) computes it another way."""
+        return builder.frem(x, y)
+
     def call(self, builder: ll.IRBuilder, fn: str, args: Sequence[ll.Value]) -> ll.Value:
         """``fn`` (an MLIR ``math`` op name without the prefix) applied to ``args``; raise
         ``MathUnavailable`` for a function the target cannot compute for the arguments' type."""

@@ -34,9 +34,15 @@ DEFAULT_INPUT_PRECISION = "tf32"
 OPERAND_DTYPES = (T.int8, T.uint8, T.float16, T.bfloat16, T.float32, T.float64)
 
 
+#: the ``input_precision`` of a product of fp32 operands whose values all fit ``dtype`` exactly
+EXACT_IN = "exact-{}"
+
+
 def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise_acc=None,
-        out_dtype=T.float32) -> tensor:
-    """``input @ other`` (+ ``acc``): see the module docstring for the types and shapes allowed."""
+        out_dtype=T.float32, _exact_in: T.dtype | None = None) -> tensor:
+    """``input @ other`` (+ ``acc``): see the module docstring for the types and shapes allowed.
+    ``_exact_in`` (the language's own products, ``tl.dot_scaled``): fp32 operands whose values the
+    narrower float type holds exactly, which a matrix instruction of that type may take as they are."""
     input_precision, allow_tf32 = _unwrap(input_precision), _unwrap(allow_tf32)
     if input_precision is not None and allow_tf32 is not None:
         raise semantic.SemanticError("tl.dot: only one of input_precision and allow_tf32 can be specified")
@@ -67,8 +73,9 @@ def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_i
     imprecise = _unwrap(max_num_imprecise_acc)
     if imprecise is not None and (not isinstance(imprecise, int) or imprecise < 0):
         raise semantic.SemanticError(f"tl.dot: max_num_imprecise_acc must be a non-negative integer, got {imprecise!r}")
-    handle = semantic.builder().dot(a.handle, b.handle, c.handle, a.dtype, result_dtype, shape,
-                                    input_precision.lower(), imprecise or 0)
+    precision = EXACT_IN.format(_exact_in.name) if _exact_in is not None else input_precision.lower()
+    handle = semantic.builder().dot(a.handle, b.handle, c.handle, a.dtype, result_dtype, shape, precision,
+                                    imprecise or 0)
     return tensor(handle, result_dtype, shape)
 
 
@@ -87,7 +94,7 @@ def _batches(a: tensor, b: tensor, acc, input_precision, max_num_imprecise_acc, 
         acc = _reshape(acc, (count, *acc.shape[len(batch):]), "tl.dot") if acc.shape[:len(batch)] == batch else acc
     product = dot(*flat, acc, input_precision=input_precision, max_num_imprecise_acc=max_num_imprecise_acc,
                   out_dtype=out_dtype)
-    return _reshape(product, (*batch, *product.shape[1:]), "tl.dot")
+    return _reshape(product, (*batch, *product.shape[1:]), "tl.dot")  # (the language's products are 2-D or 3-D)
 
 
 def _result(a: tensor, b: tensor, out_dtype, operand_bits: int = 0) -> tuple[T.dtype, tuple[int, ...]]:

@@ -11,11 +11,14 @@ Batched operands (``[B, M, K]`` and ``[B, K, N]``, as Triton allows) take batche
 (``[B, M, K // 32]`` and ``[B, N, K // 32]``) and give ``[B, M, N]``.
 
 Lowering: written in the language, so every target runs it. The operands are decoded to fp32,
-where each value of these formats times its scale is exact, then cast to bf16, which holds every
-such value (its exponents are fp32's), or to fp16 where an operand is fp16, as Triton's GPUs without
-MX tensor cores upcast (there a scaled value beyond fp16's range is infinite). ``tl.dot`` multiplies
-them on the target's matrix instructions: exact products, accumulated in fp32. ``fast_math``
-(Triton's leave to skip NaN handling) changes nothing here.
+where each value of these formats times its scale is exact. Where an operand is fp16, both are cast
+to fp16, as Triton's GPUs without MX tensor cores upcast (a scaled value beyond fp16's range is
+infinite, on every target). Otherwise they stay fp32, and the product is marked as taking values
+that bf16 holds exactly (its exponents are fp32's; only the values below 2**-133 that a subnormal
+e4m3 times the smallest scale makes are not): a target with a bf16 matrix instruction runs it there
+(``layout.matrix.narrow_exact_operands``), the others multiply in fp32, with the same products.
+``tl.dot`` accumulates in fp32. ``fast_math`` (Triton's leave to skip NaN handling) changes nothing
+here.
 """
 
 from __future__ import annotations
@@ -71,8 +74,10 @@ def dot_scaled(lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, acc=None,
             raise SemanticError(f"tl.dot_scaled: the accumulator must be a {[*batch, m, n]} block of {out_dtype} "
                                 f"(out_dtype); got a {list(acc.shape)} block of {acc.dtype}")
         acc = semantic.cast(acc, T.float32)
-    common = T.float16 if "fp16" in (lhs_format, rhs_format) else T.bfloat16
-    product = dot(semantic.cast(a, common), semantic.cast(b, common), acc, out_dtype=T.float32)
+    if "fp16" in (lhs_format, rhs_format):
+        product = dot(semantic.cast(a, T.float16), semantic.cast(b, T.float16), acc, out_dtype=T.float32)
+    else:
+        product = dot(a, b, acc, out_dtype=T.float32, _exact_in=T.bfloat16)
     return product if out_dtype == T.float32 else semantic.cast(product, out_dtype)
 
 

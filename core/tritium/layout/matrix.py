@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable, Optional
 
-from ..ir.mlir import ir
+from ..ir.mlir import arith, ir
 from ..passes.axis_info import walk
 from .distributed import Distribution, Mma, distribute
 
@@ -140,6 +140,34 @@ def narrow_fp8_operands(module: ir.Module, matrix_unit: MatrixUnit | None, num_w
         for w in {id(w): w for w in widened}.values():
             if not any(True for _ in w.results[0].uses):
                 w.erase()
+
+
+def narrow_exact_operands(module: ir.Module, matrix_unit: MatrixUnit | None, num_warps: int) -> None:
+    """A product of fp32 operands whose values a narrower float type holds exactly (``input_precision``
+    ``exact-bf16``: ``tl.dot_scaled``'s decoded operands) takes them in that type where the target's
+    matrix instruction runs it, with the same products; elsewhere it stays an fp32 product."""
+    if matrix_unit is None:
+        return
+    for op in [op for op in walk(module.operation) if op.name == "tile.dot"]:
+        precision = ir.StringAttr(op.attributes["input_precision"]).value
+        if not precision.startswith("exact-") or precision[len("exact-"):] not in _NARROW:
+            continue
+        narrow_type = _NARROW[precision[len("exact-"):]]()
+        wide = list(op.operands[:2])
+        if any(str(ir.RankedTensorType(v.type).element_type) != "f32" for v in wide):
+            continue
+        ip = ir.InsertionPoint(op)
+        casts = [arith.TruncFOp(ir.RankedTensorType.get(ir.RankedTensorType(v.type).shape, narrow_type), v,
+                                loc=op.location, ip=ip) for v in wide]
+        op.operands[0], op.operands[1] = (c.result for c in casts)
+        if mma_layout(op, matrix_unit, num_warps) is None:  # the instruction does not take it: as it was
+            op.operands[0], op.operands[1] = wide
+            for c in casts:
+                c.operation.erase()
+
+
+#: the narrower types of ``exact-<type>`` products
+_NARROW = {"bf16": ir.BF16Type.get, "fp16": ir.F16Type.get}
 
 
 #: ops through which a product's result may reach another product's A elementwise

@@ -27,7 +27,7 @@ from ..codegen.types import PointerBits, pointers_of_64_bits
 from ..errors import TritiumError
 from ..ir.mlir import ir
 from ..layout.choose import crossing_layouts, default_layouts, operand_layouts
-from ..layout.matrix import MatrixUnit, narrow_fp8_operands
+from ..layout.matrix import MatrixUnit, narrow_exact_operands, narrow_fp8_operands
 from ..layout.propagate import propagate_layouts
 from ..layout.split_products import split_products
 from .axis_info import analyze
@@ -71,6 +71,7 @@ def assign_gpu_layouts(module: ir.Module, num_warps: int, warp_size: int,
     with module.context, ir.Location.unknown():
         split_products(module, matrix_unit, num_warps)
         narrow_fp8_operands(module, matrix_unit, num_warps)
+        narrow_exact_operands(module, matrix_unit, num_warps)
         infos = analyze(module)
         own = operand_layouts(module, infos, num_warps, warp_size, pointer_bits)
         defaults = default_layouts(module, infos, num_warps, warp_size, pointer_bits, skip=own)

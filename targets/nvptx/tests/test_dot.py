@@ -295,3 +295,25 @@ def test_a_transposed_operand_is_stored_transposed_and_read_by_block_loads(targe
     p = np.exp(s - s.max(1, keepdims=True))
     want = p.astype(np.float16).astype(np.float64) @ v.astype(np.float64) / p.sum(1, keepdims=True)
     np.testing.assert_allclose(out, want, rtol=2e-3, atol=2e-3)
+
+
+@tritium.jit
+def scaled_kernel(a_ptr, s_ptr, b_ptr, c_ptr, A_FMT: tl.constexpr, B_FMT: tl.constexpr):
+    rm, rn, rk = tl.arange(0, 64), tl.arange(0, 64), tl.arange(0, 64)
+    a = tl.load(a_ptr + rm[:, None] * 64 + rk[None, :])
+    s = tl.load(s_ptr + rm[:, None] * 2 + tl.arange(0, 2)[None, :])
+    b = tl.load(b_ptr + rk[:, None] * 64 + rn[None, :])
+    tl.store(c_ptr + rm[:, None] * 64 + rn[None, :], tl.dot_scaled(a, s, A_FMT, b, None, B_FMT))
+
+
+@pytest.mark.parametrize("b_fmt, b_type, instruction", [
+    ("bf16", "*bf16", r"mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.bf16\.bf16\.f32|wgmma\.mma_async\.sync\.aligned\.m64n\d+k16\.f32\.bf16\.bf16"),
+    ("fp16", "*fp16", r"mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.f16\.f16\.f32|wgmma\.mma_async\.sync\.aligned\.m64n\d+k16\.f32\.f16\.f16"),
+])
+def test_scaled_products_run_on_the_tensor_cores(target, b_fmt, b_type, instruction):
+    """``tl.dot_scaled`` decodes its operands to fp32; the product of values bf16 holds exactly takes
+    them as bf16 on the tensor cores (``narrow_exact_operands``), as Triton's Hopper upcasts."""
+    types = {"a_ptr": "*u8", "s_ptr": "*u8", "b_ptr": b_type, "c_ptr": "*fp32"}
+    k = compile_specialized(scaled_kernel, target, types, {"A_FMT": "e4m3", "B_FMT": b_fmt}, {n: "D" for n in types},
+                            {"num_warps": 4})
+    assert re.search(instruction, k.asm["ptx"]) and "fma.rn.f32" not in k.asm["ptx"]

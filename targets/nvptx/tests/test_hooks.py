@@ -192,3 +192,20 @@ def test_enable_reflect_ftz_chooses_whether_exp2_flushes_subnormals(ftz):
 
     ptx = tritium.compile(exp2, {"data": "*fp32"}, target="nvptx", enable_reflect_ftz=ftz).asm["ptx"]
     assert ("ex2.approx.ftz.f32" in ptx) == ftz and ("ex2.approx.f32" in ptx) != ftz
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "fp64"])
+def test_float_remainder_is_libdevice_s_exact_fmod(dtype):
+    """``%`` of floats (and ``libdevice.fmod``) calls ``__nv_fmod[f]``: LLVM's NVPTX back end expands
+    ``frem`` with a rounded quotient, wrong once ``x / y`` passes 2**24 (found by the conformance
+    case of ``libdevice.remainder`` on an H200)."""
+    import tritium
+    import tritium.language as tl
+
+    @tritium.jit
+    def rem(x_ptr, y_ptr):
+        offs = tl.arange(0, 64)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs) % tl.load(y_ptr + offs))
+
+    k = tritium.compile(rem, {"x_ptr": f"*{dtype}", "y_ptr": f"*{dtype}"}, target="nvptx")
+    assert f'@"__nv_fmod{"f" if dtype == "fp32" else ""}"(' in k.asm["llir"] and " frem " not in k.asm["llir"]

@@ -294,6 +294,16 @@ class NvptxHooks(DeviceHooks):
             return intrinsics.per_element(builder, [x, y], lambda b, xs: _f32_asm(b, "div.full.f32 $0, $1, $2;", xs))
         return super().divide(builder, x, y)
 
+    def remainder(self, builder: ll.IRBuilder, x: ll.Value, y: ll.Value) -> ll.Value:
+        """libdevice's ``fmod`` (exact): LLVM's NVPTX back end expands ``frem`` as ``x - y * trunc(x /
+        y)``, whose rounded quotient is wrong once ``x / y`` passes 2**24 (2**53 for fp64)."""
+        element = scalar_of(x.type)
+        if not isinstance(element, (ll.FloatType, ll.DoubleType)):
+            return super().remainder(builder, x, y)
+        name = "__nv_fmodf" if isinstance(element, ll.FloatType) else "__nv_fmod"
+        callee = intrinsics.declare(builder.module, name, element, [element, element])
+        return intrinsics.per_element(builder, [x, y], lambda b, xs: b.call(callee, xs))
+
     def call(self, builder: ll.IRBuilder, fn: str, args: Sequence[ll.Value]) -> ll.Value:
         element = scalar_of(args[0].type)
         if fn in self.ex2 and isinstance(element, ll.FloatType):
