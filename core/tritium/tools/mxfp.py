@@ -54,7 +54,26 @@ def _as_dtype(values: np.ndarray, reference: Any, dtype: Any) -> Any:
     return values.astype(dtype)
 
 
-class MXFP4Tensor:
+class _Codes:
+    """Codes of a format, one per ``uint8`` element of ``data``: encoded from float ``data``, or zeros
+    of ``size`` on ``device``."""
+
+    @staticmethod
+    def _encode(values: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def __init__(self, data: Any = None, size: Any = None, device: Any = None):
+        if data is not None:
+            self.device = getattr(data, "device", None) if device is None else device
+            self.data = _like(self._encode(_host(data)), data, device)
+        elif size is not None:
+            self.device = device
+            self.data = _zeros(size, device)
+        else:
+            raise ValueError(f"{type(self).__name__} needs data (float values) or a size")
+
+
+class MXFP4Tensor(_Codes):
     """E2M1 values, one code (0..15) per ``uint8`` element of ``data``.
 
     ``MXFP4Tensor(values)`` rounds float values to the nearest E2M1 value, ties to the even code, and
@@ -62,15 +81,7 @@ class MXFP4Tensor:
     ``MXFP4Tensor(size=..., device=...)`` makes zeros; ``.random()`` fills them with random codes.
     """
 
-    def __init__(self, data: Any = None, size: Any = None, device: Any = None):
-        if data is not None:
-            self.device = getattr(data, "device", None) if device is None else device
-            self.data = _like(encode_e2m1(_host(data)), data, device)
-        elif size is not None:
-            self.device = device
-            self.data = _zeros(size, device)
-        else:
-            raise ValueError("MXFP4Tensor needs data (float values) or a size")
+    _encode = staticmethod(lambda values: encode_e2m1(values))
 
     def random(self) -> "MXFP4Tensor":
         """Fill with codes drawn uniformly from all 16 (both zeros included); returns self."""
@@ -119,7 +130,7 @@ def encode_e2m1(values: np.ndarray) -> np.ndarray:
     return (code | np.where(sign, 8, 0)).astype(np.uint8)
 
 
-class MXScaleTensor:
+class MXScaleTensor(_Codes):
     """E8M0 scales, one biased exponent per ``uint8`` element of ``data``: code ``e`` is
     ``2**(e - 127)``, 255 is NaN.
 
@@ -128,15 +139,7 @@ class MXScaleTensor:
     values become NaN.
     """
 
-    def __init__(self, data: Any = None, size: Any = None, device: Any = None):
-        if data is not None:
-            self.device = getattr(data, "device", None) if device is None else device
-            self.data = _like(encode_e8m0(_host(data)), data, device)
-        elif size is not None:
-            self.device = device
-            self.data = _zeros(size, device)
-        else:
-            raise ValueError("MXScaleTensor needs data (float values) or a size")
+    _encode = staticmethod(lambda values: encode_e8m0(values))
 
     def random(self, low: float | None = None, high: float | None = None) -> "MXScaleTensor":
         """Fill with scales drawn uniformly among the powers of two in ``[low, high]`` (by default
