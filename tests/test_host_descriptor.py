@@ -249,3 +249,16 @@ def test_descriptor_reductions_take_what_triton_s_take_on_hopper(dtype, op, allo
     else:
         with pytest.raises(tritium.CompilationError, match=f"desc.atomic_{op} does not support"):
             compile_it()
+
+
+@tritium.jit
+def downcast_store_kernel(desc, N, BM: tl.constexpr, BN: tl.constexpr):
+    om, on = tl.program_id(0) * BM, tl.program_id(1) * BN
+    values = ((om + tl.arange(0, BM)[:, None]) * N + on + tl.arange(0, BN)[None, :]).to(tl.float32) + 0.25
+    desc.store([om, on], values)  # fp32 into an fp16 descriptor: converted, as Triton's store does
+
+
+def test_a_descriptor_store_converts_to_the_descriptor_s_type(host_target):
+    out = np.zeros((32, 128), np.float16)
+    downcast_store_kernel[(4, 4)](TensorDescriptor(out, out.shape, (128, 1), [8, 32]), 128, BM=8, BN=32)
+    np.testing.assert_array_equal(out, (np.arange(32 * 128).reshape(32, 128) + 0.25).astype(np.float16))

@@ -60,8 +60,12 @@ class tensor_descriptor(bp.block_ptr):  # noqa: N801 - a language value, spelled
         return bp.load(self._at(offsets, "desc.load"), None, None, list(range(len(self.block_shape))), self.padding)
 
     def store(self, offsets, value) -> None:
-        """``value`` (the block's shape and type) written at ``offsets`` where it lies inside the tensor."""
-        bp.store(self._at(offsets, "desc.store"), value, None, list(range(len(self.block_shape))))
+        """``value`` (the block's shape, or a scalar) written at ``offsets`` where it lies inside the
+        tensor, converted to the descriptor's element type first, as Triton's descriptors do (a block
+        pointer's store takes only its own type)."""
+        value = semantic.to_tensor(bp._unwrap(value), self.base.dtype.element_ty)
+        bp.store(self._at(offsets, "desc.store"), semantic.cast(value, self.base.dtype.element_ty), None,
+                 list(range(len(self.block_shape))))
 
     def _atomic(self, op: str, offsets, value) -> None:
         ptrs, inside = bp._pointers_and_mask(self._at(offsets, f"desc.atomic_{op}"), list(range(len(self.block_shape))))
