@@ -298,3 +298,31 @@ def test_a_compile_error_is_chained_to_what_its_line_raised_without_library_fram
     with pytest.raises(tritium.CompilationError) as info:
         tritium.compile(bad_axis, {"x_ptr": "*i32"}, target=FrontendOnly())
     assert str(info.value.__cause__) == "program_id axis must be 0, 1, or 2 but got 20"
+
+
+_TABLE = np.arange(4)  # a global that is no constexpr: kernels may not read it
+
+
+def test_triton_s_words_for_a_global_a_static_assertion_and_a_non_boolean_where():
+    import tritium.language as tl
+
+    @tritium.jit
+    def reads_global(x_ptr):
+        tl.store(x_ptr, _TABLE[0])
+
+    @tritium.jit
+    def fails_statically(x_ptr):
+        tl.static_assert(isinstance(0, tl.tensor))
+
+    @tritium.jit
+    def int_condition(x_ptr):
+        c = tl.full((64,), 0, tl.uint32)
+        tl.store(x_ptr + tl.arange(0, 64), tl.where(c, 1.0, 2.0))
+
+    with pytest.raises(tritium.CompilationError, match="Cannot access global variable '_TABLE'"):
+        tritium.compile(reads_global, {"x_ptr": "*fp32"}, target=FrontendOnly())
+    with pytest.raises(tritium.CompilationError) as info:
+        tritium.compile(fails_statically, {"x_ptr": "*fp32"}, target=FrontendOnly())
+    assert info.value.__cause__ is None  # as Triton's CompileTimeAssertionFailure
+    with pytest.warns(UserWarning, match="tl.where with a non-boolean condition is deprecated"):
+        tritium.compile(int_condition, {"x_ptr": "*fp32"}, target=FrontendOnly())

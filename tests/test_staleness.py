@@ -167,7 +167,7 @@ def test_captured_number_is_refused_naming_the_capture():
     def scaled(out_ptr):
         tritium.language.store(out_ptr, n)
 
-    with pytest.raises(CompilationError, match=r"in kernel 'scaled'.*cannot read variable captured from an "
+    with pytest.raises(CompilationError, match=r"in kernel 'scaled'.*Cannot access variable captured from an "
                                                r"enclosing function 'n' \(= 3\).*n = tl.constexpr\(3\)"):
         tritium.compile(scaled, signature="*i32", target=FrontendOnly())
 

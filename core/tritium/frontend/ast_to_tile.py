@@ -185,7 +185,7 @@ class FunctionGenerator(ast.NodeVisitor):
         except TritiumError as e:
             cls = CompileTimeAssertionFailure if isinstance(e, StaticAssertionFailed) else CompilationError
             error = self.error(node, str(e), cls)
-            error.reason = e.with_traceback(None)
+            error.reason = None if cls is CompileTimeAssertionFailure else e.with_traceback(None)  # (as Triton's)
             raise error from None
         except Exception as e:  # user code called wrongly, or a value of the wrong kind
             error = self.error(node, f"{type(e).__name__}: {e}")

@@ -244,7 +244,15 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", evict
 
 
 def where(condition, x, y) -> tensor:
-    return semantic.where(_unwrap(condition), _unwrap(x), _unwrap(y))
+    """``x`` where ``condition`` holds, else ``y``; a condition that is not boolean is read as
+    ``!= 0``, with Triton's warning."""
+    condition = _unwrap(condition)
+    if isinstance(condition, tensor) and condition.dtype != semantic.T.int1:
+        from ..errors import warn
+
+        warn(f"tl.where with a non-boolean condition is deprecated and will error out in a future triton release. "
+             f"Got {condition.dtype}")
+    return semantic.where(condition, _unwrap(x), _unwrap(y))
 
 
 def broadcast_to(input, *shape) -> tensor:

@@ -52,7 +52,7 @@ def global_rule_message(name: str, value: Any, captured: bool = False) -> str:
     shown = repr(value)
     shown = shown if len(shown) <= 40 else shown[:37] + "..."
     what = "variable captured from an enclosing function" if captured else "global variable"
-    return (f"cannot read {what} '{name}' (= {shown}) in a kernel: kernels read only globals and captured "
+    return (f"Cannot access {what} '{name}' (= {shown}) in a kernel: kernels read only globals and captured "
             f"variables that are tl.constexpr, dtypes, @jit functions or modules, so that a compiled kernel "
             f"never goes stale; declare it as '{name} = tl.constexpr({shown})' or pass it as a tl.constexpr "
             f"parameter")
