@@ -110,6 +110,8 @@ def test_the_interpreter_describes_the_host(monkeypatch):
 
     monkeypatch.setenv("TRITIUM_TARGET", "interpreter")
     assert driver.active.get_current_target() == GPUTarget("cpu", platform.machine(), 1)
+    props = driver.active.utils.get_device_properties(None)  # Triton's tests size their launches from it
+    assert props["multiprocessor_count"] == 1 and props["warpSize"] == 1 and props["max_shared_mem"] >= 2**20
 
 
 @tritium.jit

@@ -60,6 +60,13 @@ class InterpreterTarget(Target):
         thread), with the machine's architecture as the arch: kernels are not compiled for a CPU."""
         return GPUTarget("cpu", platform.machine(), 1)
 
+    def device_properties(self, device: int) -> dict[str, int]:
+        """The host as the interpreter runs on it: one program at a time (one multiprocessor of one
+        thread, ``warpSize`` 1), its blocks in host memory (``max_shared_mem``: no on-chip limit below
+        a GiB); no clocks to report."""
+        return {"multiprocessor_count": 1, "max_shared_mem": 2**30, "max_num_regs": 1024, "warpSize": 1,
+                "max_threads_per_sm": 1, "sm_clock_rate": 0, "mem_clock_rate": 0, "mem_bus_width": 0}
+
     def parse_options(self, options: dict[str, Any]) -> LaunchOptions:
         return LaunchOptions.parse(options, self.name)  # checked so typos show; no meaning here
 
