@@ -28,11 +28,10 @@ from ..language.tensor_descriptor import host_tensor_descriptor
 from ..runtime.args import bind_scalar
 from ..runtime.host import HostMemory, host_address
 from ..runtime.jit import JIT_CODE
-from ..runtime.compiler import COMPILE_LOCK, CompiledKernel
+from ..runtime.compiler import COMPILE_LOCK, CompiledKernel, parameter_placeholder
 from ..runtime.descriptors import is_descriptor_type
 from ..runtime.tuple_args import flat_signature, is_tuple_type, layout_key
 from ..runtime.tuple_args import parameter as tuple_parameter
-from ..runtime.descriptors import parameter as descriptor_parameter
 from ..runtime.descriptors import parse as parse_descriptor
 from ..runtime.launch import bind_arguments, check_grid, normalize_grid, split_arguments
 from ..target import Driver, GPUTarget, KernelSignature, LaunchOptions, Target
@@ -180,13 +179,8 @@ def _frontend_check(kernel, types: dict[str, str], constants: dict[str, Any], ta
     from ..passes.neutral import optimize
     from ..passes.pipeline import CompileContext
 
-    def placeholder(arg_type: str, spec: str = "") -> Any:
-        if is_descriptor_type(arg_type):
-            return descriptor_parameter(arg_type)
-        return tlc.tensor(None, T.from_signature(arg_type), ())
-
-    values = [constants.get(n) if n not in types else tuple_parameter(constants[layout_key(n)], placeholder)
-              if is_tuple_type(types[n]) else placeholder(types[n]) for n in kernel.arg_names]
+    values = [constants.get(n) if n not in types else tuple_parameter(constants[layout_key(n)], parameter_placeholder)
+              if is_tuple_type(types[n]) else parameter_placeholder(types[n]) for n in kernel.arg_names]
     signature = KernelSignature(kernel.__name__, *flat_signature(tuple(types), tuple(types.values()), constants))
     ctx = CompileContext(signature, target, opts)
     with COMPILE_LOCK, tile.context(), ir.Location.unknown():

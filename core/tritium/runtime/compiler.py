@@ -327,8 +327,6 @@ def _compile_specialized(jitfn, target, arg_types, constants, specs, options, gi
 def _run_pipeline(jitfn, target, opts, signature, arg_types, constants, specs, key, given):
     from ..ir import tile
     from ..ir.mlir import ir
-    from ..language import core as tlc
-    from ..language import dtypes as T
     from ..passes.pipeline import CompileContext
 
     ctx = CompileContext(signature, target, opts, {"name": jitfn.__name__}, key=key)
@@ -338,14 +336,11 @@ def _run_pipeline(jitfn, target, opts, signature, arg_types, constants, specs, k
             t = arg_types.get(name)
             if t is None:
                 arg_values.append(constants.get(name))
-            elif is_descriptor_type(t):
-                arg_values.append(descriptor_parameter(t))
-                attrs += descriptor_attributes(t, specs.get(name, ""))
             elif is_tuple_type(t):
-                arg_values.append(tuple_parameter(constants[layout_key(name)], functools.partial(_leaf, attrs)))
+                leaf = functools.partial(parameter_placeholder, attrs=attrs)
+                arg_values.append(tuple_parameter(constants[layout_key(name)], leaf))
             else:
-                arg_values.append(tlc.tensor(None, T.from_signature(t), ()))
-                attrs.append({"tile.divisibility": tile.i32_attr(16)} if specs.get(name) == "D" else {})
+                arg_values.append(parameter_placeholder(t, specs.get(name, ""), attrs))
                 if specs.get(name) == "1":
                     known[name] = 1
         asm = build_pipeline(target, opts).run((jitfn, arg_values, attrs, known), ctx, given)
@@ -372,16 +367,20 @@ def _key_repr(value: Any) -> str:
     return cache_key if isinstance(cache_key, str) else repr(value)
 
 
-def _leaf(attrs: list[dict], arg_type: str, spec: str) -> Any:
-    """A tuple's runtime leaf as the frontend's parameter placeholder, its attributes added to ``attrs``."""
+def parameter_placeholder(arg_type: str, spec: str = "", attrs: list[dict] | None = None) -> Any:
+    """The frontend's value of a runtime parameter (or of a tuple's runtime leaf) of ``arg_type``: a
+    tensor without IR, or a descriptor's parts; with ``attrs``, the attributes its specialisation
+    ``spec`` gives the function's parameters are added to it."""
     from ..ir import tile
     from ..language import core as tlc
     from ..language import dtypes as T
 
     if is_descriptor_type(arg_type):
-        attrs += descriptor_attributes(arg_type)
+        if attrs is not None:
+            attrs += descriptor_attributes(arg_type, spec)
         return descriptor_parameter(arg_type)
-    attrs.append({"tile.divisibility": tile.i32_attr(16)} if spec == "D" else {})
+    if attrs is not None:
+        attrs.append({"tile.divisibility": tile.i32_attr(16)} if spec == "D" else {})
     return tlc.tensor(None, T.from_signature(arg_type), ())
 
 
