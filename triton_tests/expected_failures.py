@@ -59,9 +59,10 @@ _COUNTS: dict[str, Counter] = defaultdict(Counter)
 
 def pytest_collection_modifyitems(config, items):
     every = int(os.environ.get("TRITON_TESTS_SAMPLE", "1") or 1)
-    if every > 1:  # one test in ``every``, the same ones on every run and target
-        config.hook.pytest_deselected(items=[t for i, t in enumerate(items) if i % every])
-        items[:] = items[::every]
+    part = int(os.environ.get("TRITON_TESTS_PART", "0") or 0) % every
+    if every > 1:  # one test in ``every`` (part ``part`` of ``every``), the same ones on every run and target
+        config.hook.pytest_deselected(items=[t for i, t in enumerate(items) if i % every != part])
+        items[:] = items[part::every]
     for item in items:
         test_id = item.nodeid.split("language/", 1)[-1]
         for pattern, reason in _ENTRIES:

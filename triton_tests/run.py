@@ -1,7 +1,7 @@
 """Triton's own language tests, unchanged, on a tritium target.
 
     python triton_tests/run.py fetch --source PATH_OR_URL [--ref REF]
-    python triton_tests/run.py run --target cpu [--device cpu] [-n 2] [--sample N] [FILES...] [PYTEST_ARGS...]
+    python triton_tests/run.py run --target cpu [--device cpu] [-n 2] [--sample N [--part K]] [FILES...] [PYTEST_ARGS...]
 
 ``fetch`` copies Triton's ``python/test/unit/language`` tests, the ``python/test/conftest.py`` they
 use and ``python/triton/_internal_testing.py`` (Triton's test helpers) at ``REF`` (default: the
@@ -53,12 +53,13 @@ def fetch(source: str, ref: str) -> None:
 
 
 def run(target: str, device: str, workers: int, files: list[str], pytest_args: list[str], json_path: str,
-        sample: int = 1, real: bool = False) -> int:
+        sample: int = 1, real: bool = False, part: int = 0) -> int:
     if not (UPSTREAM / "language").is_dir():
         print("no Triton tests here: run 'python triton_tests/run.py fetch --source ...' first", file=sys.stderr)
         return 2
     paths = [str(UPSTREAM / "language" / f) for f in files] or [str(UPSTREAM / "language")]
     env = {**os.environ, "TRITIUM_TARGET": target, "TRITON_TESTS_JSON": json_path, "TRITON_TESTS_SAMPLE": str(sample),
+           "TRITON_TESTS_PART": str(part),
            # tritium's interpreter target takes Triton's tests as a compiled target does: with
            # TRITON_INTERPRET=1 they would exec kernel sources that have no file, which only
            # Triton's own interpreter runs
@@ -83,6 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("-n", type=int, default=1, help="pytest-xdist workers")
     r.add_argument("--json", default=str(HERE / "results.json"), help="where the counts go")
     r.add_argument("--sample", type=int, default=1, help="run one test in N (the same ones every run)")
+    r.add_argument("--part", type=int, default=0,
+                   help="with --sample N, which of the N disjoint parts (0..N-1): a whole run split into N runs")
     r.add_argument("--real-triton", action="store_true",
                    help="run them on the installed Triton instead, for a side-by-side count")
     r.add_argument("files", nargs="*", help="test files under language/ (default: all)")
@@ -92,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     device = args.device or ("cpu" if args.target in ("cpu", "interpreter") else "cuda")
     return run(args.target, device, args.n, args.files, [a for a in rest if a != "--"], args.json, args.sample,
-               args.real_triton)
+               args.real_triton, args.part)
 
 
 if __name__ == "__main__":
