@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import tritium
 import tritium.language as tl
 from tritium.codegen.device import WarpMatrixOp
 from tritium.ir import tile
@@ -192,6 +193,30 @@ def test_a_product_reading_its_old_accumulator():
     ab = a64 @ b64
     check(out, 3 * ab + 3 * ab + 1, 6 * (np.abs(a64) @ np.abs(b64)) + 1, 7 * (k + 1) * EPS["fp32"])
     check(sums, (0 + 1 + 2) * ab.sum(1), 3 * (np.abs(a64) @ np.abs(b64)).sum(1), 7 * (k + 1) * EPS["fp32"])
+
+
+@tritium.jit
+def reshaped_batch_kernel(a_ptr, b_ptr, out_ptr, B: tl.constexpr, M: tl.constexpr):
+    """``B`` products of ``M x M`` blocks read as rows and reshaped: no block of rank 2 anywhere."""
+    a = tl.load(a_ptr + tl.arange(0, B * M * M)).reshape(B, M, M)
+    b = tl.load(b_ptr + tl.arange(0, B * M * M)).reshape(B, M, M)
+    tl.store(out_ptr + tl.arange(0, B * M * M), tl.dot(a, b).reshape(B * M * M))
+
+
+def test_a_batched_product_in_a_kernel_without_2d_blocks():
+    """Triton's test_dot_multidim on nvptx: a 3-D ``tl.dot`` where no block has rank 2 (the layout
+    stage once asked for the rank-2 default to count warps, and crashed)."""
+    bs, m = 2, 16
+    pairs = [operands(m, m, m, "fp16", seed=60 + i) for i in range(bs)]
+    a, b = np.stack([p[0] for p in pairs]), np.stack([p[1] for p in pairs])
+    a64, b64 = np.stack([p[2] for p in pairs]), np.stack([p[3] for p in pairs])
+    out = np.full((bs, m, m), np.nan, np.float32)
+    types = {"a_ptr": "*fp16", "b_ptr": "*fp16", "out_ptr": "*fp32"}
+    text = tile_opt(reshaped_batch_kernel, types, {"B": bs, "M": m})
+    with tile.context():
+        module = laid_out(text, 2)
+        run(module, (1,), [a, b, out], num_warps=2, warp_size=WARP, matrix=TOY)
+    check(out, a64 @ b64, np.abs(a64) @ np.abs(b64), (m + 1) * EPS["fp32"])
 
 
 @pytest.mark.parametrize("causal", [False, True])

@@ -213,7 +213,8 @@ class _Propagation:
             return self.packed(op, tensors, ir.IntegerAttr(op.attributes["pack"]).value)
         if name == "tile.dot":
             arriving = (self.layouts.get(op.operands[0]), self.layouts.get(op.operands[1]))
-            mma = mma_layout(op, self.matrix_unit, threads(self.default(2))[1], *arriving) if self.matrix_unit else None
+            warps = threads(self.default(ir.RankedTensorType(op.result.type).rank))[1]
+            mma = mma_layout(op, self.matrix_unit, warps, *arriving) if self.matrix_unit else None
             if mma is not None:
                 self.need(op, 2, mma)
             return self.set(op.result, mma or self.layouts[op.operands[2]])
