@@ -106,4 +106,4 @@ def test_static_range_assert_and_hints(target):
 
     out = target.driver.to_device(np.full(8, -1, np.int32))
     static_kernel[(1,)](out, N=5)
-    np.testing.assert_array_equal(target.driver.to_host(out), [0, 1, 4, 9, 16, 0, 0, 0])
+    np.testing.assert_array_equal(target.driver.to_host(out), [0, 101, 4, 109, 16, 0, 0, 0])

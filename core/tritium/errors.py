@@ -46,6 +46,17 @@ class ArgumentOverflowError(ArgumentError, OverflowError):
     ``OverflowError`` too, as Triton's launcher raises."""
 
 
+class OptionError(ArgumentError, AssertionError):
+    """A launch option out of its range (``num_warps=3``): an ``AssertionError`` too, as Triton's
+    backends assert their options."""
+
+
+def option_error(kernel: str, e: TritiumError) -> ArgumentError:
+    """``e``, raised checking launch options, as an error of the kernel ``kernel``: an
+    ``ArgumentError`` of the same kind (an ``OptionError`` stays one)."""
+    return (type(e) if isinstance(e, ArgumentError) else ArgumentError)(f"kernel '{kernel}': {e}")
+
+
 class NotImplementedYet(TritiumError, AttributeError):
     """A Triton builtin tritium does not have yet: an ``AttributeError`` (so ``hasattr`` is False
     and feature checks work) whose message says it is not implemented yet, not that it is a typo."""

@@ -45,7 +45,7 @@ class LaunchOptions:
 
     @classmethod
     def parse(cls, options: dict[str, Any], target: str) -> "LaunchOptions":
-        from .errors import TritiumError
+        from .errors import OptionError, TritiumError
 
         known = {f.name: f.type for f in dataclasses.fields(cls)}
         ctas = options.get("num_ctas", 1)
@@ -63,8 +63,7 @@ class LaunchOptions:
                 raise TritiumError(f"launch option {k} must be True or False, got {v!r}")
         warps = options.get("num_warps", 1)
         if warps < 1 or warps & (warps - 1):  # refused on every target, so a launch means the same everywhere
-            raise TritiumError(f"num_warps must be a positive power of two (1, 2, 4, 8, ...), as in Triton, "
-                               f"got {warps}")
+            raise OptionError(f"num_warps must be a power of 2 (1, 2, 4, 8, ...), as in Triton, got {warps}")
         if "debug" in known and "debug" not in options and debug_from_environment():
             options = {**options, "debug": True}
         return cls(**options)

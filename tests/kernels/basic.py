@@ -122,6 +122,8 @@ def static_kernel(out_ptr, N: tl.constexpr):
     acc = tl.zeros((8,), dtype=tl.int32)
     for i in tl.static_range(N):
         acc += tl.where(offs == i, i * i, 0)
+    for i in tl.static_range(1, N, step=2):  # Triton's step by name: odd lanes gain 100
+        acc += tl.where(offs == i, 100, 0)
     tl.store(out_ptr + offs, acc)
 
 

@@ -324,7 +324,8 @@ class FunctionGenerator(ast.NodeVisitor):
         self.scope = before
         (then_tuple, then_vals), (else_tuple, else_vals) = outcomes
         if then_tuple != else_tuple or [_signature(v) for v in then_vals] != [_signature(v) for v in else_vals]:
-            raise self.error(node, f"the function returns {_desc_all(then_tuple, then_vals)} on one path and "
+            raise self.error(node, f"Return type mismatch: the function returns {_desc_all(then_tuple, then_vals)} "
+                                   "on one path and "
                                    f"{_desc_all(else_tuple, else_vals)} on another; every return must give "
                                    "the same types")
         outs = _unflatten(then_vals, self._final_if(cond, scratch, [_flatten(then_vals), _flatten(else_vals)]))

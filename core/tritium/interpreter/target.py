@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import (ArgumentError, CompilationError, CompileTimeAssertionFailure, KernelRuntimeError, LocatedError,
-                      OutOfBoundsError, TritiumError)
+                      OutOfBoundsError, TritiumError, option_error)
 from ..language import core as tlc
 from ..language import dtypes as T
 from ..language import semantic
@@ -95,7 +95,7 @@ class InterpreterTarget(Target):
         try:
             opts = self.parse_options(options)
         except TritiumError as e:
-            raise ArgumentError(f"kernel '{kernel.__name__}': {e}") from None
+            raise option_error(kernel.__name__, e) from None
         call, types, constants, regions, descriptors = {}, {}, {}, [], {}
         for name, t, value in bind_arguments(self, kernel, bound):
             call[name] = tlc.as_const(value) if name in kernel.const_params else value

@@ -409,10 +409,14 @@ def range(*args, num_stages=None, loop_unroll_factor=None, disallow_acc_multi_bu
     return builtins.range(*(_unwrap(a) for a in args))
 
 
-def static_range(*args):
-    """``for i in tl.static_range(...)``: a loop over constants, unrolled at compile time."""
+def static_range(arg1, arg2=None, step=None):
+    """``for i in tl.static_range(...)``: a loop over constants, unrolled at compile time; takes
+    ``range``'s arguments, and ``step`` by name as Triton's does."""
     import builtins
 
+    args = [a for a in (arg1, arg2, step) if a is not None]
+    if arg2 is None and step is not None:
+        args = [0, *args]
     bounds = [_static_int(a, "tl.static_range bound") for a in args]
     return builtins.range(*bounds)
 

@@ -565,7 +565,12 @@ def python_if_exp(cond: Any, body: Callable[[], Any], orelse: Callable[[], Any])
     """``body if cond else orelse``: a ``tl.where`` of both sides when ``cond`` is a tensor."""
     cond = _python(cond)
     if isinstance(cond, _core().tensor):
-        return where(cond, body(), orelse())
+        then, other = body(), orelse()
+        types = [getattr(v, "dtype", None) for v in (then, other)]
+        if None not in types and types[0] != types[1] and any(t.is_ptr() for t in types):
+            raise SemanticError(f"Ternary expression with dynamic condition has inconsistent types {types[0]} and "
+                                f"{types[1]}: both sides must be the same pointer type")
+        return where(cond, then, other)
     return body() if cond else orelse()
 
 
@@ -669,8 +674,8 @@ def _check_pointer(p, what: str):
 
 def refuse_const(p, what: str):
     if p.dtype.is_const():
-        raise SemanticError(f"{what} cannot write through a pointer to constant data (a parameter annotated "
-                            "tl.const); drop the annotation to write through it")
+        raise SemanticError(f"Cannot store to a constant pointer: {what} cannot write through a pointer to constant "
+                            "data (a parameter annotated tl.const); drop the annotation to write through it")
 
 
 def _bool_mask(mask, what: str):

@@ -13,7 +13,7 @@ import os
 import re
 from typing import Any
 
-from ..errors import ArgumentError, CompilationError, TritiumError, user_facing
+from ..errors import ArgumentError, CompilationError, TritiumError, option_error, user_facing
 from ..target import KernelSignature
 from ..tools.tensor_descriptor import TensorDescriptor
 from . import cache as disk_cache
@@ -289,7 +289,7 @@ def _compile_specialized(jitfn, target, arg_types, constants, specs, options, gi
     try:
         opts = target.parse_options(options)
     except TritiumError as e:
-        raise ArgumentError(f"kernel '{jitfn.__name__}': {e}") from None
+        raise option_error(jitfn.__name__, e) from None
     if given is None and override_files(jitfn.__name__):  # read once: the key and the pipeline see one text
         given = choose_override(jitfn.__name__, list(build_pipeline(target, opts)))
     both = jitfn.do_not_specialize & jitfn.constexprs
