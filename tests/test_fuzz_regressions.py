@@ -67,11 +67,28 @@ def bf16_self_compare(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, (b == b) + a, mask=mask)
 
 
-def test_a_bf16_block_compared_with_itself_compiles(compiling_target):
+def test_a_bf16_block_compared_with_itself_compiles(target):
     """Seed 31072: LLVM's x86 back end could not select the [16] bf16 ``x == x`` (an ORD compare)
-    on AVX2; the cpu compares bf16 as fp32. (The interpreter has no bf16.)"""
-    dev = compiling_target.driver
+    on AVX2; the cpu compares bf16 as fp32."""
+    dev = target.driver
     x = np.arange(34, dtype=np.int16)
     out = dev.to_device(np.zeros(34, np.int64))
     bf16_self_compare[(3,)](dev.to_device(x), out, 34, BLOCK=16)
     assert dev.to_host(out).tolist() == (x[::-1] + 1).tolist()
+
+
+@triton.jit
+def flags_below_a_range(out_ptr, s, BN: tl.constexpr):
+    rn = tl.arange(0, BN)
+    flags = s != (5 & rn)                                      # booleans, different by lane
+    tl.store(out_ptr + rn, (flags < rn).to(tl.int32))           # a bound that is no scalar, left of a range
+
+
+def test_a_range_compared_with_a_block_that_is_not_uniform(target):
+    """Seed 1016: the whole-block generator took ``block < range`` for a bounds mask and built its
+    scalar test from a bound every lane shares, which this block is not (the compiler crashed)."""
+    dev = target.driver
+    out = dev.to_device(np.full(8, -1, np.int32))
+    flags_below_a_range[(1,)](out, 3, BN=8)
+    rn = np.arange(8)
+    np.testing.assert_array_equal(dev.to_host(out), ((3 != (5 & rn)).astype(int) < rn).astype(np.int32))

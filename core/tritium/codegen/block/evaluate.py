@@ -135,7 +135,9 @@ class ChunkEvaluator:
                   and contiguous_run(info, -1, w) for k in (0, 1)]
         if ranged == [False, True]:  # bound > range: range < bound
             operands, ins, predicate = operands[::-1], ins[::-1], _SWAPPED[predicate]
-        elif ranged != [True, False] or ins[1].uniform is None:
+        elif ranged != [True, False]:
+            return None
+        if ins[1].uniform is None:  # a bound that differs by lane (fuzz seed 1016: a boolean < a range)
             return None
         b = self.b
         first, bound = self.first_lane(operands[0], idx, ins[0]), ins[1].uniform
