@@ -152,11 +152,10 @@ def test_annotations_fix_the_type_of_scalar_parameters(target, annotation, expec
         assert dev.to_host(out)[0] == want
 
 
-def test_bf16_annotation_rounds_the_argument(compiling_target):
-    """On compiling targets: the interpreter computes with numpy, which has no bf16."""
+def test_bf16_annotation_rounds_the_argument(target):
     import tritium.language as tl
 
-    dev = compiling_target.driver
+    dev = target.driver
     out = dev.to_device(np.zeros(1, np.float64))
     _annotated(tl.bfloat16)[(1,)](out, 0.1, EXPECT=tl.bfloat16)
     assert dev.to_host(out)[0] == _bf16(0.1) != float(np.float32(0.1))

@@ -2,6 +2,7 @@
 and constexprs (checked against numpy on every target), and checked memory accesses."""
 
 import sys
+import types
 
 import numpy as np
 import pytest
@@ -9,6 +10,7 @@ import pytest
 import tritium
 import tritium.language as tl
 from tritium.errors import OutOfBoundsError
+from tritium.runtime.host import host_span
 
 from .kernels import attr_helpers as helpers
 from .kernels import control
@@ -343,3 +345,47 @@ def test_pointer_where_in_a_loop_keeps_one_entry_per_argument():
     assert [p.regions[i].name for i in p.which] == ["a", "b", "a", "b"]
     unknown = select(c, p, Pointers.of(np.zeros(4, np.uint64), None))
     assert unknown.which.tolist()[1::2] == [-1, -1]
+
+
+class _Bf16Tensor:
+    """Stands in for a CPU torch tensor of bf16, which numpy cannot view (its DLPack export is
+    refused): its memory is known from ``data_ptr``, the strides and the element size."""
+
+    def __init__(self, array: np.ndarray, device: str = "cpu"):
+        self.array, self.shape, self.dtype = array, array.shape, "bfloat16"
+        self.device = types.SimpleNamespace(type=device)
+
+    def data_ptr(self) -> int:
+        return self.array.ctypes.data
+
+    def element_size(self) -> int:
+        return 2
+
+    def stride(self) -> tuple[int, ...]:
+        return tuple(s // 2 for s in self.array.strides)
+
+    def __dlpack__(self, **kwargs):
+        raise BufferError("DLPack has no bf16 numpy reads")
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
+def test_host_span_of_tensors_numpy_cannot_view():
+    base = np.zeros((4, 6), np.uint16)
+    start = base.ctypes.data
+    assert host_span(_Bf16Tensor(base)) == (start, start + 48)
+    assert host_span(_Bf16Tensor(base[1:3, ::2])) == (start + 12, start + 12 + 2 * (6 + 4 + 1))
+    assert host_span(_Bf16Tensor(base.T)) == (start, start + 48)
+    assert host_span(_Bf16Tensor(base[:0])) == (start, start)
+    assert host_span(_Bf16Tensor(base, device="cuda")) is None  # no host memory to check
+
+
+def test_torch_bf16_tensors_in_the_interpreter(interpreter):
+    """torch's bf16 tensors are read whole (numpy cannot view them: they were taken as 0 bytes, so
+    every access was a false out-of-bounds error)."""
+    torch = pytest.importorskip("torch")
+    x = torch.randn(16, dtype=torch.bfloat16)
+    y = torch.zeros(16, dtype=torch.bfloat16)
+    copy_kernel[(2,)](x, y, 16, BLOCK=8, MASKED=False)
+    assert torch.equal(y, x)

@@ -92,9 +92,8 @@ def test_a_float_in_a_bitwise_op_is_refused_in_triton_s_words(target, types, op,
         binary_kernel[(1,)](a, b, out, OP=op, BLOCK=4)
 
 
-def test_bf16_with_an_integer_tensor_computes_in_fp32(compiling_target):
-    """On compiling targets: the interpreter computes with numpy, which has no bf16."""
-    dev = compiling_target.driver
+def test_bf16_with_an_integer_tensor_computes_in_fp32(target):
+    dev = target.driver
     i = np.array([300, 301, 1000, 3], np.int32)
     out = dev.to_device(np.zeros(4, np.float32))
     bf16_plus_int_kernel[(1,)](dev.to_device(np.ones(4, np.float32)), dev.to_device(i), out, BLOCK=4)
@@ -230,10 +229,9 @@ def test_maximum_with_a_float_number_computes_in_fp32(target):
     np.testing.assert_array_equal(dev.to_host(out), expected.astype(np.float64))
 
 
-def test_maximum_of_bf16_computes_in_fp32(compiling_target):
-    """On compiling targets: the interpreter computes with numpy, which has no bf16."""
+def test_maximum_of_bf16_computes_in_fp32(target):
     x = np.array([1, 3, 256, 0.5], np.float32)  # exact in bf16
-    dev = compiling_target.driver
+    dev = target.driver
     out = dev.to_device(np.zeros(4, np.float64))
     minmax_number_kernel[(1,)](dev.to_device(x), out, OP="bf16_self", BLOCK=4)
     np.testing.assert_array_equal(dev.to_host(out), (x + np.float32(0.0001)).astype(np.float64))

@@ -26,6 +26,7 @@ from . import cases_inline_asm as _cases_inline_asm  # noqa: F401
 from . import cases_map_elementwise as _cases_map_elementwise  # noqa: F401
 from . import cases_host_descriptor as _cases_host_descriptor  # noqa: F401
 from . import cases_fp8 as _cases_fp8  # noqa: F401
+from . import cases_bf16 as _cases_bf16  # noqa: F401
 from . import cases_block_ptr as _cases_block_ptr  # noqa: F401
 from . import cases_tensordesc as _cases_tensordesc  # noqa: F401
 from . import cases_sorting as _cases_sorting  # noqa: F401

@@ -3,8 +3,7 @@
 ``run(seeds, targets)`` generates each seed's kernel (``fuzz_gen``), writes it as a module, runs it
 on every target in worker processes (``fuzz_worker`` through ``workers``; one per target and lane,
 restarted after a crash or a hang) and compares every output with the model (``fuzz_model``), exactly for integers
-and within the model's error bound for floats. A kernel runs only on the targets that have what it
-``needs`` (bf16: not the interpreter, whose numpy has none). A ``Finding`` is a mismatch, a crash, a hang, an
+and within the model's error bound for floats. A ``Finding`` is a mismatch, a crash, a hang, an
 error (compile failure), an abort (LLVM died and the compile passed only with the fallback
 pipeline) or an overrun (a write past the end of an output) on one target; it carries the seed, so
 ``--fuzz 1 --seed S`` re-runs it, and ``keep`` saves the kernel of each finding as a module.
@@ -105,14 +104,6 @@ def compare(kernel: Kernel, results: dict[str, dict]) -> list[Finding]:
     return found
 
 
-def lacks(target: str) -> frozenset[str]:
-    """The kernel features (``Kernel.needs``) that ``target`` cannot run: a target that runs kernels
-    on numpy without compiling them (the interpreter) has no bf16."""
-    from tritium import plugins
-
-    return frozenset() if plugins.targets()[target].compiles else frozenset({"bf16"})
-
-
 def available_targets(names: Iterable[str] | None = None) -> list[str]:
     """The named targets (default: every installed target that can run here and is tested by
     default, ``Target.test_by_default``)."""
@@ -155,12 +146,11 @@ def run(seeds: Iterable[int], targets: list[str], jobs: int = 1, timeout: float 
         def lane(mine: list[int]) -> None:
             workers = {t: _Worker(t, workdir, timeout) for t in targets}
             workers.update({t: _Worker(t, workdir, timeout, compile_only=True) for t in compile_only})
-            missing = {t: lacks(t) for t in workers}
             try:
                 for seed in mine:
                     kernel = generator(seed, exclude)
                     stem = write_job(kernel, workdir)
-                    results = {t: w.run(stem) for t, w in workers.items() if not kernel.needs & missing[t]}
+                    results = {t: w.run(stem) for t, w in workers.items()}
                     found = compare(kernel, results)
                     if found and keep:
                         os.makedirs(keep, exist_ok=True)

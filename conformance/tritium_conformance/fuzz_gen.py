@@ -12,8 +12,7 @@ other values and skip the rest), ``for``/``while``/``tl.range``/``tl.static_rang
 step, a trip count known only at run time, an ``if`` inside), ``not`` and ``tl.where`` on per-program
 conditions, ``@jit`` helpers returning tuples, reductions with ``axis=None`` or ``keep_dims``,
 bitcasts, ``tl.full``/``tl.zeros``, ``tl.cdiv``, ``tl.expand_dims``,
-bf16 values made in the kernel (stored as fp32; ``Kernel.needs`` keeps them off targets without
-bf16) and ``debug=True`` launches (nothing is out of bounds: results must not change); and the
+bf16 values made in the kernel (stored as fp32) and ``debug=True`` launches (nothing is out of bounds: results must not change); and the
 block-level statements of ``fuzz_blocks`` (``tl.dot``, scans, sort and topk, gather, ``xor_sum``,
 atomics, loads through block pointers), ``tl.sum(dtype=)``, ``tl.maximum``/``minimum`` with Python
 numbers and ``>>`` of operands of mixed signedness.
@@ -63,7 +62,6 @@ class Kernel:
     grid: tuple[int, ...]
     meta: dict                 # constexpr keyword arguments
     tags: list[str]            # constructs used that bugs are known in, to classify a finding
-    needs: frozenset[str] = frozenset()   # features a target must have to run it ("bf16")
     debug: bool = False        # launched with ``debug=True`` (bounds checks: results must not change)
 
 
@@ -656,7 +654,6 @@ def generate(seed: int, exclude: frozenset[str] = frozenset(), statements: tuple
         "@triton.jit", f"def kernel({', '.join(params)}):"] + g.lines
     args = list(g.args) + ([] if g.two_d else [("scalar", "n", g.size)])
     source = "\n".join(src) + "\n"
-    needs = frozenset({"bf16"} if "tl.bfloat16" in source else ())
     debug = "debug" not in exclude and g.r.random() < 0.2
-    tags = set(g.tags) | set(needs) | ({"debug"} if debug else set())
-    return Kernel(seed, source, args, outputs, g.grid, g.meta, sorted(tags), needs, debug)
+    tags = set(g.tags) | ({"bf16"} if "tl.bfloat16" in source else set()) | ({"debug"} if debug else set())
+    return Kernel(seed, source, args, outputs, g.grid, g.meta, sorted(tags), debug)

@@ -76,15 +76,12 @@ def to_variant(x_ptr, out_ptr, n, FMT: tl.constexpr, BLOCK: tl.constexpr):
 
 
 @tritium.jit
-def from_variant(bits_ptr, f32_ptr, f16_ptr, bf16_ptr, FMT: tl.constexpr, BF16: tl.constexpr, BLOCK: tl.constexpr):
+def from_variant(bits_ptr, f32_ptr, f16_ptr, bf16_ptr, FMT: tl.constexpr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     x = tl.load(bits_ptr + offs).to(FMT, bitcast=True)
     tl.store(f32_ptr + offs, x.to(tl.float32))
     tl.store(f16_ptr + offs, x.to(tl.float16))
-    if BF16:  # (not in the interpreter: numpy has no bf16)
-        tl.store(bf16_ptr + offs, x.to(tl.bfloat16).to(tl.float32))
-    else:
-        tl.store(bf16_ptr + offs, x.to(tl.float32))
+    tl.store(bf16_ptr + offs, x.to(tl.bfloat16).to(tl.float32))
 
 
 @tritium.jit

@@ -32,7 +32,21 @@ def emit(builder: ll.IRBuilder, op_name: str, operands: Sequence[ll.Value], resu
     emitter = EMITTERS.get(op_name)
     if emitter is None:
         raise TritiumError(f"op {op_name} is not an elementwise op this code generator knows")
+    if not hooks.bf16_arithmetic and op_name in BF16_IN_FP32 and str(scalar_of(operands[0].type)) == "bfloat":
+        wide = ll.VectorType(ll.FloatType(), result_type.count) if isinstance(result_type, ll.VectorType) \
+            else ll.FloatType()
+        operands = [hooks.convert(builder, "fpext", x, wide) for x in operands]
+        if str(scalar_of(result_type)) != "bfloat":  # to an integer: from the exact fp32 value
+            return emitter(builder, operands, result_type, attrs, hooks)
+        return hooks.convert(builder, "fptrunc", emitter(builder, operands, wide, attrs, hooks), result_type)
     return emitter(builder, operands, result_type, attrs, hooks)
+
+
+#: float arithmetic (and conversions to integers) a target without bf16 arithmetic
+#: (``MathHooks.bf16_arithmetic``) computes in fp32
+BF16_IN_FP32 = frozenset({"arith.addf", "arith.subf", "arith.mulf", "arith.divf", "arith.remf", "arith.negf",
+                          "math.fma", "math.absf", "arith.maximumf", "arith.minimumf", "arith.maxnumf",
+                          "arith.minnumf", "arith.fptosi", "arith.fptoui"})
 
 
 def scalar_constant(attr: ir.Attribute, t: ll.Type) -> ll.Constant:

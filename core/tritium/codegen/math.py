@@ -54,6 +54,11 @@ class MathHooks:
     #: ``("contract",)`` so that ``a * b + c`` becomes one FMA (Triton's ``enable_fp_fusion``)
     fp_flags: tuple[str, ...] = ()
 
+    #: whether the back end computes bf16 arithmetic (``fadd bfloat``, ...); a target whose LLVM back
+    #: end cannot select it (wasm) says False, and float arithmetic on bf16 is then computed in fp32
+    #: and rounded back, through ``convert`` (the same results: fp32 holds over twice bf16's precision)
+    bf16_arithmetic: bool = True
+
     def divide(self, builder: ll.IRBuilder, x: ll.Value, y: ll.Value) -> ll.Value:
         """``x / y`` of floats (``arith.divf``); a target may use an approximation where Triton does
         (NVIDIA's ``div.full.f32``)."""

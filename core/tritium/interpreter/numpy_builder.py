@@ -13,6 +13,7 @@ import math
 import sys
 from typing import Any, Callable
 
+import ml_dtypes
 import numpy as np
 
 from ..errors import DeviceAssertionError
@@ -25,8 +26,11 @@ from .memory import AccessError, Pointers, Region, check, pointers, select
 
 _NP = {"int1": np.bool_, "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
        "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
-       "fp16": np.float16, "fp32": np.float32, "fp64": np.float64,
+       "fp16": np.float16, "bf16": ml_dtypes.bfloat16, "fp32": np.float32, "fp64": np.float64,
        **{name: np.uint8 for name in dtype.FP8}}  # fp8: the bits (``language.fp8`` converts them)
+
+
+_BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
 def np_dtype(t: dtype) -> Any:
@@ -199,6 +203,9 @@ class NumpyBuilder:
         if t.is_bool() and op in _WRAPPING:  # i1 arithmetic wraps modulo 2 (True + True == False)
             operands = [np.asarray(o, dtype=np.uint8) for o in operands]
             return (np.asarray(_ARITH[op](*operands)) & 1).astype(np.bool_)
+        operands = [np.asarray(o) for o in operands]
+        if any(o.dtype == _BF16 for o in operands):  # bf16 computed in fp32 and rounded, as GPUs do
+            operands = [o.astype(np.float32) if o.dtype == _BF16 else o for o in operands]
         with np.errstate(all="ignore"):
             return np.asarray(_ARITH[op](*operands)).astype(np_dtype(t), copy=False)
 

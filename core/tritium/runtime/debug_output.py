@@ -60,6 +60,8 @@ def format_value(v: np.generic, t: dtype, hex: bool) -> str:
     """One element as C's printf would write it for Triton's format of type ``t``."""
     if t.is_ptr():
         return f"0x{int(v):x}"
+    if t.name == "bf16":  # its bits: as compiled kernels pass it, or of the interpreter's bf16 value
+        v = np.asarray(v).view(np.uint16)
     if hex:
         bits = t.primitive_bitwidth
         raw = int(np.asarray(v).view(f"u{bits // 8}")) if t.is_floating() and t.name != "bf16" else int(v)

@@ -68,9 +68,20 @@ def host_span(value: Any) -> tuple[int, int] | None:
     compiled targets in debug mode)."""
     arr = _as_numpy(value)
     if arr is None:
-        return None
+        return _torch_span(value)
     lo, hi = np.lib.array_utils.byte_bounds(arr) if hasattr(np.lib, "array_utils") else np.byte_bounds(arr)
     return int(lo), int(hi)
+
+
+def _torch_span(value: Any) -> tuple[int, int] | None:
+    """The bytes of a host torch tensor numpy cannot view (bf16), from its strides."""
+    if _torch_device(value) != "cpu" or not hasattr(value, "data_ptr"):
+        return None
+    start, size = value.data_ptr(), value.element_size()
+    if 0 in value.shape:
+        return start, start
+    reach = [(n - 1) * s for n, s in zip(value.shape, value.stride())]
+    return start + size * sum(r for r in reach if r < 0), start + size * (sum(r for r in reach if r > 0) + 1)
 
 
 def _as_numpy(value: Any) -> Any:

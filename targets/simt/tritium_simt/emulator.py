@@ -22,6 +22,7 @@ import numpy as np
 from llvmlite import binding as llvm
 from llvmlite import ir as ll
 
+from tritium.codegen.block import conversions
 from tritium.codegen.device import DeviceHooks, WarpMatrixOp
 from tritium.codegen.threads import generate
 
@@ -56,6 +57,12 @@ class HostThreadHooks(DeviceHooks):
     def __init__(self, warp_size: int, matrix: WarpMatrixOp | Callable | None = None):
         self.warp_size = warp_size
         self.matrix = matrix
+
+    def convert(self, builder: ll.IRBuilder, method: str, value: ll.Value, ty: ll.Type) -> ll.Value:
+        """The host's conversions as the whole-block targets emit them (rounding on the bits): LLVM
+        would use the host's bf16 instruction where it has one, and AVX512-BF16's flushes subnormals
+        to zero, which a GPU's conversion does not."""
+        return conversions.convert(builder, method, value, ty)
 
     def warp_matrix_op(self, operand: str, accumulator: str) -> WarpMatrixOp | None:
         """``matrix`` (a target's declaration of its instruction: the tile, the K elements a 32-bit
