@@ -184,3 +184,29 @@ def dot(dev: Device, fmt: str) -> list[Output]:
     v = spec.values()
     want = v[a] @ v[b]
     return [Output("c", dev.to_host(c), want, rtol=1e-5, atol=1e-6 * float(np.abs(want).max()))]
+
+
+@triton.jit
+def fp8_abs_kernel(bits_ptr, out_ptr, FMT: tl.constexpr):
+    offs = tl.arange(0, 256)
+    x = tl.load(bits_ptr + offs).to(FMT, bitcast=True)
+    tl.store(out_ptr + offs, tl.abs(x).to(tl.uint8, bitcast=True))
+
+
+@cases("fp8-abs-{fmt}", fmt=list(SPECS))
+def absolute(dev: Device, fmt: str) -> list[Output]:
+    """``tl.abs`` of every pattern: its sign bit cleared, as Triton's (through the value, e4b15's
+    largest pattern would saturate); fnuz's NaN (0x80) stays NaN, and its zero zero."""
+    dtype, spec = SPECS[fmt]
+    bits = np.arange(256, dtype=np.uint8)
+    out = dev.full((256,), 0x55, np.uint8)
+    dev.launch(fp8_abs_kernel, (1,), dev.to_device(bits), out, FMT=dtype)
+    want = bits & 0x7F
+    if spec.fnuz:
+        want = np.where(bits == 0x80, 0x80, want)
+    elif spec.nan is not None:  # a NaN's sign: any NaN pattern will do
+        want = np.where(np.isnan(spec.values()), spec.nan, want)
+    got = dev.to_host(out)
+    if spec.nan is not None and not spec.fnuz:
+        got = np.where(np.isnan(spec.values()[got]), spec.nan, got)
+    return [Output("bits", got.astype(np.int64), want.astype(np.int64))]

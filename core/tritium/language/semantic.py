@@ -610,6 +610,9 @@ def math_unary(op: str, x):
 
 def abs(x):  # noqa: A001
     x = to_tensor(x)
+    if x.dtype.is_fp8() and x.dtype.name not in ("fp8e4b8", "fp8e5b16"):  # its sign bit cleared, as Triton
+        bits = cast(x, T.uint8, bitcast=True)  # (through the value, e4b15's 1.875 would saturate to 1.75;
+        return cast(bitwise("and", bits, 0x7F), x.dtype, bitcast=True)  # fnuz's NaN, 0x80, is no sign)
     if x.dtype.is_floating():
         return _emit("absf", (x,), x.dtype, x.shape)
     if x.dtype.is_int_unsigned():
