@@ -5,6 +5,7 @@ import re
 import pytest
 
 import tritium
+import tritium.language as tl
 
 from .kernels.basic import add_kernel, binop_kernel, loops_kernel
 from .kernels.frontend_only import FrontendOnly
@@ -143,3 +144,16 @@ def test_f_strings_format_compile_time_values_only():
 
     with pytest.raises(tritium.CompilationError, match="an f-string in a kernel formats compile-time values"):
         compile_ir(runtime_value, "*i32")
+
+
+@tritium.jit
+def int_to_pointer(table_ptr, out_ptr):
+    p = tl.load(table_ptr).to(tl.pointer_type(tl.float16))
+    tl.store(out_ptr, tl.load(p).to(tl.float32))
+
+
+def test_an_address_becomes_a_pointer_through_ptr_cast():
+    """Triton's int_to_ptr (its grouped GEMM reads operand addresses from a table): an int64
+    becomes a pointer, the address unchanged, with one op every target lowers."""
+    tile = compile_ir(int_to_pointer, "*i64, *fp32")["tile"]
+    assert re.search(r'"tile.ptr_cast"\(%\w+\) : \(i64\) -> !tile.ptr<f16, 1 : i32>', tile), tile

@@ -389,3 +389,20 @@ def test_torch_bf16_tensors_in_the_interpreter(interpreter):
     y = torch.zeros(16, dtype=torch.bfloat16)
     copy_kernel[(2,)](x, y, 16, BLOCK=8, MASKED=False)
     assert torch.equal(y, x)
+
+
+@tritium.jit
+def load_through_address(table_ptr, out_ptr, passed_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    tl.store(out_ptr + offs, tl.load(tl.load(table_ptr).to(tl.pointer_type(tl.float32)) + offs))
+
+
+def test_addresses_made_from_integers_are_checked_against_every_argument(interpreter):
+    """An int64 turned into a pointer (Triton's grouped GEMM) reads an array the launch passes;
+    one into memory no argument holds is refused, saying why, where a compiled target would read it."""
+    x, out, hidden = np.arange(4, dtype=np.float32), np.zeros(4, np.float32), np.ones(4, np.float32)
+    load_through_address[(1,)](np.array([x.ctypes.data], np.int64), out, x, N=4)  # x passed: known memory
+    np.testing.assert_array_equal(out, x)
+    with pytest.raises(OutOfBoundsError, match="an address in no argument's memory: .* an address made from an "
+                                               "integer must point into one of them"):
+        load_through_address[(1,)](np.array([hidden.ctypes.data], np.int64), out, x, N=4)

@@ -2,6 +2,8 @@
 (``x.type`` of a block), ``tl.constexpr_type``, ``tl.tuple``, ``tl.slice``, ``tl.const`` pointers
 that refuse writes, and ``while tl.condition(...)``; in host code and inside kernels."""
 
+import re
+
 import numpy as np
 import pytest
 import tritium
@@ -341,3 +343,22 @@ def test_an_integer_argument_beyond_64_bits_is_an_overflow_error(target):
     """Triton's launcher raises ``OverflowError``; tritium's ``ArgumentError`` is one too, naming the argument."""
     with pytest.raises(OverflowError, match="argument 'v' = 18446744073709551616"):
         store_int_kernel[(1,)](target.driver.to_device(np.zeros(1, np.int64)), 2**64)
+
+
+@tritium.jit
+def bad_pointer_cast(x_ptr, WHAT: tl.constexpr):
+    if WHAT == "ptr-to-i32":
+        tl.store(x_ptr, x_ptr.to(tl.int32))
+    else:
+        tl.store(tl.load(x_ptr).to(tl.float32).to(tl.pointer_type(tl.int32)), 1)
+
+
+@pytest.mark.parametrize("what, message", [
+    ("ptr-to-i32", "cannot cast pointer<tl.int32> to tl.int32: a pointer converts to int64 (its address) or int1"),
+    ("float-to-ptr", "cannot cast tl.float32 to pointer<tl.int32>: pointers convert to and from integers"),
+])
+def test_pointer_casts_refused_as_triton_refuses_them(target, what, message):
+    """Triton converts pointers to pointers, integers to pointers and pointers to int64 or int1
+    (the conformance case ``pointer-casts`` checks their values); nothing else."""
+    with pytest.raises(tritium.CompilationError, match=re.escape(message)):
+        bad_pointer_cast[(1,)](target.driver.to_device(np.zeros(1, np.int32)), WHAT=what)

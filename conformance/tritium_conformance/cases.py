@@ -575,3 +575,38 @@ def number_shifted(dev: Device, dtype: str, block: int) -> list[Output]:
     right = wide >> x.astype(np.int64)
     left = ((wide << x.astype(np.int64)) & mask).astype(np.uint64).astype(t)
     return [Output("out", dev.to_host(out), np.concatenate([right.astype(t), left]))]
+
+
+# -- pointers as integers and as other pointer types ----------------------------------------------
+@triton.jit
+def address_table_kernel(x_ptr, table_ptr, N: tl.constexpr):
+    """Writes the address of x[N - 1 - i] at table[i], as int64 (Triton's grouped GEMM keeps its
+    operands' addresses in such a table)."""
+    i = tl.arange(0, N)
+    tl.store(table_ptr + i, (x_ptr + (N - 1 - i)).to(tl.int64))
+
+
+@triton.jit
+def pointer_cast_kernel(x_ptr, table_ptr, out_ptr, N: tl.constexpr):
+    """Reads through the table's addresses, reads x's bytes through an int8 pointer, and writes
+    offsets and non-null flags computed from addresses."""
+    i = tl.arange(0, N)
+    through = tl.load(tl.load(table_ptr + i).to(tl.pointer_type(tl.int32)))
+    tl.store(out_ptr + i, through.to(tl.int64))
+    low_bytes = tl.load(x_ptr.to(tl.pointer_type(tl.uint8)) + 4 * i)  # little-endian: the low byte
+    tl.store(out_ptr + N + i, low_bytes.to(tl.int64))
+    tl.store(out_ptr + 2 * N + i, (x_ptr + i).to(tl.int64) - x_ptr.to(tl.int64))
+    tl.store(out_ptr + 3 * N + i, (x_ptr + i).to(tl.int1).to(tl.int64))
+    back = (x_ptr.to(tl.int64) + 4 * i).to(tl.pointer_type(tl.int32))
+    tl.store(out_ptr + 4 * N + i, tl.load(back).to(tl.int64))
+
+
+@cases("pointer-casts")
+def pointer_casts(dev: Device) -> list[Output]:
+    n = 16
+    x = (np.arange(n, dtype=np.int32) * 1000 + 7)
+    xd, table, out = dev.to_device(x), dev.full(n, 0, np.int64), dev.full(5 * n, -1, np.int64)
+    dev.launch(address_table_kernel, (1,), xd, table, N=n)
+    dev.launch(pointer_cast_kernel, (1,), xd, table, out, N=n)
+    want = np.concatenate([x[::-1], x & 0xFF, 4 * np.arange(n), np.ones(n), x]).astype(np.int64)
+    return [Output("out", dev.to_host(out), want)]

@@ -79,6 +79,17 @@ def _cast(method: str) -> Emitter:
     return lambda b, ops, ty, attrs, hooks: ops[0] if ops[0].type == ty else getattr(b, method)(ops[0], ty)
 
 
+def _ptr_cast(b, ops, ty, attrs, hooks):
+    """``tile.ptr_cast``: pointers are opaque, so only a change of kind (int <-> pointer) is an instruction."""
+    x = ops[0]
+    if x.type == ty:
+        return x
+    from_ptr, to_ptr = (isinstance(scalar_of(t), ll.PointerType) for t in (x.type, ty))
+    if from_ptr and to_ptr:
+        return b.addrspacecast(x, ty)
+    return b.inttoptr(x, ty) if to_ptr else b.ptrtoint(x, ty)
+
+
 def _convert(method: str) -> Emitter:
     """A conversion that produces floats, through the target's hooks."""
     return lambda b, ops, ty, attrs, hooks: ops[0] if ops[0].type == ty else hooks.convert(b, method, ops[0], ty)
@@ -215,7 +226,7 @@ EMITTERS.update({
     "arith.sitofp": _convert("sitofp"), "arith.uitofp": _convert("uitofp"),
     "arith.fptosi": _cast("fptosi"), "arith.fptoui": _cast("fptoui"),
     "arith.extsi": _cast("sext"), "arith.extui": _cast("zext"), "arith.trunci": _cast("trunc"),
-    "arith.bitcast": _cast("bitcast"),
+    "arith.bitcast": _cast("bitcast"), "tile.ptr_cast": _ptr_cast,
     "arith.index_cast": _int_resize("sext"), "arith.index_castui": _int_resize("zext"),
     "arith.cmpi": _cmpi, "arith.cmpf": _cmpf, "arith.select": _simple("select"),
 })

@@ -134,6 +134,8 @@ class IRBuilder:
         return arith.cmpi(getattr(arith.CmpIPredicate, pred), a, b)
 
     def cast(self, op: str, h, src: dtype, dst: dtype, shape, toward_zero: bool = False) -> ir.Value:
+        if op == "ptr_cast":
+            return tile.PtrCastOp(h, res=ir_type(dst, shape)).res
         attrs = {"tile.rtz": ir.UnitAttr.get()} if toward_zero else {}
         if src.is_fp8() or dst.is_fp8():  # LLVM has no fp8 types: the conversion carries the format
             attrs["tile.fp8"] = ir.StringAttr.get((src if src.is_fp8() else dst).name)

@@ -105,7 +105,9 @@ def check(p: Pointers, active: np.ndarray, size: int, every: tuple[Region, ...],
             continue
         of = f"{int(np.count_nonzero(~ok))} of {int(active.sum())} active lanes"
         if idx < 0:
-            raise AccessError(f"{what} an address in no argument's memory: {_first(a[~ok], hex)} ({of})")
+            raise AccessError(f"{what} an address in no argument's memory: {_first(a[~ok], hex)} ({of}); the "
+                              "interpreter reads only the arrays a launch passes, so an address made from an "
+                              "integer must point into one of them (or run on a compiled target)")
         r = regions[0]
         offsets = (a[~ok] - r.start) // size
         raise AccessError(f"{what} '{r.name}' out of bounds at element offsets {_first(offsets, str)} ({of}); "

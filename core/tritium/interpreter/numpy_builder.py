@@ -218,6 +218,8 @@ class NumpyBuilder:
     def cast(self, op: str, h, src: dtype, dst: dtype, shape, toward_zero: bool = False):
         if dst.is_ptr():
             return _as_pointer(h)
+        if src.is_ptr():  # its address
+            return pointers(h).addr.astype(np.uint64).view(np_dtype(dst))
         if op == "bitcast":
             return np.asarray(h).view(np_dtype(dst))
         nearest = _convert(np.asarray(h), src, dst)

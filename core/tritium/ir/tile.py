@@ -230,6 +230,15 @@ class AddPtrOp(Tile.Operation, name="addptr", traits=[Pure]):
     res: Result[Any] = result()
 
 
+class PtrCastOp(Tile.Operation, name="ptr_cast", traits=[Pure]):
+    """A pointer as another pointer type, an int64 as a pointer, or a pointer as an int64 (its
+    address), by the types (scalars, or tensors of one shape): Triton's int_to_ptr, ptr_to_int and
+    pointer bitcast. The address is unchanged."""
+
+    src: Operand[Any] = operand()
+    res: Result[Any] = result()
+
+
 class DotOp(Tile.Operation, name="dot", traits=[Pure]):
     """``a @ b + c`` of 2-D blocks ([M, K] x [K, N] + [M, N]), or of 3-D ones batched along the first
     dimension ([B, M, K] x [B, K, N] + [B, M, N]); ``a`` and ``b`` share one element type,

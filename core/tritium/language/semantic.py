@@ -313,12 +313,12 @@ def cast(x, to: dtype, bitcast: bool = False, fp_downcast_rounding: str | None =
                                 "go through tl.float32")
         if src.is_fp8() and to.is_fp8():  # through fp32, which holds every fp8 value exactly
             return cast(cast(x, T.float32), to, fp_downcast_rounding=fp_downcast_rounding)
+    if src.is_ptr() or to.is_ptr():  # Triton's rules: pointers to pointers, any int to a pointer, a
+        return _pointer_cast(x, to, bitcast)  # pointer to int64 (its address) or int1 (non-null)
     if bitcast:
         if src.primitive_bitwidth != to.primitive_bitwidth:
             raise SemanticError(f"cannot bitcast {src} to {to}: sizes differ")
         op = "bitcast"
-    elif src.is_ptr() or to.is_ptr():
-        raise SemanticError(f"cannot cast {src} to {to}")
     elif to.is_bool():
         return compare("ne", x, 0)
     elif src.is_floating() and to.is_floating():
@@ -339,6 +339,25 @@ def cast(x, to: dtype, bitcast: bool = False, fp_downcast_rounding: str | None =
     toward_zero = fp_downcast_rounding == "rtz"
     return core.tensor(b.cast(op, x.handle, src, to, x.shape, toward_zero) if toward_zero else
                        b.cast(op, x.handle, src, to, x.shape), to, x.shape)
+
+
+def _pointer_cast(x, to: dtype, bitcast: bool):
+    core, src = _core(), x.dtype
+    if to.is_ptr() and not (src.is_ptr() or src.is_int()) or src.is_ptr() and not (to.is_ptr() or to.is_int()):
+        raise SemanticError(f"cannot cast {src} to {to}: pointers convert to and from integers and other pointers")
+    if src.is_ptr() and to.is_bool() and not bitcast:
+        return compare("ne", _pointer_cast(x, T.int64, False), 0)
+    if src.is_ptr() and to.is_int() and to.primitive_bitwidth != 64:
+        raise SemanticError(f"cannot cast {src} to {to}: a pointer converts to int64 (its address) or int1")
+    if to.is_ptr() and src.is_int() and src.primitive_bitwidth != 64:
+        if bitcast:
+            raise SemanticError(f"cannot bitcast {src} to {to}: sizes differ")
+        x = cast(cast(x, _unsigned(src), bitcast=True), T.uint64)  # zero-extended, as LLVM's inttoptr
+    return core.tensor(builder().cast("ptr_cast", x.handle, x.dtype, to, x.shape), to, x.shape)
+
+
+def _unsigned(t: dtype) -> dtype:
+    return getattr(T, f"uint{t.primitive_bitwidth}") if t.primitive_bitwidth > 1 else t
 
 
 # -- arithmetic ----------------------------------------------------------------------------------
