@@ -50,6 +50,20 @@ def test_runtime_interpret_selects_the_interpreter(monkeypatch):
     assert "TRITIUM_TARGET" not in os.environ and not knobs.runtime.interpret
 
 
+def test_language_default_fp_fusion_sets_the_option_where_a_launch_does_not(monkeypatch):
+    """Triton's ``knobs.language.default_fp_fusion``: the default of ``enable_fp_fusion`` on the
+    targets that have the option; a launch's own value wins."""
+    monkeypatch.delenv("TRITIUM_DEFAULT_FP_FUSION", raising=False)
+    cpu = plugins.targets()["cpu"]
+    assert knobs.language.default_fp_fusion is None and cpu.parse_options({}).enable_fp_fusion is False
+    with knobs.language.scope():
+        knobs.language.default_fp_fusion = True
+        assert os.environ["TRITIUM_DEFAULT_FP_FUSION"] == "1"
+        assert cpu.parse_options({}).enable_fp_fusion is True
+        assert cpu.parse_options({"enable_fp_fusion": False}).enable_fp_fusion is False
+    assert "TRITIUM_DEFAULT_FP_FUSION" not in os.environ
+
+
 def test_cache_dir_is_where_kernels_are_kept(tmp_path, monkeypatch):
     monkeypatch.delenv("TRITIUM_CACHE_DISABLE", raising=False)
     with knobs.cache.scope():

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import tritium
+import tritium.language as tl
 
 from .kernels.basic import add_kernel, binop_kernel, grid3_kernel, loops_kernel, range_kernel, reduce2d_kernel
 
@@ -107,3 +108,20 @@ def test_static_range_assert_and_hints(target):
     out = target.driver.to_device(np.full(8, -1, np.int32))
     static_kernel[(1,)](out, N=5)
     np.testing.assert_array_equal(target.driver.to_host(out), [0, 101, 4, 109, 16, 0, 0, 0])
+
+
+@tritium.jit
+def launch_shape_kernel(out_ptr):
+    n: tl.constexpr = tl.extra.cuda.num_threads()
+    offs = tl.arange(0, n)
+    tl.store(out_ptr + offs, tl.extra.cuda.num_warps() + tl.zeros_like(offs))
+
+
+@pytest.mark.parametrize("warps", [1, 8])
+def test_num_warps_and_num_threads_are_the_launch_s(target, warps):
+    """Triton's ``tl.extra.cuda.num_warps()``/``num_threads()`` (its test_num_threads): constants
+    of the specialisation, on every target."""
+    out = target.driver.to_device(np.full(256, -1, np.int32))
+    launch_shape_kernel[(1,)](out, num_warps=warps)
+    got = target.driver.to_host(out)
+    assert (got[:32 * warps] == warps).all() and (got[32 * warps:] == -1).all()

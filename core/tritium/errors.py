@@ -46,6 +46,11 @@ class ArgumentOverflowError(ArgumentError, OverflowError):
     ``OverflowError`` too, as Triton's launcher raises."""
 
 
+class MemoryPlaceError(ArgumentError, ValueError):
+    """An array in memory the target's kernels cannot read (a host array for a GPU target): a
+    ``ValueError`` too, as Triton's launcher raises."""
+
+
 class OptionError(ArgumentError, AssertionError):
     """A launch option out of its range (``num_warps=3``): an ``AssertionError`` too, as Triton's
     backends assert their options."""

@@ -8,7 +8,8 @@ serve tests, as Triton's do.
 
 Core's sections are Triton's where tritium has the setting: ``cache.dir`` (``TRITIUM_CACHE_DIR``),
 ``cache.override_dir`` (``TRITIUM_OVERRIDE_DIR``), ``compilation.dump_ir`` (``TRITIUM_DUMP``),
-``runtime.debug`` (``TRITIUM_DEBUG``) and ``runtime.interpret`` (``TRITIUM_TARGET=interpreter``).
+``runtime.debug`` (``TRITIUM_DEBUG``), ``runtime.interpret`` (``TRITIUM_TARGET=interpreter``) and
+``language.default_fp_fusion`` (``TRITIUM_DEFAULT_FP_FUSION``).
 A target package adds its own (nvptx: ``nvidia.ptxas``) through the ``tritium_knobs`` hook. A knob
 Triton has and tritium does not is absent: reading it raises ``AttributeError``, never a value
 that changes nothing.
@@ -171,8 +172,15 @@ class runtime_knobs(base_knobs):  # noqa: N801
     interpret = _Interpret("TRITIUM_TARGET", False, bool)
 
 
+class language_knobs(base_knobs):  # noqa: N801
+    #: ``enable_fp_fusion`` where a launch does not give it, on targets that have the option (unset:
+    #: each target's own default; Triton's GPUs fuse, the cpu does not)
+    default_fp_fusion = Knob("TRITIUM_DEFAULT_FP_FUSION", None, bool)
+
+
 cache = cache_knobs()
 compilation = compilation_knobs()
+language = language_knobs()
 runtime = runtime_knobs()
 
 
@@ -189,4 +197,4 @@ _add_target_sections()
 
 def __getattr__(name: str) -> Any:
     raise AttributeError(f"tritium.knobs has no '{name}': tritium has no such setting (Triton's knobs that tritium "
-                         "implements: cache, compilation, runtime, and the sections its target packages add)")
+                         "implements: cache, compilation, language, runtime, and the sections its target packages add)")

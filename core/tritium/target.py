@@ -9,6 +9,7 @@ entry-point group; see ``tritium.plugins`` for the hooks.
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from typing import Any, Callable, Mapping, Sequence
 
@@ -66,6 +67,9 @@ class LaunchOptions:
             raise OptionError(f"num_warps must be a power of 2 (1, 2, 4, 8, ...), as in Triton, got {warps}")
         if "debug" in known and "debug" not in options and debug_from_environment():
             options = {**options, "debug": True}
+        fusion = _env_flag("TRITIUM_DEFAULT_FP_FUSION")  # knobs.language.default_fp_fusion
+        if "enable_fp_fusion" in known and "enable_fp_fusion" not in options and fusion is not None:
+            options = {**options, "enable_fp_fusion": fusion}
         return cls(**options)
 
 
@@ -79,9 +83,13 @@ OTHER_TARGETS_HINTS = frozenset({"num_ctas", "maxnreg", "waves_per_eu", "matrix_
 
 def debug_from_environment() -> bool:
     """``TRITIUM_DEBUG=1`` (or true/yes/on): every kernel compiles in debug mode."""
-    import os
+    return bool(_env_flag("TRITIUM_DEBUG"))
 
-    return os.environ.get("TRITIUM_DEBUG", "").strip().lower() in ("1", "true", "yes", "on")
+
+def _env_flag(name: str) -> bool | None:
+    """The environment variable ``name`` as a flag (1/true/yes/on), None where it is unset."""
+    text = os.environ.get(name, "").strip().lower()
+    return text in ("1", "true", "yes", "on") if text else None
 
 
 class Driver:

@@ -65,11 +65,11 @@ def source_error(jitfn, node: ast.AST, message: str, kernel: str | None = None,
 class ModuleGenerator:
     """Owns the MLIR module of one compilation and the callee functions instantiated into it."""
 
-    def __init__(self, kernel, debug: bool = False, interpreting: bool = False):
+    def __init__(self, kernel, debug: bool = False, interpreting: bool = False, num_warps: int = 4):
         self.interpreting = interpreting  # only checking a kernel the interpreter will run as Python
         self.active = [kernel]  # the chain of @jit functions being generated, for recursion errors
         self.module = ir.Module.create()
-        self.builder = IRBuilder(debug, quiet=interpreting, call_jit=self.call_jit)
+        self.builder = IRBuilder(debug, quiet=interpreting, call_jit=self.call_jit, num_warps=num_warps)
         self.callees: dict[Any, tuple[str, list, bool]] = {}  # symbol, returned values (as types), tuple?
 
     def call_jit(self, jfn, args: list, kwargs: dict) -> Any:
@@ -786,16 +786,18 @@ def _desc(t) -> str:
 
 
 def generate_module(jitfn, arg_values: list[Any], arg_attrs: list[dict], known: dict[str, Any],
-                    debug: bool = False, interpreting: bool = False, name: str | None = None) -> ir.Module:
+                    debug: bool = False, interpreting: bool = False, name: str | None = None,
+                    num_warps: int = 4) -> ir.Module:
     """The ``tile`` stage: the kernel and every @jit function it calls, as one MLIR module.
 
     ``arg_values`` has one entry per parameter: a ``tensor`` whose handle is None for runtime
     arguments (its dtype gives the parameter type) or a Python value for constants. ``debug``
     (the launch option) keeps ``tl.device_assert``s. ``interpreting``: the interpreter checks a
     kernel it will run as Python, where ``breakpoint()`` runs. ``name``: the kernel's symbol (the
-    function's name by default; a ``@jit(repr=...)`` names its specialisations).
+    function's name by default; a ``@jit(repr=...)`` names its specialisations). ``num_warps``: the
+    launch option, which ``tl.extra.cuda.num_warps()`` gives kernels as a constant.
     """
-    mod = ModuleGenerator(jitfn, debug, interpreting)
+    mod = ModuleGenerator(jitfn, debug, interpreting, num_warps)
     with ir.InsertionPoint(mod.module.body), ir.Location.unknown():
         gen = FunctionGenerator(mod, jitfn, name or jitfn.__name__)
         gen.build(arg_values, public=True, arg_attrs=arg_attrs, known=known)

@@ -51,11 +51,11 @@ class IRBuilder:
 
     ``debug`` (the ``debug`` launch option) decides whether ``tl.device_assert`` emits anything."""
 
-    def __init__(self, debug: bool, quiet: bool, *, call_jit: Callable):
+    def __init__(self, debug: bool, quiet: bool, *, call_jit: Callable, num_warps: int = 4):
         """``debug`` keeps device assertions; ``quiet`` (the interpreter only checking a kernel it
         will run) leaves ``static_print`` to the run; ``call_jit(jfn, args, kwargs)`` emits a call
-        of a @jit function (the frontend's)."""
-        self.debug, self.quiet, self.call_jit = debug, quiet, call_jit
+        of a @jit function (the frontend's); ``num_warps`` is the launch option's."""
+        self.debug, self.quiet, self.call_jit, self.num_warps = debug, quiet, call_jit, num_warps
 
     def python_value(self, x) -> Any:
         from ..language.semantic import SemanticError

@@ -125,13 +125,15 @@ class NumpyBuilder:
     interprets = True
 
     def __init__(self, pid: tuple[int, int, int], grid: tuple[int, int, int], regions: tuple[Region, ...],
-                 program: Any, debug: bool = False, kernel: str = "", static_printed: set | None = None):
+                 program: Any, debug: bool = False, kernel: str = "", static_printed: set | None = None,
+                 num_warps: int = 4):
         """``regions`` are the arguments' memory (every access is checked against them);
         ``program`` holds the interpreted functions of this launch (``rewrite``); ``debug`` turns
         ``device_assert`` on; ``static_printed`` (shared by the programs of one launch) holds the
-        ``static_print`` calls already printed, so each prints once per launch."""
+        ``static_print`` calls already printed, so each prints once per launch; ``num_warps`` is
+        the launch option's."""
         self.pid, self.grid, self.regions, self.program = pid, grid, regions, program
-        self.debug, self.kernel = debug, kernel
+        self.debug, self.kernel, self.num_warps = debug, kernel, num_warps
         self.static_printed = set() if static_printed is None else static_printed
 
     def call_jit(self, jitfn, args: tuple, kwargs: dict) -> Any:

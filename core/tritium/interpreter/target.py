@@ -130,7 +130,8 @@ class InterpreterTarget(Target):
         static_printed: set = set()
         regions = tuple(regions)
         for z, y, x in itertools.product(range(dims[2]), range(dims[1]), range(dims[0])):
-            builder = NumpyBuilder((x, y, z), dims, regions, program, opts.debug, kernel.__name__, static_printed)
+            builder = NumpyBuilder((x, y, z), dims, regions, program, opts.debug, kernel.__name__, static_printed,
+                                   num_warps=opts.num_warps)
             with semantic.using(builder):
                 try:
                     for name, (parts, block, padding) in descriptors.items():
@@ -184,7 +185,7 @@ def _frontend_check(kernel, types: dict[str, str], constants: dict[str, Any], ta
     signature = KernelSignature(kernel.__name__, *flat_signature(tuple(types), tuple(types.values()), constants))
     ctx = CompileContext(signature, target, opts)
     with COMPILE_LOCK, tile.context(), ir.Location.unknown():
-        module = generate_module(kernel, values, [], {}, debug=opts.debug, interpreting=True)
+        module = generate_module(kernel, values, [], {}, debug=opts.debug, interpreting=True, num_warps=opts.num_warps)
         optimize(module, ctx)
     stored = ctx.metadata.get("stored_args")
     pointers = [n for n, t in zip(signature.arg_names, signature.arg_types) if t.startswith("*")]

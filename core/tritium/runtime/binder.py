@@ -28,7 +28,7 @@ from .descriptors import bind_inline as inline_descriptor
 from .descriptors import shape_key as descriptor_shape_key
 
 #: environment variables that change what compiles
-COMPILE_ENVIRONMENT = ("TRITIUM_DEBUG", "TRITIUM_OVERRIDE_DIR")
+COMPILE_ENVIRONMENT = ("TRITIUM_DEBUG", "TRITIUM_OVERRIDE_DIR", "TRITIUM_DEFAULT_FP_FUSION")
 _READERS = tuple(raw_reader(v) for v in COMPILE_ENVIRONMENT)
 
 

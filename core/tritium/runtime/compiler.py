@@ -261,7 +261,7 @@ def _frontend(request, ctx):
 
     jitfn, arg_values, arg_attrs, known = request
     module = generate_module(jitfn, arg_values, arg_attrs, known, debug=getattr(ctx.options, "debug", False),
-                             name=ctx.signature.name)
+                             name=ctx.signature.name, num_warps=getattr(ctx.options, "num_warps", 4))
     try:
         module.operation.verify()
     except Exception as e:  # an IR the frontend should never produce: report it with the kernel name

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ctypes
 from typing import Any, Callable, Sequence
 
-from ..errors import ArgumentError
+from ..errors import ArgumentError, MemoryPlaceError
 from ..target import InlineArray
 from .args import bind_scalar
 from .reinterpret import TensorWrapper
@@ -185,8 +185,8 @@ class DeviceArrays:
             p = by_address[address] = DevicePointer.at(address, device, "torch")
         return p
 
-    def _host(self, name: str, what: str, fix: str) -> ArgumentError:
-        return ArgumentError(f"argument '{name}' is {what}, but the {self.target} target runs kernels on the GPU: move "
+    def _host(self, name: str, what: str, fix: str) -> MemoryPlaceError:
+        return MemoryPlaceError(f"argument '{name}' is {what}, but the {self.target} target runs kernels on the GPU: move "
                              f"it to the GPU first (e.g. {fix}), or run on the host with TRITIUM_TARGET=cpu")
 
 

@@ -2,6 +2,8 @@
 
 import numpy as np
 import pytest
+import tritium
+import tritium.language as tl
 from tritium.errors import ArgumentError, TritiumError
 from tritium.passes.pipeline import Pipeline
 from tritium_cpu import plugin
@@ -32,12 +34,39 @@ def test_options(target):
     options = target.parse_options({"num_warps": 8, "num_stages": 2})
     assert options == CpuOptions(num_warps=8, num_stages=2)
     hash(options)
-    with pytest.raises(TritiumError, match=r"option\(s\) or parameter\(s\) arch.*known options: debug, num_stages, num_warps"):
+    with pytest.raises(TritiumError, match=r"option\(s\) or parameter\(s\) arch.*known options: debug, enable_fp_fusion, num_stages, num_warps"):
         target.parse_options({"arch": "sm_90"})
     with pytest.raises(TritiumError, match="num_warps must be an int"):
         target.parse_options({"num_warps": "a"})
     with pytest.raises(TritiumError, match="debug must be True or False"):
         target.parse_options({"debug": 1})
+
+
+@tritium.jit
+def fused_kernel(a_ptr, b_ptr, c_ptr, out_ptr):
+    tl.store(out_ptr, tl.load(a_ptr) * tl.load(b_ptr) + tl.load(c_ptr))
+
+
+def test_fp_fusion_when_asked(target, monkeypatch):
+    """``enable_fp_fusion=True`` (or ``knobs.language.default_fp_fusion``) lets ``a * b + c`` become
+    one FMA, rounded once, as on Triton's GPUs; by default each operation rounds, as numpy's."""
+    from llvmlite import binding as llvm
+
+    if "+fma" not in llvm.get_host_cpu_features().flatten():
+        pytest.skip("the host has no FMA instruction")
+    monkeypatch.delenv("TRITIUM_DEFAULT_FP_FUSION", raising=False)
+    a = np.array([1 + 2.0 ** -12], np.float32)  # a * a = 1 + 2**-11 + 2**-24: a tie fp32 rounds away
+    c = np.array([-(1 + 2.0 ** -11)], np.float32)
+    out = np.zeros(1, np.float32)
+    fused_kernel[(1,)](a, a, c, out)
+    assert out[0] == 0.0
+    fused_kernel[(1,)](a, a, c, out, enable_fp_fusion=True)
+    assert out[0] == 2.0 ** -24
+    fused_kernel[(1,)](a, a, c, out, enable_fp_fusion=False)
+    assert out[0] == 0.0
+    monkeypatch.setenv("TRITIUM_DEFAULT_FP_FUSION", "1")  # knobs.language.default_fp_fusion = True
+    fused_kernel[(1,)](a, a, c, out)
+    assert out[0] == 2.0 ** -24
 
 
 def test_debug_option_from_environment(target, monkeypatch):

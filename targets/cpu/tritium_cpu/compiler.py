@@ -69,7 +69,8 @@ def llir(module, ctx) -> str:
     from .hooks import CpuHooks
 
     with deep_recursion(CODEGEN_RECURSION):
-        return generate(module, CpuHooks(), *host_triple_and_layout(), debug=ctx.options.debug)
+        return generate(module, CpuHooks(fp_fusion=ctx.options.enable_fp_fusion), *host_triple_and_layout(),
+                        debug=ctx.options.debug)
 
 
 #: how deep the code generator's expression evaluation may recurse: a sort's network over a block

@@ -29,8 +29,9 @@ def host_vector_bits() -> int:
 class CpuHooks(VectorMathHooks):
     target_name = "cpu"
 
-    def __init__(self) -> None:
+    def __init__(self, fp_fusion: bool = False) -> None:
         self.vector_bits = host_vector_bits()
+        self.fp_flags = ("contract",) if fp_fusion else ()
 
     def entry(self, module: ll.Module, body: ll.Function, n_args: int, debug: bool) -> ll.Function:
         """``<kernel>_grid``, which worker threads call to claim and run programs (``abi``)."""

@@ -19,7 +19,11 @@ from tritium.target import Driver, GPUTarget, LaunchOptions, Target
 class CpuOptions(LaunchOptions):
     """``num_warps``/``num_stages`` are accepted so Triton launches port unchanged; one program
     runs on one core, so they change nothing here (nor do other targets' tuning options, which
-    ``LaunchOptions.parse`` drops)."""
+    ``LaunchOptions.parse`` drops). ``enable_fp_fusion`` lets ``a * b + c`` become one FMA where
+    the CPU has it, as Triton's GPUs do by default; the cpu does not by default, so that its results
+    are numpy's, operation by operation."""
+
+    enable_fp_fusion: bool = False
 
 
 #: what ``max_num_regs`` reports: a figure with no hardware meaning, divisible by every num_warps (1 to
