@@ -51,9 +51,9 @@ class MemoryPlaceError(ArgumentError, ValueError):
     ``ValueError`` too, as Triton's launcher raises."""
 
 
-class OptionError(ArgumentError, AssertionError):
-    """A launch option out of its range (``num_warps=3``): an ``AssertionError`` too, as Triton's
-    backends assert their options."""
+class OptionError(ArgumentError, ValueError, AssertionError):
+    """A launch option out of its range (``num_warps=3``): a ``ValueError`` and an ``AssertionError``
+    too, as Triton's backends raise one or assert the other, option by option."""
 
 
 def option_error(kernel: str, e: TritiumError) -> ArgumentError:

@@ -41,13 +41,22 @@ def test_without_a_gpu_kernels_compile_for_sm_90_unless_told(monkeypatch):
     assert NvptxTarget().arch() == "sm_80"
 
 
-@pytest.mark.parametrize("name", ["sm_999", "sm90", "gfx942", "sm_75"])
+@pytest.mark.parametrize("name", ["sm_999", "sm900", "gfx942", "sm_75"])
 def test_unknown_arch_names_are_refused(name, monkeypatch):
     with pytest.raises(TritiumError, match="unknown NVIDIA arch"):
         NvptxTarget().parse_options({"arch": name})
     monkeypatch.setenv(ARCH_ENV, name)
     with pytest.raises(TritiumError, match="unknown NVIDIA arch"):
         NvptxTarget().arch()
+
+
+def test_triton_s_arch_spelling_and_clusters_before_hopper():
+    """Triton spells arches ``sm90a``; it refuses ``num_ctas > 1`` before Hopper with a ValueError
+    (its test_num_ctas_pre_sm90)."""
+    assert NvptxTarget().parse_options({"arch": "sm90a"}).arch == "sm_90a"
+    assert NvptxTarget().parse_options({"arch": "sm_90", "num_ctas": 2}).arch == "sm_90"
+    with pytest.raises(ValueError, match=r"num_ctas > 1 requires NVIDIA SM90\+ \(Hopper\)"):
+        NvptxTarget().parse_options({"arch": "sm80", "num_ctas": 2})
 
 
 def test_arch_option_wins_over_the_environment(monkeypatch):

@@ -24,7 +24,9 @@ _ARCH_SPECIFIC = {(9, 0), (10, 0), (10, 3)}
 
 
 def check_arch(arch: str) -> str:
-    """``arch`` if it is a known NVIDIA arch name, else a TritiumError listing the known ones."""
+    """``arch`` if it is a known NVIDIA arch name (Triton's spelling ``sm90a`` taken for ``sm_90a``),
+    else a TritiumError listing the known ones."""
+    arch = re.sub(r"^sm(\d)", r"sm_\1", arch)
     if arch not in ARCHS:
         raise TritiumError(f"unknown NVIDIA arch {arch!r}; the nvptx target knows {', '.join(ARCHS)} "
                            "(sm_80 and newer)")

@@ -13,7 +13,7 @@ import os
 from typing import Any
 
 import llvmlite
-from tritium.errors import TritiumError
+from tritium.errors import OptionError, TritiumError
 from tritium.runtime.cache import source_hash
 from tritium.runtime.device_arrays import torch_inline_array, torch_stream
 from tritium.target import Driver, GPUTarget, InlineArray, LaunchOptions, Target
@@ -177,7 +177,10 @@ class NvptxTarget(Target):
     def parse_options(self, options: dict[str, Any]) -> NvptxOptions:
         parsed = NvptxOptions.parse(options, self.name)
         if parsed.arch:
-            archs.check_arch(parsed.arch)
+            parsed = dataclasses.replace(parsed, arch=archs.check_arch(parsed.arch))
+            if options.get("num_ctas", 1) > 1 and archs.ARCHS[parsed.arch] < archs.ARCHS["sm_90"]:
+                raise OptionError(f"num_ctas > 1 requires NVIDIA SM90+ (Hopper): thread-block clusters, which "
+                                  f"{parsed.arch} does not have")
         if parsed.num_warps > 32:  # (a positive power of two: LaunchOptions.parse checks that on every target)
             raise TritiumError(f"num_warps must be at most 32 on {self.name} (1024 threads per program), "
                                f"got {parsed.num_warps}")
