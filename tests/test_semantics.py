@@ -125,3 +125,27 @@ def test_num_warps_and_num_threads_are_the_launch_s(target, warps):
     launch_shape_kernel[(1,)](out, num_warps=warps)
     got = target.driver.to_host(out)
     assert (got[:32 * warps] == warps).all() and (got[32 * warps:] == -1).all()
+
+
+@tritium.jit
+def ternary_kernel(x_ptr, out_ptr, n, WHICH: tl.constexpr):
+    pid = tl.program_id(0)
+    i = tl.arange(0, 4)
+    if WHICH == "void":  # stores on both sides: only the side taken stores
+        tl.store(out_ptr + pid, 1.0) if pid % 2 == 0 else tl.store(out_ptr + pid, 2.0)
+    elif WHICH == "guarded":  # the side not taken does not read (out of bounds for pid >= n)
+        tl.store(out_ptr + pid, tl.load(x_ptr + pid * 1000) if pid < n else -1.0)
+    else:  # a block and a number: the block's type, the block's shape
+        tl.store(out_ptr + pid * 4 + i, tl.load(x_ptr + i) if pid == 0 else 0)
+
+
+@pytest.mark.parametrize("which, want", [("void", [1, 2, 1, 0, 0, 0, 0, 0]), ("guarded", [5, -1, -1, 0, 0, 0, 0, 0]),
+                                         ("typed", [5, 6, 7, 8, 0, 0, 0, 0])])
+def test_a_ternary_on_a_scalar_runs_one_side(target, which, want):
+    """``a if c else b`` on a scalar tensor ``c`` is Triton's ``scf.if``: one side runs (stores on
+    both sides, a load its condition guards; checked in debug mode), typed as both sides would be."""
+    dev = target.driver
+    out = dev.to_device(np.zeros(8, np.float32))
+    grid = (2,) if which == "typed" else (3,)
+    ternary_kernel[grid](dev.to_device(np.arange(4, dtype=np.float32) + 5), out, 1, WHICH=which, debug=True)
+    np.testing.assert_array_equal(dev.to_host(out), want)

@@ -331,3 +331,16 @@ def test_indexing_adds_dimensions_as_triton_does(target):
     z = dev.to_device(np.zeros(5, np.float32))
     keep_dims_kernel[(1,)](z, dev.to_device(x))
     np.testing.assert_array_equal(dev.to_host(z), [x.sum(), *x.sum(axis=0)])
+
+
+@tritium.jit
+def sliced(x_ptr, out_ptr):
+    x = tl.load(x_ptr + tl.arange(0, 16))
+    tl.store(out_ptr + tl.arange(0, 8), x[8:])
+
+
+def test_slicing_a_block_is_refused_in_triton_s_words(target):
+    """Triton's test_invalid_slice looks for 'unsupported tensor index'; the rest says what to do."""
+    with pytest.raises(tritium.CompilationError, match="unsupported tensor index: tensors can only be indexed with "
+                                                       r"':' and None .* use tl.load with pointers"):
+        sliced[(1,)](target.driver.to_device(np.zeros(16, np.float32)), target.driver.to_device(np.zeros(8, np.float32)))

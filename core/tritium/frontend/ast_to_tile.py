@@ -629,8 +629,27 @@ class FunctionGenerator(ast.NodeVisitor):
         return result
 
     def visit_IfExp(self, node: ast.IfExp) -> Any:
-        return semantic.python_if_exp(self.visit(node.test), lambda: self.visit(node.body),
-                                      lambda: self.visit(node.orelse))
+        """On a scalar tensor condition, only the side taken runs (an ``scf.if``, as Triton's: a
+        guarded load does not read, a store of the other side does not happen); else Python's
+        choice, or a ``tl.where`` of a block condition (``semantic.python_if_exp``)."""
+        cond = self.visit(node.test)
+        if not _is_tensor(cond) or cond.shape != ():
+            return semantic.python_if_exp(cond, lambda: self.visit(node.body), lambda: self.visit(node.orelse))
+        handle = self._scalar_condition(cond, node)
+        sides = iter((node.body, node.orelse))
+        before = dict(self.scope)
+        scratch, values = self._scratch_if(handle, [[], []], lambda: self.visit(next(sides)))
+        self.scope = before
+        if values[0] is None and values[1] is None:  # both sides void (stores, calls): no result
+            self._final_if(handle, scratch, [[], []])
+            return None
+        t, shape = semantic.if_exp_type(*values)
+        yields = []
+        for block, v in zip((scratch.then_block, scratch.else_block), values):
+            with ir.InsertionPoint(block):
+                v = semantic.cast(v, t) if _is_tensor(v) else semantic.full((), _unwrap(v), t)
+                yields.append([semantic.broadcast_to(v, shape) if shape else v])
+        return tlc.tensor(self._final_if(handle, scratch, yields)[0], t, shape)
 
     def visit_Call(self, node: ast.Call) -> Any:
         fn = self.visit(node.func)

@@ -4,7 +4,7 @@ type values differently from the compiler.
 The compiler (``frontend.ast_to_tile``) gives ``range``/``tl.range`` loops an int32 loop variable
 (int64 when a bound is 64-bit), turns Python numbers carried through a loop or out of an ``if`` on
 a tensor into tensors, makes ``not``/``and``/``or`` on tensors int1 tensors, and ``a if c else b``
-on a tensor ``c`` a ``tl.where``; ``assert`` on a tensor is ``tl.device_assert`` (checked in debug
+on a block ``c`` a ``tl.where`` (on a scalar, one side typed as both would be); ``assert`` on a tensor is ``tl.device_assert`` (checked in debug
 mode only, element by element) and ``print`` is ``tl.device_print``. Plain Python would give ints
 and bools, so results would wrap in other types (``x_int8 + i * 100``). Each ``@jit`` function is therefore run from a copy of
 its AST where those places call the hooks below. The copy is compiled with the original file name
@@ -121,8 +121,11 @@ class _Rewriter(ast.NodeTransformer):
         return _call("python_not", [node.operand], node) if isinstance(node.op, ast.Not) else node
 
     def visit_IfExp(self, node: ast.IfExp) -> ast.AST:
+        # which sides call nothing: the hook may evaluate such a side it does not take, for its type
+        pure = [not any(isinstance(n, ast.Call) for n in ast.walk(side)) for side in (node.body, node.orelse)]
         self.generic_visit(node)
-        return _call("python_if_exp", [node.test, _thunk(node.body), _thunk(node.orelse)], node)
+        flags = ast.copy_location(ast.Tuple([ast.Constant(p) for p in pure], ast.Load()), node)
+        return _call("python_if_exp", [node.test, _thunk(node.body), _thunk(node.orelse), flags], node)
 
     def visit_BoolOp(self, node: ast.BoolOp) -> ast.AST:
         self.generic_visit(node)

@@ -217,8 +217,8 @@ def subscript(x, idx: tuple):
     scalar's ``z[None, None, :]`` is a [1, 1] block)."""
     keep = [i for i in idx if i is not None]
     if any(not _is_full_slice(i) for i in keep):
-        raise SemanticError("tensors can only be indexed with ':' and None (e.g. x[:, None]); "
-                            "to read elements, use tl.load with pointers")
+        raise SemanticError("unsupported tensor index: tensors can only be indexed with ':' and None (e.g. "
+                            "x[:, None]); to read elements, use tl.load with pointers")
     axis = 0
     for i in idx:
         if i is None:
@@ -580,17 +580,45 @@ def python_bool_op(is_and: bool, first: Any, rest: Sequence[Callable[[], Any]],
     return result
 
 
-def python_if_exp(cond: Any, body: Callable[[], Any], orelse: Callable[[], Any]) -> Any:
-    """``body if cond else orelse``: a ``tl.where`` of both sides when ``cond`` is a tensor."""
+def python_if_exp(cond: Any, body: Callable[[], Any], orelse: Callable[[], Any],
+                  pure: tuple[bool, bool] = (False, False)) -> Any:
+    """``body if cond else orelse``: one side, as Python's, when ``cond`` is a compile-time value; a
+    ``tl.where`` of both sides when it is a block. On a scalar tensor the compiler runs only the
+    side taken (an ``scf.if``, typed by ``if_exp_type``); so does the interpreter, and it types that
+    side as both would be where the other is ``pure`` (calls nothing, so evaluating it changes
+    nothing), else as it is."""
+    core = _core()
     cond = _python(cond)
-    if isinstance(cond, _core().tensor):
+    if not isinstance(cond, core.tensor):
+        return body() if cond else orelse()
+    if cond.shape != () or not getattr(builder(), "interprets", False):
         then, other = body(), orelse()
-        types = [getattr(v, "dtype", None) for v in (then, other)]
-        if None not in types and types[0] != types[1] and any(t.is_ptr() for t in types):
-            raise SemanticError(f"Ternary expression with dynamic condition has inconsistent types {types[0]} and "
-                                f"{types[1]}: both sides must be the same pointer type")
+        if_exp_type(then, other)
         return where(cond, then, other)
-    return body() if cond else orelse()
+    taken = bool(builder().python_value(cond))
+    value = body() if taken else orelse()
+    if not (pure[1] if taken else pure[0]):
+        return value
+    t, shape = if_exp_type(value, (orelse if taken else body)())
+    value = cast(value, t) if isinstance(value, core.tensor) else full((), _python(value), t)
+    return broadcast_to(value, shape) if shape else value
+
+
+def if_exp_type(then: Any, other: Any) -> tuple[dtype, tuple[int, ...]]:
+    """The type and shape both sides of ``then if cond else other`` take when ``cond`` is a tensor:
+    numbers and blocks as a binary operator's operands, pointers of one type only."""
+    core = _core()
+    sides = [v.value if isinstance(v, core.constexpr) else v for v in (then, other)]
+    numbers = [None if isinstance(v, core.tensor) else _python_number(v) for v in sides]
+    types = [v.dtype if n is None and isinstance(v, core.tensor) else literal_dtype(n) if n is not None else None
+             for v, n in zip(sides, numbers)]
+    if None in types or (types[0] != types[1] and any(t.is_ptr() for t in types)):
+        names = [str(t) if t is not None else type(v).__name__ for t, v in zip(types, sides)]
+        raise SemanticError(f"Ternary expression with dynamic condition has inconsistent types {names[0]} and "
+                            f"{names[1]}: both sides must be values of one kind (one pointer type for pointers)")
+    t = types[0] if types[0] == types[1] else computation_type(*types, a_literal=numbers[0] is not None,
+                                                                 b_literal=numbers[1] is not None)
+    return t, broadcast_shapes(*(getattr(v, "shape", ()) for v in sides))
 
 
 def where(cond, x, y):
