@@ -23,10 +23,11 @@ from ..language import core as tlc
 from ..language.block_ptr import block_ptr
 from ..language import debug
 from ..language import dtypes as T
-from ..language import semantic
+from ..language import python_ops, semantic
 from ..language import tuples as tltuples
 from ..language.semantic import StaticAssertionFailed
 from ..runtime.jit import JITFunction, allowed_global, global_rule_message
+from .carried import as_value, flatten, hashable, in_ir, is_tensor, same_tuple, signature, unflatten
 from .ir_builder import IRBuilder, ir_type
 from .names import assigned_names
 
@@ -42,10 +43,6 @@ _BUILTINS = {n: getattr(builtins, n) for n in (
     "range", "min", "max", "len", "int", "float", "bool", "abs", "tuple", "list", "isinstance",
     "enumerate", "zip", "getattr", "hasattr", "ValueError", "TypeError", "AssertionError", "print",
     "breakpoint")}
-
-
-def _is_tensor(v: Any) -> bool:
-    return isinstance(v, tlc.tensor)
 
 
 def source_error(jitfn, node: ast.AST, message: str, kernel: str | None = None,
@@ -83,11 +80,11 @@ class ModuleGenerator:
         bound.apply_defaults()
         vals = [_unwrap(v) for v in bound.arguments.values()]
         symbol, results, returned_tuple = self.callee(jfn, vals)
-        tensors = _flatten([v for v in vals if _in_ir(v)])
-        call = func.CallOp([ir_type(r.dtype, r.shape) for r in _flatten(results)], ir.FlatSymbolRefAttr.get(symbol),
+        tensors = flatten([v for v in vals if in_ir(v)])
+        call = func.CallOp([ir_type(r.dtype, r.shape) for r in flatten(results)], ir.FlatSymbolRefAttr.get(symbol),
                            [t.handle for t in tensors])
-        outs = _unflatten(results, call.results)
-        return _same_tuple(returned_tuple, outs) if returned_tuple is not None else (outs[0] if outs else None)
+        outs = unflatten(results, call.results)
+        return same_tuple(returned_tuple, outs) if returned_tuple is not None else (outs[0] if outs else None)
 
     def callee(self, jitfn, args: list[Any]) -> tuple[str, list, tuple | None]:
         """Instantiate ``jitfn`` for these argument types/constants once; return (symbol, returned values
@@ -95,7 +92,7 @@ class ModuleGenerator:
         if jitfn in self.active:
             chain = " -> ".join(f.__name__ for f in self.active[self.active.index(jitfn):] + [jitfn])
             raise semantic.SemanticError(f"recursive call ({chain}): @jit functions cannot recurse")
-        key = (jitfn, tuple(_signature(a) if _in_ir(a) else ("const", _hashable(a)) for a in args))
+        key = (jitfn, tuple(signature(a) if in_ir(a) else ("const", hashable(a)) for a in args))
         if key not in self.callees:
             symbol = f"{jitfn.__name__}__{len(self.callees)}"
             self.active.append(jitfn)
@@ -106,14 +103,6 @@ class ModuleGenerator:
             finally:
                 self.active.pop()
         return self.callees[key]
-
-
-def _hashable(v: Any) -> Any:
-    try:
-        hash(v)
-        return v
-    except TypeError:
-        return repr(v)
 
 
 class FunctionGenerator(ast.NodeVisitor):
@@ -139,7 +128,7 @@ class FunctionGenerator(ast.NodeVisitor):
         tuple it returns, whose class the caller's value takes (a namedtuple keeps its fields), or None."""
         fdef = self.jitfn.ast.body[0]
         params = [a.arg for a in fdef.args.args]
-        flat = _flatten([a for a in args if _in_ir(a)])
+        flat = flatten([a for a in args if in_ir(a)])
         inputs = [ir_type(a.dtype, a.shape) for a in flat]
         fop = func.FuncOp(self.symbol, (inputs, []), visibility="public" if public else "private")
         if arg_attrs and any(arg_attrs):
@@ -148,8 +137,8 @@ class FunctionGenerator(ast.NodeVisitor):
         block_args = iter(entry.arguments)
         with ir.InsertionPoint(entry), semantic.using(self.mod.builder):  # (a descriptor rebuilds with constants)
             for name, a in zip(params, args):
-                if _in_ir(a):
-                    a = _unflatten([a], [next(block_args) for _ in _flatten([a])])[0]
+                if in_ir(a):
+                    a = unflatten([a], [next(block_args) for _ in flatten([a])])[0]
                 if name in self.jitfn.const_params:
                     a = tlc.as_const(a)
                 self.scope[name] = a
@@ -157,9 +146,9 @@ class FunctionGenerator(ast.NodeVisitor):
                 self.scope[name] = tlc.constexpr(value)  # as in Triton: an argument specialised to 1 is a constexpr
             self.visit_body(fdef.body)
             results = self._materialize_return()
-            func.ReturnOp([r.handle for r in _flatten(results)])
+            func.ReturnOp([r.handle for r in flatten(results)])
         fop.attributes["function_type"] = ir.TypeAttr.get(
-            ir.FunctionType.get(inputs, [ir_type(r.dtype, r.shape) for r in _flatten(results)]))
+            ir.FunctionType.get(inputs, [ir_type(r.dtype, r.shape) for r in flatten(results)]))
         return results, self.returned if isinstance(self.returned, tuple) else None
 
     def _materialize_return(self) -> list:
@@ -167,7 +156,7 @@ class FunctionGenerator(ast.NodeVisitor):
         if r is None:
             return []
         vals = list(r) if isinstance(r, tuple) else [r]
-        return [_as_value(v) for v in vals]
+        return [as_value(v) for v in vals]
 
     # -- errors and locations ----------------------------------------------------------------------
     def error(self, node: ast.AST, message: str, cls: type[CompilationError] = CompilationError) -> CompilationError:
@@ -258,7 +247,7 @@ class FunctionGenerator(ast.NodeVisitor):
 
     def visit_Assert(self, node: ast.Assert) -> None:
         cond = self.visit(node.test)
-        if _is_tensor(cond):  # as in Triton: a device_assert, checked in debug mode
+        if is_tensor(cond):  # as in Triton: a device_assert, checked in debug mode
             return debug.device_assert(cond, self.visit(node.msg) if node.msg is not None else "")
         if not cond:
             msg = self.visit(node.msg) if node.msg is not None else "assertion failed"
@@ -266,7 +255,7 @@ class FunctionGenerator(ast.NodeVisitor):
 
     def visit_If(self, node: ast.If) -> None:
         cond = self.visit(node.test)
-        if not _is_tensor(cond):
+        if not is_tensor(cond):
             self.visit_body(node.body if cond else node.orelse)
             return
         self._scf_if(node, self._scalar_condition(cond, node))
@@ -294,13 +283,13 @@ class FunctionGenerator(ast.NodeVisitor):
         yields = []
         for block, s in zip((scratch.then_block, scratch.else_block), scopes):
             with ir.InsertionPoint(block):
-                yields.append([_as_value(s[n]) for n in names])
+                yields.append([as_value(s[n]) for n in names])
         for n, a, b in zip(names, *yields):
-            if _signature(a) != _signature(b):
+            if signature(a) != signature(b):
                 raise self.error(node, f"Mismatched type for {n}: '{n}' is {_desc(a)} in one branch and "
                                        f"{_desc(b)} in the other; both branches must give it one type and shape")
-        results = self._final_if(cond, scratch, [_flatten(y) for y in yields])
-        for n, v in zip(names, _unflatten(yields[0], results)):
+        results = self._final_if(cond, scratch, [flatten(y) for y in yields])
+        for n, v in zip(names, unflatten(yields[0], results)):
             self.scope[n] = v
 
     def _returning_if(self, node: ast.If, rest: list[ast.stmt]) -> None:
@@ -308,7 +297,7 @@ class FunctionGenerator(ast.NodeVisitor):
         that fall through, so each branch is generated followed by them, and the ``scf.if`` yields
         what the function returns (Triton's early return, with structured control flow)."""
         cond = self.visit(node.test)
-        if not _is_tensor(cond):
+        if not is_tensor(cond):
             self.visit_body((node.body if cond else node.orelse) + rest)
             return
         if self.loops:
@@ -323,12 +312,12 @@ class FunctionGenerator(ast.NodeVisitor):
         scratch, outcomes = self._scratch_if(cond, [node.body + rest, node.orelse + rest], outcome)
         self.scope = before
         (then_tuple, then_vals), (else_tuple, else_vals) = outcomes
-        if then_tuple != else_tuple or [_signature(v) for v in then_vals] != [_signature(v) for v in else_vals]:
+        if then_tuple != else_tuple or [signature(v) for v in then_vals] != [signature(v) for v in else_vals]:
             raise self.error(node, f"Return type mismatch: the function returns {_desc_all(then_tuple, then_vals)} "
                                    "on one path and "
                                    f"{_desc_all(else_tuple, else_vals)} on another; every return must give "
                                    "the same types")
-        outs = _unflatten(then_vals, self._final_if(cond, scratch, [_flatten(then_vals), _flatten(else_vals)]))
+        outs = unflatten(then_vals, self._final_if(cond, scratch, [flatten(then_vals), flatten(else_vals)]))
         self.returned = tuple(outs) if then_tuple else (outs[0] if outs else None)
         self.has_return = True
 
@@ -364,17 +353,17 @@ class FunctionGenerator(ast.NodeVisitor):
             v = self.scope.get(n)
             if isinstance(v, tlc.constexpr) and type(v.value) in (int, float):  # an argument specialised to 1
                 v = v.value
-            if isinstance(v, block_ptr) or (isinstance(v, tuple) and _in_ir(v)):
+            if isinstance(v, block_ptr) or (isinstance(v, tuple) and in_ir(v)):
                 out.append((n, v))
-            elif _is_tensor(v) or (isinstance(v, (int, float)) and not isinstance(v, bool)):
+            elif is_tensor(v) or (isinstance(v, (int, float)) and not isinstance(v, bool)):
                 out.append((n, semantic.to_tensor(v)))
         return out
 
     def _check_carried(self, node, carried, new_values) -> list:
         out = []
         for (n, init), v in zip(carried, new_values):
-            v = _as_value(v)
-            if _signature(v) != _signature(init):
+            v = as_value(v)
+            if signature(v) != signature(init):
                 raise self.error(node, f"loop-carried variable '{n}' starts as {_desc(init)} but becomes "
                                        f"{_desc(v)} inside the loop; give it its final type before the loop "
                                        "(e.g. with .to() or tl.zeros(..., dtype))")
@@ -397,30 +386,30 @@ class FunctionGenerator(ast.NodeVisitor):
             raise self.error(it, "range() takes 1 to 3 arguments")
         lb, ub, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3 else 1)
         step_v = step.value if isinstance(step, tlc.constexpr) else step
-        if not _is_tensor(step_v) and step_v == 0:
+        if not is_tensor(step_v) and step_v == 0:
             raise self.error(it, "range() step must not be zero")
         bounds = [semantic.to_tensor(b.value if isinstance(b, tlc.constexpr) else b) for b in (lb, ub, step)]
         if any(not b.dtype.is_int() or b.shape != () for b in bounds):
             raise self.error(it, "range() bounds must be scalar integers")
         ity = T.int64 if any(b.dtype.primitive_bitwidth > 32 for b in bounds) else T.int32
         lb_t, ub_t, st_t = (semantic.cast(b, ity) for b in bounds)
-        counted = _is_tensor(step_v) or step_v < 0
+        counted = is_tensor(step_v) or step_v < 0
         if counted:  # scf.for needs a positive step: iterate k in [0, trip) with i = lb + k * step
             lb_t, ub_t, st_t, start, step_t = semantic.to_tensor(0, ity), _trip_count(lb_t, ub_t, st_t), \
                 semantic.to_tensor(1, ity), lb_t, st_t
         carried = self._carried(node.body, {node.target.id})
         inits = [c for _, c in carried]
-        loop = scf.ForOp(lb_t.handle, ub_t.handle, st_t.handle, [c.handle for c in _flatten(inits)])
+        loop = scf.ForOp(lb_t.handle, ub_t.handle, st_t.handle, [c.handle for c in flatten(inits)])
         self._loop_hints(it, fn, loop.operation)
         before = dict(self.scope)
-        for (n, _), v in zip(carried, _unflatten(inits, loop.inner_iter_args)):
+        for (n, _), v in zip(carried, unflatten(inits, loop.inner_iter_args)):
             self.scope[n] = v
         with ir.InsertionPoint(loop.body):
             iv = tlc.tensor(loop.induction_variable, ity, ())
             self.scope[node.target.id] = start + iv * step_t if counted else iv
             self._loop_body(node.body)
             new = self._check_carried(node, carried, [self.scope[n] for n, _ in carried])
-            scf.YieldOp([v.handle for v in _flatten(new)])
+            scf.YieldOp([v.handle for v in flatten(new)])
         self._end_loop(before, carried, loop.results)
 
     def _loop_hints(self, it: ast.Call, fn, loop: ir.Operation) -> None:
@@ -456,7 +445,7 @@ class FunctionGenerator(ast.NodeVisitor):
 
     def _end_loop(self, before, carried, results) -> None:
         self.scope = before
-        for (n, _), v in zip(carried, _unflatten([c for _, c in carried], results)):
+        for (n, _), v in zip(carried, unflatten([c for _, c in carried], results)):
             self.scope[n] = v
 
     def visit_While(self, node: ast.While) -> None:
@@ -464,28 +453,28 @@ class FunctionGenerator(ast.NodeVisitor):
             raise self.error(node, "'while ... else' is not supported")
         carried = self._carried(node.body)
         inits = [c for _, c in carried]
-        types = [ir_type(c.dtype, c.shape) for c in _flatten(inits)]
-        loop = scf.WhileOp(types, [c.handle for c in _flatten(inits)])
+        types = [ir_type(c.dtype, c.shape) for c in flatten(inits)]
+        loop = scf.WhileOp(types, [c.handle for c in flatten(inits)])
         before_block = loop.before.blocks.append(*types)
         after_block = loop.after.blocks.append(*types)
         before = dict(self.scope)
-        for (n, _), v in zip(carried, _unflatten(inits, before_block.arguments)):
+        for (n, _), v in zip(carried, unflatten(inits, before_block.arguments)):
             self.scope[n] = v
         with ir.InsertionPoint(before_block):
             cond = self.visit(node.test)
             if isinstance(cond, tlc.condition):  # ``while tl.condition(c, ...)``: the hint changes nothing here
                 cond = cond.condition
-            if not _is_tensor(cond):
+            if not is_tensor(cond):
                 raise self.error(node.test, "a while loop's condition must depend on tensors; "
                                             "a constant condition would never end or never start")
             scf.ConditionOp(self._scalar_condition(cond, node.test), list(before_block.arguments))
         self.scope = dict(before)
-        for (n, _), v in zip(carried, _unflatten(inits, after_block.arguments)):
+        for (n, _), v in zip(carried, unflatten(inits, after_block.arguments)):
             self.scope[n] = v
         with ir.InsertionPoint(after_block):
             self._loop_body(node.body)
             new = self._check_carried(node, carried, [self.scope[n] for n, _ in carried])
-            scf.YieldOp([v.handle for v in _flatten(new)])
+            scf.YieldOp([v.handle for v in flatten(new)])
         self._end_loop(before, carried, loop.results)
 
     # -- expressions ------------------------------------------------------------------------------
@@ -532,7 +521,7 @@ class FunctionGenerator(ast.NodeVisitor):
                 parts.append(str(part.value))
                 continue
             value = _unwrap(self.visit(part.value))
-            if _in_ir(value):
+            if in_ir(value):
                 raise self.error(part, "an f-string in a kernel formats compile-time values (constexprs), not "
                                        f"{_desc(value)}; use tl.device_print for values known at run time")
             spec = self.visit(part.format_spec) if part.format_spec is not None else ""
@@ -553,7 +542,7 @@ class FunctionGenerator(ast.NodeVisitor):
             if gen.is_async:
                 raise self.error(gen, "async comprehensions are not supported in kernels")
             items = _unwrap(self.visit(gen.iter))
-            if _in_ir(items) and not isinstance(items, tuple) or not isinstance(items, (tuple, list, range)):
+            if in_ir(items) and not isinstance(items, tuple) or not isinstance(items, (tuple, list, range)):
                 raise self.error(gen.iter, "a comprehension in a kernel iterates over a tuple or a range of "
                                            f"constants (it is unrolled at compile time), not {_desc(items)}")
             for item in items:
@@ -569,7 +558,7 @@ class FunctionGenerator(ast.NodeVisitor):
 
     def _static_condition(self, node: ast.expr) -> bool:
         value = _unwrap(self.visit(node))
-        if _is_tensor(value):
+        if is_tensor(value):
             raise self.error(node, "a comprehension's condition must be known at compile time (a constexpr)")
         return bool(value)
 
@@ -584,7 +573,7 @@ class FunctionGenerator(ast.NodeVisitor):
         if fn is None:
             raise self.error(node, f"operator {type(op).__name__} is not supported")
         a, b = _unwrap(a), _unwrap(b)
-        if fn is operator.pow and (_is_tensor(a) or _is_tensor(b)):
+        if fn is operator.pow and (is_tensor(a) or is_tensor(b)):
             raise self.error(node, "'**' on tensors is not supported; use tl.exp/tl.log or multiply")
         return fn(a, b)
 
@@ -595,20 +584,20 @@ class FunctionGenerator(ast.NodeVisitor):
         v = _unwrap(self.visit(node.operand))
         if isinstance(node.op, ast.Not):
             self._scalar_only(v, node, "'not'", "~ (or == 0)")
-            return semantic.python_not(v)
+            return python_ops.python_not(v)
         return {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert}[type(node.op)](v)
 
     def visit_BoolOp(self, node: ast.BoolOp) -> Any:
         is_and = isinstance(node.op, ast.And)
         what, instead = ("'and'", "&") if is_and else ("'or'", "|")
-        return semantic.python_bool_op(is_and, self.visit(node.values[0]),
+        return python_ops.python_bool_op(is_and, self.visit(node.values[0]),
                                        [lambda e=e: self.visit(e) for e in node.values[1:]],
                                        lambda v: self._scalar_only(v, node, what, instead))
 
     def _scalar_only(self, v: Any, node: ast.AST, what: str, instead: str) -> None:
         """Python's boolean operators mean one truth value; on blocks they are errors (as in the
         interpreter, where Python evaluates them), so kernels behave alike on every target."""
-        if _is_tensor(v) and v.shape != ():
+        if is_tensor(v) and v.shape != ():
             raise self.error(node, f"{what} needs scalars, got a block of shape {list(v.shape)}; "
                                    f"use {instead} for elementwise logic")
 
@@ -617,24 +606,24 @@ class FunctionGenerator(ast.NodeVisitor):
         result = None
         for op, right_node in zip(node.ops, node.comparators):
             right = _unwrap(self.visit(right_node))
-            if isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) and (_is_tensor(left) or _is_tensor(right)):
+            if isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) and (is_tensor(left) or is_tensor(right)):
                 if not isinstance(op, (ast.Is, ast.IsNot)):
                     raise self.error(node, "'in' is not supported on tensors")
             part = _CMPOPS[type(op)](left, right)
             if result is not None:
                 self._scalar_only(part, node, "a chained comparison", "(a < b) & (b < c)")
             result = part if result is None else (
-                semantic.logical("and", result, part) if _is_tensor(result) or _is_tensor(part) else (result and part))
+                semantic.logical("and", result, part) if is_tensor(result) or is_tensor(part) else (result and part))
             left = right
         return result
 
     def visit_IfExp(self, node: ast.IfExp) -> Any:
         """On a scalar tensor condition, only the side taken runs (an ``scf.if``, as Triton's: a
         guarded load does not read, a store of the other side does not happen); else Python's
-        choice, or a ``tl.where`` of a block condition (``semantic.python_if_exp``)."""
+        choice, or a ``tl.where`` of a block condition (``python_ops.python_if_exp``)."""
         cond = self.visit(node.test)
-        if not _is_tensor(cond) or cond.shape != ():
-            return semantic.python_if_exp(cond, lambda: self.visit(node.body), lambda: self.visit(node.orelse))
+        if not is_tensor(cond) or cond.shape != ():
+            return python_ops.python_if_exp(cond, lambda: self.visit(node.body), lambda: self.visit(node.orelse))
         handle = self._scalar_condition(cond, node)
         sides = iter((node.body, node.orelse))
         before = dict(self.scope)
@@ -643,11 +632,11 @@ class FunctionGenerator(ast.NodeVisitor):
         if values[0] is None and values[1] is None:  # both sides void (stores, calls): no result
             self._final_if(handle, scratch, [[], []])
             return None
-        t, shape = semantic.if_exp_type(*values)
+        t, shape = python_ops.if_exp_type(*values)
         yields = []
         for block, v in zip((scratch.then_block, scratch.else_block), values):
             with ir.InsertionPoint(block):
-                v = semantic.cast(v, t) if _is_tensor(v) else semantic.full((), _unwrap(v), t)
+                v = semantic.cast(v, t) if is_tensor(v) else semantic.full((), _unwrap(v), t)
                 yields.append([semantic.broadcast_to(v, shape) if shape else v])
         return tlc.tensor(self._final_if(handle, scratch, yields)[0], t, shape)
 
@@ -674,13 +663,13 @@ class FunctionGenerator(ast.NodeVisitor):
                                    "TRITIUM_TARGET=interpreter")
         if fn is builtins.print:  # Triton's print is device_print
             return debug.builtin_print(args, **kwargs)
-        if fn in (builtins.min, builtins.max) and any(_is_tensor(_unwrap(a)) for a in args):
+        if fn in (builtins.min, builtins.max) and any(is_tensor(_unwrap(a)) for a in args):
             combine = tlc.minimum if fn is builtins.min else tlc.maximum
             out = args[0]
             for a in args[1:]:
                 out = combine(out, a)
             return out
-        if fn in (builtins.int, builtins.float, builtins.bool) and any(_is_tensor(_unwrap(a)) for a in args):
+        if fn in (builtins.int, builtins.float, builtins.bool) and any(is_tensor(_unwrap(a)) for a in args):
             raise self.error(node, f"{fn.__name__}() of a tensor is not known at compile time; use .to(tl.<dtype>)")
         return fn(*args, **kwargs)
 
@@ -708,7 +697,7 @@ def _needs_yield(name: str, then_scope: dict, else_scope: dict) -> bool:
     if name not in then_scope or name not in else_scope:
         return False  # bound in one branch only: local to that branch
     a, b = then_scope[name], else_scope[name]
-    if _is_tensor(a) or _is_tensor(b) or (isinstance(a, block_ptr) and a is not b):
+    if is_tensor(a) or is_tensor(b) or (isinstance(a, block_ptr) and a is not b):
         return True
     return a is not b and all(isinstance(v, (int, float)) for v in (a, b))
 
@@ -732,74 +721,10 @@ _RETURN_IN_LOOP = ("'return' inside a loop is not supported (as in Triton); set 
 _SCALAR_TENSOR_ATTRIBUTES = frozenset({"dtype", "to", "shape", "item"})
 
 
-def _in_ir(v: Any) -> bool:
-    """Whether ``v`` is held by IR values (a tensor, a block pointer's parts, a tuple holding
-    either), not by Python alone."""
-    return _is_tensor(v) or isinstance(v, block_ptr) or (isinstance(v, tuple) and any(_in_ir(e) for e in v))
-
-
-def _as_value(v: Any) -> Any:
-    """``v`` as loops, ifs and returns carry it: block pointers and tuples as they are (a tuple's
-    Python values stay Python values), the rest as tensors."""
-    return v if isinstance(v, (block_ptr, tuple)) else semantic.to_tensor(v)
-
-
-def _flatten(values: list) -> list:
-    """Tensors as they are, block pointers as their scalar parts, tuples as the flattened values
-    they hold in IR: what loops, ifs and calls carry."""
-    out: list = []
-    for v in values:
-        if isinstance(v, block_ptr):
-            out += v.components()
-        elif isinstance(v, tuple):
-            out += _flatten([e for e in v if _in_ir(e)])
-        else:
-            out.append(v)
-    return out
-
-
-def _unflatten(templates: list, handles) -> list:
-    """The values ``_flatten(templates)`` carried, rebuilt from the carried ``handles``."""
-    handles, out = list(handles), []
-    for t in templates:
-        n = len(_flatten([t]))
-        out.append(_rebuild(t, handles[:n]))
-        handles = handles[n:]
-    return out
-
-
-def _rebuild(t: Any, part: list) -> Any:
-    if isinstance(t, block_ptr):
-        return t.rebuild(part)
-    if isinstance(t, tuple):
-        elements = []
-        for e in t:
-            n = len(_flatten([e])) if _in_ir(e) else 0
-            elements.append(_rebuild(e, part[:n]) if n else e)
-            part = part[n:]
-        return _same_tuple(t, elements)
-    return tlc.tensor(part[0], t.dtype, t.shape)
-
-
-def _same_tuple(t: tuple, elements: list) -> tuple:
-    """``elements`` in a tuple of ``t``'s class (a namedtuple keeps its fields)."""
-    if isinstance(t, tltuples.tuple):
-        return tltuples.tuple(elements)
-    return type(t)(*elements) if hasattr(type(t), "_fields") else tuple(elements)
-
-
-def _signature(v) -> tuple:
-    if isinstance(v, block_ptr):
-        return ("block_ptr", *v.signature)
-    if isinstance(v, tuple):
-        return (type(v), *(_signature(e) if _in_ir(e) else ("const", _hashable(e)) for e in v))
-    return (v.dtype, v.shape)
-
-
 def _desc(t) -> str:
     if isinstance(t, block_ptr):
         return f"a block pointer {t!r}"
-    if not _is_tensor(t):
+    if not is_tensor(t):
         return f"{type(t).__name__} {t!r}"
     return f"{t.dtype}" + (f" of shape {list(t.shape)}" if t.shape else " (scalar)")
 

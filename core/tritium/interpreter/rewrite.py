@@ -26,7 +26,7 @@ from ..frontend.names import assigned_names
 from ..language import core as tlc
 from ..language import tuples as tltuples
 from ..language import dtypes as T
-from ..language import debug, semantic
+from ..language import debug, python_ops, semantic
 from ..runtime.jit import JIT_CODE, JITFunction
 from .numpy_builder import np_dtype
 
@@ -91,9 +91,10 @@ def list_literal(items: list) -> tltuples.tuple:
     return tltuples.tuple(items)
 
 
-#: the rewritten kernels call these; the boolean operators are the frontend's own rules (``semantic``)
+#: the rewritten kernels call these; the Python operators are the frontend's own rules (``python_ops``)
 _HOOKS = {f"{_PREFIX}{f.__name__}": f for f in (loop, carried, joined, checked_assert, list_literal,
-                                                 semantic.python_not, semantic.python_bool_op, semantic.python_if_exp)}
+                                                 python_ops.python_not, python_ops.python_bool_op,
+                                                 python_ops.python_if_exp)}
 _HOOKS["print"] = kernel_print
 
 
