@@ -579,18 +579,14 @@ def number_shifted(dev: Device, dtype: str, block: int) -> list[Output]:
 
 # -- pointers as integers and as other pointer types ----------------------------------------------
 @triton.jit
-def address_table_kernel(x_ptr, table_ptr, N: tl.constexpr):
-    """Writes the address of x[N - 1 - i] at table[i], as int64 (Triton's grouped GEMM keeps its
-    operands' addresses in such a table)."""
+def pointer_cast_kernel(x_ptr, table_ptr, out_ptr, N: tl.constexpr):
+    """Writes the address of x[N - 1 - i] at table[i] as int64 and reads through the table (Triton's
+    grouped GEMM keeps its operands' addresses in such a table; one launch, as some targets place
+    arrays anew for each), reads x's bytes through an int8 pointer, and writes offsets and non-null
+    flags computed from addresses."""
     i = tl.arange(0, N)
     tl.store(table_ptr + i, (x_ptr + (N - 1 - i)).to(tl.int64))
-
-
-@triton.jit
-def pointer_cast_kernel(x_ptr, table_ptr, out_ptr, N: tl.constexpr):
-    """Reads through the table's addresses, reads x's bytes through an int8 pointer, and writes
-    offsets and non-null flags computed from addresses."""
-    i = tl.arange(0, N)
+    tl.debug_barrier()
     through = tl.load(tl.load(table_ptr + i).to(tl.pointer_type(tl.int32)))
     tl.store(out_ptr + i, through.to(tl.int64))
     low_bytes = tl.load(x_ptr.to(tl.pointer_type(tl.uint8)) + 4 * i)  # little-endian: the low byte
@@ -605,8 +601,7 @@ def pointer_cast_kernel(x_ptr, table_ptr, out_ptr, N: tl.constexpr):
 def pointer_casts(dev: Device) -> list[Output]:
     n = 16
     x = (np.arange(n, dtype=np.int32) * 1000 + 7)
-    xd, table, out = dev.to_device(x), dev.full(n, 0, np.int64), dev.full(5 * n, -1, np.int64)
-    dev.launch(address_table_kernel, (1,), xd, table, N=n)
-    dev.launch(pointer_cast_kernel, (1,), xd, table, out, N=n)
+    table, out = dev.full(n, 0, np.int64), dev.full(5 * n, -1, np.int64)
+    dev.launch(pointer_cast_kernel, (1,), dev.to_device(x), table, out, N=n)
     want = np.concatenate([x[::-1], x & 0xFF, 4 * np.arange(n), np.ones(n), x]).astype(np.int64)
     return [Output("out", dev.to_host(out), want)]
