@@ -17,4 +17,4 @@ def test_ci_installs_pytest_xdist_and_runs_a_worker_per_core():
 
 def test_the_readme_says_how_long_the_tests_take_on_two_cores():
     said = re.search(r"take at most about (\d+) minutes on a 2-core\s+machine", (ROOT / "README.md").read_text())
-    assert said and int(said.group(1)) <= 15, "the README states the tests' time on a 2-core machine (<= 15 min)"
+    assert said and int(said.group(1)) <= 17, "the README states the tests' time on a 2-core machine (<= 17 min)"
