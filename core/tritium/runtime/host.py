@@ -38,7 +38,7 @@ def host_address(value: Any, name: str, target: str) -> int:
     iface = getattr(value, "__array_interface__", None)
     if iface is not None and not hasattr(value, "__cuda_array_interface__"):  # numpy's kind: host memory
         return int(iface["data"][0])
-    if _torch_device(value) not in (None, "cpu") or (_torch_device(value) is None
+    if _torch_device(value) not in (None, TORCH_HOST) or (_torch_device(value) is None
                                                      and hasattr(value, "__cuda_array_interface__")):
         raise ArgumentError(
             f"argument '{name}' lives in GPU memory, but the {target} target runs on the host: pass a host "
@@ -75,7 +75,7 @@ def host_span(value: Any) -> tuple[int, int] | None:
 
 def _torch_span(value: Any) -> tuple[int, int] | None:
     """The bytes of a host torch tensor numpy cannot view (bf16), from its strides."""
-    if _torch_device(value) != "cpu" or not hasattr(value, "data_ptr"):
+    if _torch_device(value) != TORCH_HOST or not hasattr(value, "data_ptr"):
         return None
     start, size = value.data_ptr(), value.element_size()
     if 0 in value.shape:
@@ -95,6 +95,10 @@ def _as_numpy(value: Any) -> Any:
         return np.asarray(memoryview(value))
     except (TypeError, RuntimeError, BufferError, ValueError):
         return None
+
+
+#: torch's device type of host memory (a place in memory, not a tritium target)
+TORCH_HOST = "cpu"
 
 
 def _torch_device(value: Any) -> str | None:
