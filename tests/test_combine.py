@@ -70,3 +70,39 @@ def test_accumulated_products_compute_the_sum(target, dtype, acc):
     else:
         bound = float(np.max(np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))))
         np.testing.assert_allclose(c, want, rtol=0, atol=(k + 1) * 2.0**-24 * bound)
+
+
+@tritium.jit
+def reshaped_range(in_ptr, out_ptr, START: tl.constexpr, D0: tl.constexpr, D1: tl.constexpr, D2: tl.constexpr):
+    """Triton's test_chained_reductions' idiom: offsets as a range reshaped, a permutation, sums."""
+    idx = tl.arange(START, START + D0 * D1 * D2).reshape(D0, D1, D2)
+    vals = tl.permute(tl.load(in_ptr + idx), [2, 0, 1])
+    tl.store(out_ptr + tl.arange(0, D2), tl.sum(tl.sum(vals, 2), 1))
+
+
+def test_a_reshaped_range_is_a_sum_of_ranges_per_dimension():
+    text = tile_opt(reshaped_range, {"in_ptr": "*i32", "out_ptr": "*i32"}, {"START": 8, "D0": 4, "D1": 8, "D2": 2})
+    assert '"tile.reshape"' not in text
+    for extent in (4, 8, 2):
+        assert f"end = {extent} : i32" in text
+
+
+def test_a_reshaped_range_gives_the_same_offsets(target):
+    rng = np.random.default_rng(3)
+    data = rng.integers(-1000, 1000, 8 + 4 * 8 * 2).astype(np.int32)
+    out = np.zeros(2, np.int32)
+    reshaped_range[(1,)](data, out, START=8, D0=4, D1=8, D2=2)
+    np.testing.assert_array_equal(out, data[8:].astype(np.int64).reshape(4, 8, 2).sum(axis=(0, 1)))
+
+
+def test_pointers_from_a_reshaped_range_are_not_converted_through_shared_memory():
+    """Triton's test_chained_reductions[in_shape0]: 32,768 pointers converted between layouts asked
+    for 256 KiB of shared memory, more than an H100 has; rebuilt in place, only the sums use it."""
+    pytest.importorskip("tritium_nvptx", reason="tritium-nvptx is not installed")
+    from tritium.compiler import ASTSource, compile
+    from tritium.target import GPUTarget
+
+    names = {"START": 0, "D0": 128, "D1": 32, "D2": 8}
+    source = ASTSource(reshaped_range, {"in_ptr": "*i32", "out_ptr": "*i32", **{n: "constexpr" for n in names}}, names,
+                       {(0,): [["tt.divisibility", 16]], (1,): [["tt.divisibility", 16]]})
+    assert compile(source, target=GPUTarget("cuda", 90, 32)).metadata["shared"] <= 16384

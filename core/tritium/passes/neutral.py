@@ -7,7 +7,7 @@ from typing import Any
 
 from ..ir.mlir import passmanager
 from .analysis import stored_arguments
-from .combine import fold_dot_accumulation
+from .combine import expand_reshaped_ranges, fold_dot_accumulation
 from .inline import inline_calls
 
 #: run in order on the whole module after ``inline_calls`` has folded the @jit helpers into the kernel
@@ -19,6 +19,7 @@ def optimize(module: Any, ctx: Any) -> Any:
     place), and core's own combines (``passes.combine``); records which arguments the kernel stores
     through (``metadata["stored_args"]``)."""
     inline_calls(module)
+    expand_reshaped_ranges(module)
     pm = passmanager.PassManager.parse(f"builtin.module({','.join(NEUTRAL_PASSES)})")
     pm.run(module.operation)
     fold_dot_accumulation(module)
