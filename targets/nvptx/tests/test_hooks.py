@@ -194,6 +194,39 @@ def test_enable_reflect_ftz_chooses_whether_exp2_flushes_subnormals(ftz):
     assert ("ex2.approx.ftz.f32" in ptx) == ftz and ("ex2.approx.f32" in ptx) != ftz
 
 
+def test_globaltimer_and_smid_read_the_special_registers():
+    """``tl.extra.cuda.globaltimer()``/``smid()`` as Triton's: one ``mov`` from ``%globaltimer`` per
+    call (not merged: the timer changes) and from ``%smid``."""
+    import tritium
+    import tritium.language as tl
+
+    @tritium.jit
+    def timed(out):
+        start = tl.extra.cuda.globaltimer()
+        tl.store(out + 1, tl.extra.cuda.smid().to(tl.int64))
+        tl.store(out, tl.extra.cuda.globaltimer() - start)
+
+    ptx = tritium.compile(timed, {"out": "*i64"}, target="nvptx").asm["ptx"]
+    assert ptx.count("mov.u64 %rd") >= 2 and ptx.count("%globaltimer;") == 2 and ptx.count("%smid;") == 1
+
+
+def test_maxnreg_limits_the_kernel_s_registers():
+    """Triton's ``maxnreg`` launch option is PTX's ``.maxnreg`` on the kernel's entry; absent, ptxas picks."""
+    import tritium
+    import tritium.language as tl
+    from tritium.errors import OptionError
+
+    @tritium.jit
+    def zero(x):
+        tl.store(x, 0)
+
+    assert re.search(r"\.visible \.entry [^{;]*\.maxnreg 42", tritium.compile(zero, {"x": "*i32"}, target="nvptx",
+                                                                             maxnreg=42).asm["ptx"])
+    assert ".maxnreg" not in tritium.compile(zero, {"x": "*i32"}, target="nvptx").asm["ptx"]
+    with pytest.raises(OptionError, match="maxnreg must be an int from 1 to 255"):
+        tritium.compile(zero, {"x": "*i32"}, target="nvptx", maxnreg=0)
+
+
 @pytest.mark.parametrize("dtype", ["fp32", "fp64"])
 def test_float_remainder_is_libdevice_s_exact_fmod(dtype):
     """``%`` of floats (and ``libdevice.fmod``) calls ``__nv_fmod[f]``: LLVM's NVPTX back end expands

@@ -59,7 +59,7 @@ def llir(module, ctx) -> str:
     from .hooks import NvptxHooks
 
     hooks = NvptxHooks(fp_fusion=ctx.options.enable_fp_fusion, arch=ctx.target.arch(ctx.options),
-                       ftz=ctx.options.enable_reflect_ftz)
+                       ftz=ctx.options.enable_reflect_ftz, maxnreg=ctx.options.maxnreg)
     return generate(module, hooks, TRIPLE, datalayout(), ctx.options.num_warps, ctx.options.debug)
 
 

@@ -2,8 +2,8 @@
 
 Indices come from the ``nvvm`` special registers, the barrier is ``bar.sync 0``, reductions shuffle
 with ``shfl.sync.bfly`` over the full warp, and the kernel uses the ``ptx_kernel`` calling
-convention with ``.maxntid`` set so ptxas knows the block size. Masked loads and stores of up to 16
-bytes are single predicated ``ld.global``/``st.global`` instructions (inline PTX, as Triton emits
+convention with ``.maxntid`` set so ptxas knows the block size (and ``.maxnreg`` where a launch
+asks for it). Masked loads and stores of up to 16 bytes are single predicated ``ld.global``/``st.global`` instructions (inline PTX, as Triton emits
 them), not branches. Math, as Triton does it: ``exp``/``exp2`` of f32 use ``ex2.approx(.ftz).f32``,
 ``sqrt``/``rsqrt`` of f32 ``sqrt``/``rsqrt.approx.ftz.f32``, f32 division ``div.full.f32``, and
 float adds and multiplies may fuse into FMAs (``enable_fp_fusion``); the functions LLVM cannot
@@ -61,7 +61,8 @@ class NvptxHooks(DeviceHooks):
     global_address_space = 1
     shared_address_space = 3
 
-    def __init__(self, fp_fusion: bool = True, arch: str = "sm_90", ftz: bool = True):
+    def __init__(self, fp_fusion: bool = True, arch: str = "sm_90", ftz: bool = True, maxnreg: int | None = None):
+        self.maxnreg = maxnreg
         self.fp_flags = ("contract",) if fp_fusion else ()
         self.ex2 = _EX2 if ftz else {**_EX2, "exp2": (None, "ex2.approx.f32")}
         self.arch = int(re.match(r"sm_(\d+)", arch).group(1))
@@ -72,7 +73,10 @@ class NvptxHooks(DeviceHooks):
     def kernel(self, module: ll.Module, name: str, params: list[ll.Type], num_threads: int) -> ll.Function:
         fn = ll.Function(module, ll.FunctionType(ll.VoidType(), params), name)
         fn.calling_convention = "ptx_kernel"
-        fn.attributes = StringAttributes({"nvvm.maxntid": str(num_threads)})
+        limits = {"nvvm.maxntid": str(num_threads)}
+        if self.maxnreg is not None:
+            limits["nvvm.maxnreg"] = str(self.maxnreg)
+        fn.attributes = StringAttributes(limits)
         return fn
 
     @staticmethod

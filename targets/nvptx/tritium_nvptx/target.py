@@ -37,6 +37,8 @@ class NvptxOptions(LaunchOptions):
     #: f32 ``exp2`` flushes subnormal results to zero (``ex2.approx.ftz``), as libdevice does under
     #: Triton's default ``__CUDA_FTZ`` (False: ``ex2.approx``, which keeps them)
     enable_reflect_ftz: bool = True
+    #: at most this many registers a thread (PTX's ``.maxnreg``), as Triton's ``maxnreg``; None: ptxas picks
+    maxnreg: int | None = None
 
 
 #: what kernels compile for where there is no GPU to ask (the H100's arch, without its ``a`` features)
@@ -181,6 +183,10 @@ class NvptxTarget(Target):
             if options.get("num_ctas", 1) > 1 and archs.ARCHS[parsed.arch] < archs.ARCHS["sm_90"]:
                 raise OptionError(f"num_ctas > 1 requires NVIDIA SM90+ (Hopper): thread-block clusters, which "
                                   f"{parsed.arch} does not have")
+        if parsed.maxnreg is not None and (isinstance(parsed.maxnreg, bool) or not isinstance(parsed.maxnreg, int)
+                                           or not 1 <= parsed.maxnreg <= 255):
+            raise OptionError(f"maxnreg must be an int from 1 to 255 (registers a thread) or None, got "
+                              f"{parsed.maxnreg!r}")
         if parsed.num_warps > 32:  # (a positive power of two: LaunchOptions.parse checks that on every target)
             raise TritiumError(f"num_warps must be at most 32 on {self.name} (1024 threads per program), "
                                f"got {parsed.num_warps}")
