@@ -128,6 +128,20 @@ def test_num_warps_and_num_threads_are_the_launch_s(target, warps):
 
 
 @tritium.jit
+def smid_kernel(out_ptr):
+    tl.store(out_ptr, tl.extra.cuda.smid())
+
+
+def test_nvidia_s_special_registers_are_refused_where_ptx_is_not_the_assembly(target):
+    """``tl.extra.cuda.smid()`` (and ``globaltimer()``) are inline PTX, as in Triton: a target of
+    another instruction set says so, at the call."""
+    if target.inline_asm == "ptx":
+        pytest.skip("the target takes PTX")
+    with pytest.raises(tritium.CompilationError, match=r"tl.inline_asm_elementwise[\s\S]*tl.extra.cuda.smid\(\)"):
+        smid_kernel[(1,)](target.driver.to_device(np.zeros(1, np.int32)))
+
+
+@tritium.jit
 def ternary_kernel(x_ptr, out_ptr, n, WHICH: tl.constexpr):
     pid = tl.program_id(0)
     i = tl.arange(0, 4)
