@@ -63,7 +63,11 @@ def test_accumulated_products_compute_the_sum(target, dtype, acc):
     else:
         a, b = rng.standard_normal((m, k)).astype(np.float16), rng.standard_normal((k, n)).astype(np.float16)
         c = np.zeros((m, n), np.float32)
-    summed_products[(1,)](a, b, c, k, M=m, N=n, BK=32, ACC=acc, FIRST=False, REUSE=False)
+    dev = target.driver
+    out = dev.to_device(c)
+    summed_products[(1,)](dev.to_device(a), dev.to_device(b), out, k, M=m, N=n, BK=32, ACC=acc, FIRST=False,
+                          REUSE=False)
+    c = dev.to_host(out)
     want = a.astype(np.float64) @ b.astype(np.float64)
     if dtype == "i8":
         np.testing.assert_array_equal(c, want.astype(np.int64))
@@ -90,9 +94,10 @@ def test_a_reshaped_range_is_a_sum_of_ranges_per_dimension():
 def test_a_reshaped_range_gives_the_same_offsets(target):
     rng = np.random.default_rng(3)
     data = rng.integers(-1000, 1000, 8 + 4 * 8 * 2).astype(np.int32)
-    out = np.zeros(2, np.int32)
-    reshaped_range[(1,)](data, out, START=8, D0=4, D1=8, D2=2)
-    np.testing.assert_array_equal(out, data[8:].astype(np.int64).reshape(4, 8, 2).sum(axis=(0, 1)))
+    out = target.driver.to_device(np.zeros(2, np.int32))
+    reshaped_range[(1,)](target.driver.to_device(data), out, START=8, D0=4, D1=8, D2=2)
+    want = data[8:].astype(np.int64).reshape(4, 8, 2).sum(axis=(0, 1))
+    np.testing.assert_array_equal(target.driver.to_host(out), want)
 
 
 def test_pointers_from_a_reshaped_range_are_not_converted_through_shared_memory():
