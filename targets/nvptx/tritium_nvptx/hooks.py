@@ -4,7 +4,8 @@ Indices come from the ``nvvm`` special registers, the barrier is ``bar.sync 0``,
 with ``shfl.sync.bfly`` over the full warp, and the kernel uses the ``ptx_kernel`` calling
 convention with ``.maxntid`` set so ptxas knows the block size (and ``.maxnreg`` where a launch
 asks for it). Masked loads and stores of up to 16 bytes are single predicated
-``ld.global``/``st.global`` instructions (inline PTX, as Triton emits them), not branches. Math, as Triton does it: ``exp``/``exp2`` of f32 use ``ex2.approx(.ftz).f32``,
+``ld.global``/``st.global`` instructions (inline PTX, as Triton emits them), not branches. Math,
+as Triton does it: ``exp``/``exp2`` of f32 use ``ex2.approx(.ftz).f32``,
 ``sqrt``/``rsqrt`` of f32 ``sqrt``/``rsqrt.approx.ftz.f32``, f32 division ``div.full.f32``, and
 float adds and multiplies may fuse into FMAs (``enable_fp_fusion``); the functions LLVM cannot
 lower for NVPTX call NVIDIA's libdevice (``__nv_*``), linked in by the ``ptx`` stage.
