@@ -128,6 +128,22 @@ def test_num_warps_and_num_threads_are_the_launch_s(target, warps):
 
 
 @tritium.jit
+def number_attributes_kernel(out_ptr, N: tl.constexpr):
+    value = 1
+    big = 1e50
+    tl.static_assert(value.dtype == tl.int32 and big.dtype == tl.float64)
+    tl.store(out_ptr + tl.arange(0, N), tl.full([N], value, dtype=value.dtype) + big.to(tl.int8, bitcast=False) * 0)
+
+
+def test_a_number_in_a_name_has_a_scalar_tensor_s_dtype(target):
+    """``value = 1; value.dtype`` is int32 and ``1e50`` fp64, as in Triton (its test_store_constant),
+    in the interpreter too, where the kernel runs as Python."""
+    out = target.driver.to_device(np.zeros(16, np.int32))
+    number_attributes_kernel[(1,)](out, N=16)
+    assert (target.driver.to_host(out) == 1).all()
+
+
+@tritium.jit
 def smid_kernel(out_ptr):
     tl.store(out_ptr, tl.extra.cuda.smid())
 

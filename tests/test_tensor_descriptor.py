@@ -46,3 +46,20 @@ def test_refusals_name_the_kernel_and_the_fix(target, what, message):
     with pytest.raises(TritiumError, match=message) as info:
         desc_kernel[(1,)](x, 16, WHAT=what)
     assert "desc_kernel" in str(info.value)
+
+
+@tritium.jit
+def strided_copy(x_ptr, out_ptr, n, stride_row, stride_col, BLOCK: tl.constexpr):
+    """A descriptor whose strides are arguments: the last one, 1, is the constant compiled targets
+    specialise it to (Triton's test_tensor_descriptor_load3d passes it so)."""
+    d = tl.make_tensor_descriptor(x_ptr, [n, n], [stride_row, stride_col], [BLOCK, BLOCK])
+    block = d.load([0, 0])
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs[:, None] * BLOCK + offs[None, :], block)
+
+
+def test_a_last_stride_of_one_passed_as_an_argument_is_the_constant(target):
+    x = np.arange(16 * 16, dtype=np.float32).reshape(16, 16)
+    out = target.driver.to_device(np.zeros((8, 8), np.float32))
+    strided_copy[(1,)](target.driver.to_device(x), out, 16, 16, 1, BLOCK=8)
+    np.testing.assert_array_equal(target.driver.to_host(out), x[:8, :8])

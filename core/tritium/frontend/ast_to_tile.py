@@ -499,12 +499,7 @@ class FunctionGenerator(ast.NodeVisitor):
         return node.value
 
     def visit_Attribute(self, node: ast.Attribute) -> Any:
-        value = self.visit(node.value)
-        if node.attr in _SCALAR_TENSOR_ATTRIBUTES and type(value) in (bool, int, float):
-            # Triton turns a number assigned to a name into a scalar tensor: its .dtype and .to() are a
-            # tensor's (``val = 1e50; val.dtype`` is fp64)
-            value = semantic.to_tensor(value)
-        return getattr(value, node.attr)
+        return python_ops.python_attribute(self.visit(node.value), node.attr)
 
     def visit_Tuple(self, node: ast.Tuple) -> Any:
         return tuple(self.visit(e) for e in node.elts)
@@ -715,10 +710,6 @@ def _desc_all(is_tuple: bool, vals: list) -> str:
 
 _RETURN_IN_LOOP = ("'return' inside a loop is not supported (as in Triton); set a flag and test it after the "
                    "loop, or mask the work instead")
-
-
-#: the attributes of a tensor that Triton's kernels read from a number held in a name
-_SCALAR_TENSOR_ATTRIBUTES = frozenset({"dtype", "to", "shape", "item"})
 
 
 def _desc(t) -> str:

@@ -4,7 +4,8 @@ type values differently from the compiler.
 The compiler (``frontend.ast_to_tile``) gives ``range``/``tl.range`` loops an int32 loop variable
 (int64 when a bound is 64-bit), turns Python numbers carried through a loop or out of an ``if`` on
 a tensor into tensors, makes ``not``/``and``/``or`` on tensors int1 tensors, and ``a if c else b``
-on a block ``c`` a ``tl.where`` (on a scalar, one side typed as both would be); ``assert`` on a tensor is ``tl.device_assert`` (checked in debug
+on a block ``c`` a ``tl.where`` (on a scalar, one side typed as both would be), reads a number's
+``.dtype`` (``.to``, ...) as a scalar tensor's; ``assert`` on a tensor is ``tl.device_assert`` (checked in debug
 mode only, element by element) and ``print`` is ``tl.device_print``. Plain Python would give ints
 and bools, so results would wrap in other types (``x_int8 + i * 100``). Each ``@jit`` function is therefore run from a copy of
 its AST where those places call the hooks below. The copy is compiled with the original file name
@@ -94,7 +95,7 @@ def list_literal(items: list) -> tltuples.tuple:
 #: the rewritten kernels call these; the Python operators are the frontend's own rules (``python_ops``)
 _HOOKS = {f"{_PREFIX}{f.__name__}": f for f in (loop, carried, joined, checked_assert, list_literal,
                                                  python_ops.python_not, python_ops.python_bool_op,
-                                                 python_ops.python_if_exp)}
+                                                 python_ops.python_if_exp, python_ops.python_attribute)}
 _HOOKS["print"] = kernel_print
 
 
@@ -111,6 +112,13 @@ class _Rewriter(ast.NodeTransformer):
     def visit_List(self, node: ast.List) -> ast.AST:
         self.generic_visit(node)
         return _call("list_literal", [node], node) if isinstance(node.ctx, ast.Load) else node
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        """``n.dtype`` (``.to``, ``.shape``, ``.item``) of a number: a scalar tensor's, as compiled."""
+        self.generic_visit(node)
+        if not isinstance(node.ctx, ast.Load) or node.attr not in python_ops.SCALAR_TENSOR_ATTRIBUTES:
+            return node
+        return _call("python_attribute", [node.value, ast.copy_location(ast.Constant(node.attr), node)], node)
 
     def visit_Assert(self, node: ast.Assert) -> ast.AST:
         self.generic_visit(node)

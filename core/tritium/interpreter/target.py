@@ -25,7 +25,7 @@ from ..language import dtypes as T
 from ..language import semantic
 from ..language.semantic import StaticAssertionFailed
 from ..language.tensor_descriptor import host_tensor_descriptor
-from ..runtime.args import bind_scalar
+from ..runtime.args import bind_scalar, specialization
 from ..runtime.host import HostMemory, host_address
 from ..runtime.jit import JIT_CODE
 from ..runtime.compiler import COMPILE_LOCK, CompiledKernel, parameter_placeholder
@@ -102,6 +102,9 @@ class InterpreterTarget(Target):
             if t is None:
                 constants[name] = value
                 continue
+            if _specialized_one(kernel, name, t, bound[name]):  # a constant, as compiled targets make it
+                constants[name], call[name] = 1, tlc.constexpr(1)
+                continue
             types[name] = t
             leaves = [value]
             if is_descriptor_type(t):  # its parts: a descriptor made per program, with its builder
@@ -147,6 +150,15 @@ class InterpreterTarget(Target):
                     raise _located(kernel, e, OutOfBoundsError) from None
                 except Exception as e:  # the user's own mistake: keep its traceback as the cause
                     raise _located(kernel, e) from e
+
+
+def _specialized_one(kernel, name: str, arg_type: str, raw: Any) -> bool:
+    """Whether argument ``name`` is an integer equal to 1 that compiled targets specialise to the
+    constant 1 (``args.specialization``): the interpreter runs the same kernel, so a descriptor's
+    last stride, say, is the constant 1 here too."""
+    if isinstance(raw, bool) or not isinstance(raw, (int, np.integer)) or name in kernel.do_not_specialize:
+        return False
+    return specialization(arg_type, int(raw), name in kernel.annotated) == "1"
 
 
 def _tuple_argument(kernel, name: str, layout, leaves: list) -> tuple:

@@ -1,6 +1,6 @@
-"""Python's ``not``, ``and``/``or`` and ``a if c else b`` in kernels, for the compiler and the
-interpreter alike. Both evaluate operands lazily (``thunks``): the frontend visits AST nodes, the
-interpreter runs the rewritten kernel's expressions."""
+"""Python's ``not``, ``and``/``or``, ``a if c else b`` and a number's ``.dtype`` in kernels, for the
+compiler and the interpreter alike. Both evaluate operands lazily (``thunks``): the frontend visits
+AST nodes, the interpreter runs the rewritten kernel's expressions."""
 
 from __future__ import annotations
 
@@ -8,12 +8,24 @@ from typing import Any, Callable, Sequence
 
 from .dtypes import dtype
 from .semantic import (SemanticError, _core, _python_number, broadcast_shapes, broadcast_to, builder, cast,
-                       computation_type, full, literal_dtype, logical, where)
+                       computation_type, full, literal_dtype, logical, to_tensor, where)
 
 
 def _python(v: Any) -> Any:
     core = _core()
     return v.value if isinstance(v, core.constexpr) else v
+
+
+#: the attributes of a tensor that Triton's kernels read from a number held in a name
+SCALAR_TENSOR_ATTRIBUTES = frozenset({"dtype", "to", "shape", "item"})
+
+
+def python_attribute(value: Any, name: str) -> Any:
+    """``value.name``: Triton turns a number assigned to a name into a scalar tensor, so its
+    ``.dtype`` and ``.to()`` are a tensor's (``val = 1e50; val.dtype`` is fp64)."""
+    if name in SCALAR_TENSOR_ATTRIBUTES and type(value) in (bool, int, float):
+        value = to_tensor(value)
+    return getattr(value, name)
 
 
 def python_not(v: Any) -> Any:
