@@ -9,7 +9,10 @@ v3.6.0 tag) from a Triton git checkout or URL into ``triton_tests/upstream/``, w
 the project never holds Triton's files. ``run`` runs them under ``tritium run -m pytest`` (``import
 triton`` gives tritium) on ``--target``, with the helpers importable as ``triton._internal_testing``
 and the expected failures of ``expected_failures.txt`` marked ``xfail`` with their reasons; it
-prints the counts per file and writes them as JSON (``--json``).
+prints the counts per file and writes them as JSON (``--json``). On the ``interpreter`` target it
+runs the tests Triton's CI runs under Triton's interpreter, those marked ``interpreter`` (``-m``
+given among the pytest arguments chooses otherwise): the others, exhaustive conversions of 2**32
+values and the like, are written for compiled kernels.
 """
 
 from __future__ import annotations
@@ -66,6 +69,8 @@ def run(target: str, device: str, workers: int, files: list[str], pytest_args: l
            "TRITON_TESTS_REAL": "1" if real else "", "TRITON_INTERPRET": "",
            "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
     runner = ["-m"] if real else ["-m", "tritium", "run", "-m"]  # the real Triton: plain pytest
+    if target == "interpreter" and "-m" not in pytest_args:  # the tests Triton runs under its interpreter
+        pytest_args = ["-m", "interpreter", *pytest_args]
     command = [sys.executable, *runner, "pytest", *paths, "--device", device,
                "-p", "expected_failures", "-q", "-p", "no:cacheprovider", "-c", str(UPSTREAM / "pytest.ini"),
                *(["-n", str(workers)] if workers > 1 else []), *pytest_args]
