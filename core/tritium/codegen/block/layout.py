@@ -16,7 +16,6 @@ from ...ir import tile
 from ...ir.mlir import ir
 from ...layout import assign_encodings
 from ...passes.decomposed import lower_decomposed
-from ...passes.prefetch import prefetch_next_program
 
 
 def encoding(shape: list[int], vector_bits: int) -> ir.Attribute:
@@ -38,15 +37,11 @@ def assign_layouts(module: ir.Module, vector_bits: int) -> ir.Module:
     return assign_encodings(module, lambda t: encoding(list(t.shape), vector_bits))
 
 
-def layout_stage(vector_bits: int, prefetch: bool = False):
-    """The ``tile-layout`` stage for ``vector_bits``-wide SIMD (``BlockHooks.vector_bits``);
-    ``prefetch``: the next program's loads are prefetched (``passes.prefetch``), for a target whose
-    programs run in order on threads of a many-core host."""
+def layout_stage(vector_bits: int):
+    """The ``tile-layout`` stage for ``vector_bits``-wide SIMD (``BlockHooks.vector_bits``)."""
 
     def tile_layout(module: ir.Module, ctx) -> ir.Module:
         """Assign SIMD-chunk layouts (#tile.blocked) to every tensor."""
-        if prefetch:
-            prefetch_next_program(module)
         return assign_layouts(module, vector_bits)
 
     return tile_layout
