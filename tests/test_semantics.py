@@ -144,6 +144,22 @@ def test_a_number_in_a_name_has_a_scalar_tensor_s_dtype(target):
 
 
 @tritium.jit
+def dtype_compare_kernel(x_ptr):
+    dtype_x: tl.constexpr = x_ptr.dtype.element_ty
+    tl.static_assert(dtype_x == tl.constexpr(tl.int32) and not (dtype_x != tl.constexpr(tl.int32)))
+    tl.static_assert(x_ptr.dtype == tl.constexpr(tl.pointer_type(tl.int32)))
+    tl.store(x_ptr, 7)
+
+
+def test_a_dtype_equals_a_constexpr_of_it(target):
+    """``dtype == tl.constexpr(dtype)`` holds, as Triton's ``dtype.__eq__`` unwraps a constexpr (its
+    test_dtype), in the interpreter too, where the comparison is Python's."""
+    x = target.driver.to_device(np.zeros(1, np.int32))
+    dtype_compare_kernel[(1,)](x)
+    assert target.driver.to_host(x)[0] == 7
+
+
+@tritium.jit
 def smid_kernel(out_ptr):
     tl.store(out_ptr, tl.extra.cuda.smid())
 

@@ -109,6 +109,8 @@ class dtype:
         return ("u" if self.name.startswith("u") else "i") + str(self.primitive_bitwidth)
 
     def __eq__(self, other) -> bool:
+        if not isinstance(other, dtype):  # a constexpr compares its value (``dtype == tl.constexpr(tl.int32)``)
+            return NotImplemented
         return type(other) is type(self) and other.name == self.name
 
     def __hash__(self) -> int:
@@ -152,6 +154,8 @@ class pointer_type(dtype):
         return self.name
 
     def __eq__(self, other) -> bool:
+        if not isinstance(other, dtype):
+            return NotImplemented
         return isinstance(other, pointer_type) and (other.element_ty, other.address_space, other.const) == (
             self.element_ty, self.address_space, self.const)
 
@@ -205,6 +209,8 @@ class block_type(dtype):
         return self.element_ty.primitive_bitwidth
 
     def __eq__(self, other) -> bool:
+        if not isinstance(other, dtype):
+            return NotImplemented
         return isinstance(other, block_type) and (other.element_ty, other.shape) == (self.element_ty, self.shape)
 
     def __hash__(self) -> int:
