@@ -49,38 +49,6 @@ def test_sqrt_rn_and_div_rn_round_exactly(target):
     np.testing.assert_array_equal(run(target, "fdiv_ieee", x, y), x / y)
 
 
-@tritium.jit
-def divided_rows(x_ptr, s_ptr, out_ptr, N: tl.constexpr):
-    """Each row divided by one value of its own (a softmax's normalisation)."""
-    row = tl.program_id(0)
-    offs = row * N + tl.arange(0, N)
-    tl.store(out_ptr + offs, tl.div_rn(tl.load(x_ptr + offs), tl.load(s_ptr + row)))
-
-
-def test_a_block_divided_by_one_value_rounds_as_division(target):
-    """The cpu target divides by one value through an fp64 reciprocal (``vecmath.divide_by_uniform``):
-    bit for bit numpy's division, for zeros, infinities, NaN, subnormal quotients and the tie
-    147 * 2**-149 / 98 = 1.5 * 2**-149, which the reciprocal alone rounds up (to 2**-148 is right)."""
-    n, tiny = 64, np.float32(2.0**-149)
-    rng = np.random.default_rng(11)
-    specials = np.array([147 * tiny, 3 * tiny, 0.0, -0.0, np.inf, -np.inf, np.nan, 1.0] * (n // 8), np.float32)
-    rows = [rng.standard_normal(n).astype(np.float32), (rng.integers(1, 2**23, n) * tiny).astype(np.float32),
-            specials]
-    scales = np.array([98.0, 6.0, 0.0, -0.0, np.inf, np.nan, 1e-45, -7.3e-39, 0.1, 3e38], np.float32)
-    x = np.stack([r for r in rows for _ in scales] + [rng.standard_normal(n).astype(np.float32) * 1e30])
-    s = np.append(np.tile(scales, len(rows)), np.float32(1e-20))
-    dev = target.driver
-    out = dev.to_device(np.zeros_like(x))
-    divided_rows[(len(x),)](dev.to_device(x), dev.to_device(s), out, N=n)
-    got = dev.to_host(out)
-    with np.errstate(all="ignore"):
-        want = x / s[:, None]
-    tie = 2 * len(scales)  # the specials' row divided by 98
-    assert got[tie, 0] == 2 * tiny and want[tie, 0] == 2 * tiny
-    same = (got.view(np.uint32) == want.view(np.uint32)) | (np.isnan(got) & np.isnan(want))
-    assert same.all(), f"{(~same).sum()} quotients differ, first at {np.argwhere(~same)[0]}"
-
-
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
 def test_fdiv(target, dtype):
     x, y = normal(dtype, 3), normal(dtype, 4)

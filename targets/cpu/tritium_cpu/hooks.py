@@ -7,7 +7,6 @@ worker thread (``abi``); loops check the Ctrl-C flag (``signals``); math is core
 from __future__ import annotations
 
 import functools
-import platform
 
 from llvmlite import binding as llvm
 from llvmlite import ir as ll
@@ -32,8 +31,6 @@ class CpuHooks(VectorMathHooks):
 
     def __init__(self, fp_fusion: bool = False) -> None:
         self.vector_bits = host_vector_bits()
-        #: x86's vector division is slow on Intel's cores and no faster than the conversions on AMD's
-        self.fp32_division_by_uniform_in_fp64 = platform.machine().lower() in ("x86_64", "amd64")
         self.fp_flags = ("contract",) if fp_fusion else ()
 
     def entry(self, module: ll.Module, body: ll.Function, n_args: int, debug: bool) -> ll.Function:

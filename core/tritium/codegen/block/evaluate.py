@@ -27,7 +27,7 @@ from .. import elementwise, intrinsics
 from ..math import MathHooks
 from ..runs import constant_run, contiguous_run, run_alignment
 from ..types import const, llvm_type, memory_type, size_in_bytes, vector_of
-from . import reshape, vecmath
+from . import reshape
 from .chunks import I32, Chunk, Index, as_value, index_key, linear_offset, ramp, uniform_chunk
 from .layout import chunk_width
 
@@ -111,9 +111,6 @@ class ChunkEvaluator:
         if all(c.uniform is not None for c in ins):
             scalar = elementwise.emit(self.b, name, [c.uniform for c in ins], elem, attrs, self.hooks)
             return uniform_chunk(self.b, scalar, w)
-        if (name == "arith.divf" and w > 1 and ins[1].uniform is not None and elem == ll.FloatType()
-                and self.hooks.fp32_division_by_uniform_in_fp64):
-            return Chunk(vecmath.divide_by_uniform(self.b, ins[0].vec, ins[1].uniform), w)
         vals = [c.vec for c in ins]
         if name == "arith.select" and ins[0].uniform is not None:
             vals[0] = ins[0].uniform  # a scalar condition selects whole vectors

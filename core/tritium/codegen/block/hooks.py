@@ -35,11 +35,6 @@ class BlockHooks(MathHooks):
     vector_bits: int = 128
     #: the target's name, in errors about what it cannot compile
     target_name: str = "whole-block"
-    #: fp32 blocks divided by one value ``s`` (a softmax's row sum) as ``x * (1 / s)`` in fp64, then
-    #: rounded to fp32: the same results as the division (``vecmath.divide_by_uniform``), one fp64
-    #: division per chunk loop instead of a vector division per chunk, which costs 10-16 cycles on
-    #: Intel's cores; a target says True where its vector division is slower than the conversions
-    fp32_division_by_uniform_in_fp64: bool = False
 
     def entry(self, module: ll.Module, body: ll.Function, n_args: int, debug: bool) -> ll.Function:
         """Emit the function the target's runtime calls to run ``body``, the program of one

@@ -1,5 +1,4 @@
-"""Vectorised f32 ``exp``, ``exp2``, ``log`` and ``log2`` for whole-block targets, as inline LLVM IR;
-and f32 blocks divided by one value through an fp64 reciprocal (``divide_by_uniform``).
+"""Vectorised f32 ``exp``, ``exp2``, ``log`` and ``log2`` for whole-block targets, as inline LLVM IR.
 
 LLVM's x86 backend turns ``llvm.exp.v16f32`` into sixteen libm calls, which would make every
 softmax slow. These are the classic Cephes single-precision algorithms (range reduction plus a
@@ -21,7 +20,6 @@ from llvmlite import ir as ll
 from .. import intrinsics
 from ..types import const, scalar_of
 from . import conversions
-from .chunks import splat
 from .hooks import BlockHooks
 
 LOG2E = 1.44269504088896341
@@ -34,8 +32,6 @@ SQRT_HALF = 0.707106781186547524
 #: 1.5 * 2**23 plus the exponent bias: ``t = v + SHIFTER`` rounds ``v`` to the nearest integer ``n``
 #: (for |v| < 2**22) and leaves ``n + 127`` in the low bits of ``t``, the exponent field of 2**n.
 SHIFTER = 12582912.0 + 127
-#: the least normal f32: quotients below it in magnitude may be ties of the subnormal rounding
-F32_MIN_NORMAL = 1.17549435e-38
 #: |x| up to which e**x, and 2**x, are normal floats whose ``n`` (at most 126 in magnitude) fits the
 #: shifter's exponent field
 EXP_SHORT_LIMIT, EXP2_SHORT_LIMIT = 87.3, 126.0
@@ -212,31 +208,3 @@ def _log2(e: _Emitter, x):
 
 
 _F32_FUNCTIONS = {"exp": _exp, "exp2": _exp2, "log": _log, "log2": _log2}
-
-
-def divide_by_uniform(b: ll.IRBuilder, x: ll.Value, s: ll.Value) -> ll.Value:
-    """``x / s`` for an f32 vector ``x`` and an f32 scalar ``s``, as IEEE division gives it.
-
-    ``q = fptrunc(fpext(x) * RN64(1 / s))``: the product's two fp64 roundings leave it within
-    2**-52 of ``x / s`` (relatively), and an f32 quotient of two f32 numbers is never a midpoint
-    of two normal f32 numbers nor within 2**-49 of one (``x = s * m`` would need 25 significant
-    bits), so ``q`` rounds as the quotient does. Zeros, infinities and NaN come out as the
-    division's. Subnormal quotients can be exact ties (``3 * 2**-149 / 6``), so a chunk with any
-    lane below the least normal f32 (``x`` not zero) divides. The fp64 reciprocal does not depend
-    on the chunk, so LLVM computes it once per loop."""
-    wide = ll.VectorType(ll.DoubleType(), x.type.count)
-    e = _Emitter(b, x.type)
-    reciprocal = b.fdiv(ll.Constant(ll.DoubleType(), 1.0), b.fpext(s, ll.DoubleType()))
-    q = b.fptrunc(b.fmul(b.fpext(x, wide), splat(b, reciprocal, x.type.count)), x.type)
-    tiny = b.and_(b.fcmp_ordered("<", e.intrinsic("llvm.fabs", q), e.f(F32_MIN_NORMAL)),
-                  b.fcmp_ordered("!=", x, e.f(0.0)))
-    any_tiny = intrinsics.call(b, "llvm.vector.reduce.or", [tiny], ret=ll.IntType(1))
-    with b.if_else(any_tiny, likely=False) as (rare, common):
-        with rare:
-            exact, exact_block = b.fdiv(x, splat(b, s, x.type.count)), b.block
-        with common:
-            common_block = b.block
-    result = b.phi(x.type)
-    result.add_incoming(exact, exact_block)
-    result.add_incoming(q, common_block)
-    return result
