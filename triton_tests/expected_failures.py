@@ -1,6 +1,8 @@
 """The pytest plugin ``run.py`` loads into Triton's language tests: Triton's test helpers as
 ``triton._internal_testing``, the expected failures of ``expected_failures.txt`` as ``xfail`` with
-their reasons, and the counts per file at the end (printed, and as JSON to ``TRITON_TESTS_JSON``)."""
+their reasons, torch's TF32 switch restored after each test (one test's setting must not change
+another's reference), and the counts per file at the end (printed, and as JSON to
+``TRITON_TESTS_JSON``)."""
 
 from __future__ import annotations
 
@@ -69,6 +71,22 @@ def pytest_collection_modifyitems(config, items):
             if fnmatch.fnmatchcase(test_id, pattern.replace("[", "[[]")):  # a test id's [ is literal
                 item.add_marker(pytest.mark.xfail(reason=reason, strict=False))
                 break
+
+
+def pytest_runtest_setup(item):
+    """Remember torch's TF32 switch: test_core's test_dot sets it for its own reference, and a later
+    test in the same worker (test_matmul's fp32 references) would otherwise compute in TF32."""
+    torch = sys.modules.get("torch")
+    item.stash[_TF32] = torch.backends.cuda.matmul.allow_tf32 if torch is not None else None
+
+
+def pytest_runtest_teardown(item, nextitem):
+    torch, saved = sys.modules.get("torch"), item.stash.get(_TF32, None)
+    if torch is not None and saved is not None:
+        torch.backends.cuda.matmul.allow_tf32 = saved
+
+
+_TF32 = pytest.StashKey[object]()
 
 
 def pytest_collectreport(report):

@@ -5,10 +5,10 @@ The compiler (``frontend.ast_to_tile``) gives ``range``/``tl.range`` loops an in
 (int64 when a bound is 64-bit), turns Python numbers carried through a loop or out of an ``if`` on
 a tensor into tensors, makes ``not``/``and``/``or`` on tensors int1 tensors, and ``a if c else b``
 on a block ``c`` a ``tl.where`` (on a scalar, one side typed as both would be), reads a number's
-``.dtype`` (``.to``, ...) as a scalar tensor's; ``assert`` on a tensor is ``tl.device_assert`` (checked in debug
-mode only, element by element) and ``print`` is ``tl.device_print``. Plain Python would give ints
-and bools, so results would wrap in other types (``x_int8 + i * 100``). Each ``@jit`` function is therefore run from a copy of
-its AST where those places call the hooks below. The copy is compiled with the original file name
+``.dtype`` (``.to``, ...) as a scalar tensor's; ``assert`` on a tensor is ``tl.device_assert``
+(checked in debug mode only, element by element) and ``print`` is ``tl.device_print``. Plain Python
+would give ints and bools, so results would wrap in other types (``x_int8 + i * 100``). Each
+``@jit`` function is therefore run from a copy of its AST where those places call the hooks below. The copy is compiled with the original file name
 and line numbers, so frames, ``print``, ``breakpoint()`` and tracebacks still show the user's code.
 """
 

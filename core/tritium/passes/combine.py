@@ -54,18 +54,19 @@ def expand_reshaped_ranges(module: ir.Module) -> None:
             if isinstance(source, ir.Block) or source.name != "tile.make_range" or result.rank < 2:
                 continue
             with ir.InsertionPoint(reshape), reshape.location:
-                reshape.results[0].replace_all_uses_with(_range_sum(result, _attr(source, "start")))
+                start = ir.IntegerAttr(source.attributes["start"]).value
+                reshape.results[0].replace_all_uses_with(_range_sum(result, start))
             reshape.erase()
-
-
-def _attr(op: ir.Operation, name: str) -> int:
-    return ir.IntegerAttr(op.attributes[name]).value
 
 
 def _range_sum(result: ir.RankedTensorType, start: int) -> ir.Value:
     """``start`` plus, per dimension of ``result``'s shape, a range along it times its row-major stride."""
     shape, i32 = list(result.shape), result.element_type
-    total = arith.ConstantOp(result, ir.DenseElementsAttr.get_splat(result, ir.IntegerAttr.get(i32, start))).result
+
+    def splat(value: int) -> ir.Value:
+        return arith.ConstantOp(result, ir.DenseElementsAttr.get_splat(result, ir.IntegerAttr.get(i32, value))).result
+
+    total = splat(start) if start or all(extent == 1 for extent in shape) else None
     for axis, extent in enumerate(shape):
         if extent == 1:
             continue
@@ -78,7 +79,6 @@ def _range_sum(result: ir.RankedTensorType, start: int) -> ir.Value:
         value = tile.BroadcastOp(value, res=result).res
         stride = math.prod(shape[axis + 1:])
         if stride != 1:
-            factor = ir.DenseElementsAttr.get_splat(result, ir.IntegerAttr.get(i32, stride))
-            value = arith.MulIOp(value, arith.ConstantOp(result, factor).result).result
-        total = arith.AddIOp(total, value).result
+            value = arith.MulIOp(value, splat(stride)).result
+        total = value if total is None else arith.AddIOp(total, value).result
     return total
