@@ -271,6 +271,15 @@ class StoreOp(Tile.Operation, name="store"):
     mask: Operand[Any] | None = None
 
 
+class PrefetchOp(Tile.Operation, name="prefetch"):
+    """A hint: bring the memory the tensor of pointers ``ptr`` points at toward the core, for a later
+    store (``write`` 1) or read (0). It never faults and changes no result (``passes.prefetch``, on
+    whole-block targets)."""
+
+    ptr: Operand[Any] = operand()
+    write: ir.IntegerAttr
+
+
 class AtomicRMWOp(Tile.Operation, name="atomic_rmw"):
     """Atomically replace the value at ``ptr`` by ``old kind val`` where ``mask`` (when given) is
     true; the result is ``old`` (0 where masked off). ``kind`` is LLVM's ``atomicrmw`` operation

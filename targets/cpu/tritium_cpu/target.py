@@ -61,7 +61,7 @@ class CpuTarget(Target):
         from . import compiler  # the compiler imports the MLIR bindings: a cache hit does without
         from .hooks import host_vector_bits
 
-        stages["tile-layout"] = layout_stage(host_vector_bits())
+        stages["tile-layout"] = layout_stage(host_vector_bits(), prefetch=True)
         stages["llir"] = compiler.llir
         stages["asm"] = compiler.asm
         stages["obj"] = compiler.obj

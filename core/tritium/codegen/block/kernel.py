@@ -45,7 +45,7 @@ from .gather import Gathers
 from .hooks import BlockHooks
 from .map_elementwise import MapElementwise
 from .reductions import Reductions, unsupported
-from .roots import Group, MaterializeRoot, StoreRoot
+from .roots import Group, MaterializeRoot, PrefetchRoot, StoreRoot
 
 TERMINATORS = frozenset({"scf.yield", "scf.condition", "func.return", "tile.reduce_return"})
 
@@ -142,6 +142,8 @@ class KernelCodegen(ControlFlow, Reductions, Dots, Gathers, DebugOps, BoundsChec
             self.record_virtual(op, results[0], results[0] in keep, operands)
         elif name == "tile.store" and is_tensor(operands[1]):
             self.add_root(StoreRoot(op), operands[1])
+        elif name == "tile.prefetch":
+            self.add_root(PrefetchRoot(op), operands[0])
         elif name == "tile.reduce":
             self.emit_reduce(op)
         elif name == "tile.scan":

@@ -16,6 +16,7 @@ from ...ir import tile
 from ...ir.mlir import ir
 from ...layout import assign_encodings
 from ...passes.decomposed import lower_decomposed
+from ...passes.prefetch import prefetch_stores
 
 
 def encoding(shape: list[int], vector_bits: int) -> ir.Attribute:
@@ -37,11 +38,15 @@ def assign_layouts(module: ir.Module, vector_bits: int) -> ir.Module:
     return assign_encodings(module, lambda t: encoding(list(t.shape), vector_bits))
 
 
-def layout_stage(vector_bits: int):
-    """The ``tile-layout`` stage for ``vector_bits``-wide SIMD (``BlockHooks.vector_bits``)."""
+def layout_stage(vector_bits: int, prefetch: bool = False):
+    """The ``tile-layout`` stage for ``vector_bits``-wide SIMD (``BlockHooks.vector_bits``);
+    ``prefetch``: the lines of each store are prefetched for writing while the program computes
+    (``passes.prefetch``), for a target whose cores wait on such fetches."""
 
     def tile_layout(module: ir.Module, ctx) -> ir.Module:
         """Assign SIMD-chunk layouts (#tile.blocked) to every tensor."""
+        if prefetch:
+            prefetch_stores(module)
         return assign_layouts(module, vector_bits)
 
     return tile_layout

@@ -11,6 +11,7 @@ import dataclasses
 from llvmlite import ir as ll
 
 from ...ir.mlir import ir
+from .. import intrinsics
 from .evaluate import Buffer
 
 
@@ -48,6 +49,27 @@ class StoreRoot:
         ptr = cg.eval(view.ptr, idx, w)
         mask = cg.guard(self.op, view.ptr, ptr, mask, mem, w, idx)
         cg.store_through(ptr, value, mask, mem, w, (view.ptr, idx))
+
+    def finish_row(self, cg, row) -> None:
+        pass
+
+    def finish(self, cg) -> None:
+        pass
+
+
+@dataclasses.dataclass
+class PrefetchRoot:
+    """A ``tile.prefetch``: the first address of each chunk, which on a host with 64-byte lines and
+    512-bit vectors is each line of a contiguous run (``passes.prefetch`` prefetches only those)."""
+
+    op: ir.Operation
+
+    def emit(self, cg, idx, w, chunk_no) -> None:
+        ptr = self.op.operands[0]
+        first = cg.eval(ptr, idx, 1).vec if cg.arithmetic(ptr) else cg.first_lane(ptr, idx, cg.eval(ptr, idx, w))
+        write = ir.IntegerAttr(self.op.attributes["write"]).value
+        rw, locality, data = (ll.Constant(ll.IntType(32), v) for v in (write, 3, 1))  # to L1, data cache
+        intrinsics.call(cg.b, "llvm.prefetch", [first, rw, locality, data], ret=ll.VoidType(), overloads=[first.type])
 
     def finish_row(self, cg, row) -> None:
         pass
