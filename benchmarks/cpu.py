@@ -18,6 +18,7 @@ Prints the CPU, its vector ISA and a table with each goal, and writes JSON (``--
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
 import os
 import platform
@@ -321,6 +322,23 @@ def kernel_goals(kernels: list[dict]) -> tuple[float, list[dict]]:
     return streaming, measures
 
 
+def fresh_pages_for_large_arrays() -> None:
+    """Keep glibc serving every large allocation with freshly mapped pages, as in a new process.
+
+    By default glibc raises its mmap threshold (up to 32 MiB) each time a large block is freed, so
+    after the checks free their float64 temporaries, later arrays of a few MiB come from the heap's
+    already-touched 4 KiB pages instead of fresh pages that numpy asks the kernel to back with huge
+    pages. On the 16-core Xeon that alone made the layer norm measured after the other kernels take
+    1.6x as long as in a fresh process (every implementation's arrays are affected alike, but the
+    result depended on the order of the sections). Setting the threshold fixes it; no-op without
+    glibc."""
+    m_mmap_threshold = -3  # malloc.h
+    try:
+        ctypes.CDLL(None).mallopt(m_mmap_threshold, 128 * 1024)
+    except (AttributeError, OSError):
+        pass
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(HERE / "results" / "cpu.json"), help="where to write the JSON results")
@@ -331,6 +349,7 @@ def main() -> int:
     parser.add_argument("--matmul-size", type=int, default=1024, help="M = N = K of the matmul benchmark")
     args = parser.parse_args()
     os.environ["TRITIUM_TARGET"] = args.target  # the examples launch on the selected target
+    fresh_pages_for_large_arrays()
 
     import tritium
     from numba_kernels import kernels as numba_kernels
