@@ -19,6 +19,7 @@ took 15-20% off both. A prefetch never faults and changes no result.
 from __future__ import annotations
 
 from ..codegen.elementwise import EXPENSIVE
+from ..codegen.types import element_type
 from ..ir import tile
 from ..ir.mlir import ir
 from .axis_info import AxisInfo, analyze, walk
@@ -62,7 +63,7 @@ def _shaped_like(op: ir.Operation, ptr: ir.Value) -> bool:
 
 
 def _floats(op: ir.Operation) -> bool:
-    return isinstance(ir.RankedTensorType(op.results[0].type).element_type, ir.FloatType)
+    return isinstance(element_type(op.results[0].type), ir.FloatType)
 
 
 def _recomputable(value: ir.Value, later: set) -> bool:
@@ -77,9 +78,7 @@ def _recomputable(value: ir.Value, later: set) -> bool:
 
 
 def _integer(value: ir.Value) -> bool:
-    t = value.type
-    element = ir.RankedTensorType(t).element_type if isinstance(t, ir.RankedTensorType) else t
-    return isinstance(element, (ir.IntegerType, ir.IndexType))
+    return isinstance(element_type(value.type), (ir.IntegerType, ir.IndexType))
 
 
 def _recompute(value: ir.Value, later: set, memo: dict, ip: ir.InsertionPoint) -> ir.Value:

@@ -3,9 +3,10 @@
 Scalars stay SSA values. Tensors are computed in chunks of SIMD width (see ``chunks``): ops that
 can be computed chunk by chunk stay *virtual* and are evaluated inside the loops that need them,
 so a run of elementwise ops, loads and stores becomes one loop over chunks with every intermediate
-in registers. Loops are emitted for *roots*: stores, reductions, and the few tensors that must be
-kept in memory (stack buffers allocated in the entry block): those used again after a loop that
-would recompute something costly, those read after a store, and loop-carried values.
+in registers. Loops are emitted for *roots*: stores, prefetches (``passes.prefetch``), reductions,
+and the few tensors that must be kept in memory (stack buffers allocated in the entry block): those
+used again after a loop that would recompute something costly, those read after a store, and
+loop-carried values.
 
 Consecutive roots of one shape share one loop (a *group*); a group is flushed (emitted) before
 anything that must see its results: a consumer of a reduction, a re-indexing op (broadcast,

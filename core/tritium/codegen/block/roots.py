@@ -66,7 +66,7 @@ class PrefetchRoot:
 
     def emit(self, cg, idx, w, chunk_no) -> None:
         ptr = self.op.operands[0]
-        first = cg.eval(ptr, idx, 1).vec if cg.arithmetic(ptr) else cg.first_lane(ptr, idx, cg.eval(ptr, idx, w))
+        first = cg.first_lane(ptr, idx, cg.eval(ptr, idx, w))
         write = ir.IntegerAttr(self.op.attributes["write"]).value
         rw, locality, data = (ll.Constant(ll.IntType(32), v) for v in (write, 3, 1))  # to L1, data cache
         intrinsics.call(cg.b, "llvm.prefetch", [first, rw, locality, data], ret=ll.VoidType(), overloads=[first.type])
