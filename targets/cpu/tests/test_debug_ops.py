@@ -192,6 +192,7 @@ def test_device_assert_stops_the_failing_program(monkeypatch):
             assert_kernel[(4,)](x, y, BLOCK=4, debug=True)
         np.testing.assert_array_equal(y[:4], x[:4] + 1)  # program 0 ran
         np.testing.assert_array_equal(y[4:8], 0)          # program 1 stopped at the assertion
+        np.testing.assert_array_equal(y[8:], 0)           # and the launch with it
 
 
 @pytest.mark.parametrize("how", ["off", "env", "passes"])

@@ -86,3 +86,52 @@ def test_runtime_modules_are_compiled_once_per_host(monkeypatch, tmp_path):
     monkeypatch.setattr(llvm.TargetMachine, "emit_object", lambda *a: pytest.fail("compiled again"))
     engine = _jit(module)
     assert ctypes.CFUNCTYPE(ctypes.c_int32)(engine.get_function_address("answer"))() == 42
+
+
+@tritium.jit
+def count_runs_kernel(runs_ptr):
+    pid = tl.program_id(0) + tl.num_programs(0) * (tl.program_id(1) + tl.num_programs(1) * tl.program_id(2))
+    tl.atomic_add(runs_ptr + pid, 1)
+
+
+@tritium.jit
+def wait_for_the_rest_kernel(done_ptr, saw_ptr, SPIN: tl.constexpr):
+    """Program 0 waits (a bounded while) until every other program of the grid has run."""
+    pid = tl.program_id(0)
+    if pid == 0:
+        i = 0
+        while (tl.atomic_add(done_ptr, 0) < tl.num_programs(0) - 1) & (i < SPIN):
+            i += 1
+        tl.store(saw_ptr, tl.atomic_add(done_ptr, 0))
+    else:
+        tl.atomic_add(done_ptr, 1)
+
+
+def launcher_on(threads: int, kernel, *args, grid, **constants):
+    """``kernel`` compiled for ``args`` and loaded on a pool of ``threads`` threads."""
+    compiled = kernel.warmup(*args, grid=grid, **constants)
+    return CpuDriver(threads=threads).load(compiled.binary, compiled.signature, compiled.metadata)
+
+
+@pytest.mark.parametrize("grid", [(1,), (2,), (3,), (5,), (63,), (64,), (65,), (1000,), (4099,), (5, 3, 2), (1, 7, 9)])
+def test_each_program_runs_once_whatever_the_grid_against_the_threads(monkeypatch, tmp_path, grid):
+    """A grid is cut into one share a thread (``abi``): shares of one program, of none (fewer
+    programs than threads), uneven shares and 3-D grids still run every program exactly once."""
+    monkeypatch.setenv("TRITIUM_TARGET", "cpu")
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
+    runs = np.zeros(int(np.prod(grid)), np.int32)
+    launcher = launcher_on(4, count_runs_kernel, runs, grid=grid)
+    for launch in range(1, 4):
+        launcher((grid + (1, 1))[:3], [runs.ctypes.data])
+        assert (runs == launch).all(), f"programs ran {runs.min()} to {runs.max()} times, want {launch}"
+
+
+def test_a_held_up_thread_has_the_rest_of_its_share_run_by_the_others(monkeypatch, tmp_path):
+    """Program 0 waits for all the others; they include the rest of its thread's share, which the
+    other threads must take over once theirs are spent."""
+    monkeypatch.setenv("TRITIUM_TARGET", "cpu")
+    monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path))
+    done, saw = np.zeros(1, np.int32), np.zeros(1, np.int32)
+    launcher = launcher_on(4, wait_for_the_rest_kernel, done, saw, SPIN=1 << 30, grid=(64,))
+    launcher((64, 1, 1), [done.ctypes.data, saw.ctypes.data])
+    assert saw[0] == 63 and done[0] == 63

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import ctypes
 import threading
+from collections.abc import Callable
 
 from llvmlite import binding as llvm
 from tritium.errors import DeviceAssertionError
 from tritium.codegen.block.hooks import ASSERT_SYMBOL, PRINT_SYMBOL
 from tritium.runtime import debug_output
 
-from . import abi
 
 
 #: ``print(prefix, type, shape, values, hex, operand, count, x, y, z)``: the elements at ``values``
@@ -40,8 +40,8 @@ class LaunchState(threading.local):
     def __init__(self) -> None:
         self.reset(None)
 
-    def reset(self, counter: ctypes.c_int32 | None) -> None:
-        self.counter = counter  # the grid's program counter: set past the end to stop the launch
+    def reset(self, stop: Callable[[], None] | None) -> None:
+        self.stop = stop  # stops the launch after the programs in flight
         self.failure: DeviceAssertionError | None = None
         self.error: BaseException | None = None  # a bug in a callback, re-raised after the launch
 
@@ -65,8 +65,8 @@ def _assert(kernel: bytes, file: bytes, line: int, message: bytes, shape: bytes,
         if STATE.failure is None:
             STATE.failure = debug_output.call_assertion(kernel.decode(), file.decode(), line, message.decode(),
                                                         shape.decode(), (x, y, z), index)
-        if STATE.counter is not None:
-            ctypes.c_uint32.from_address(ctypes.addressof(STATE.counter)).value = abi.STOP  # stop the grid
+        if STATE.stop is not None:
+            STATE.stop()
     except BaseException as e:  # noqa: BLE001
         STATE.error = STATE.error or e
 

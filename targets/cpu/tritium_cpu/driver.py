@@ -1,10 +1,10 @@
 """The CPU driver: JIT-load kernel objects in process and run grids on a persistent thread pool.
 
 No C compiler is needed at run time: LLVM's MCJIT (through llvmlite) links the relocatable object
-into this process. A launch packs the arguments into a preallocated buffer, resets the program
-counter and calls the kernel's ``_grid`` entry on up to ``os.cpu_count()`` threads (the calling
-thread included); ctypes releases the GIL for the duration of each call, and the threads share
-the grid's programs dynamically (see ``abi``). The calling thread comes back to Python every
+into this process. A launch packs the arguments into a preallocated buffer and calls the kernel's
+``_grid`` entry on up to ``os.cpu_count()`` threads (the calling thread included); ctypes releases
+the GIL for the duration of each call, and each thread runs its share of the grid's programs, then
+helps with the others' (see ``abi``). The calling thread comes back to Python every
 ``SLICE_S`` seconds of a long launch, so Ctrl-C (any signal handler) runs: a ``KeyboardInterrupt``
 stops the grid after the batches in flight and propagates. Ctrl-C also stops the programs in flight
 at their next loop iteration, and a memory fault names the kernel (``signals``).
@@ -33,8 +33,8 @@ from . import abi, debug_callbacks, signals
 from .compiler import host_triple_and_layout, new_host_target_machine
 
 _RUN_AND_WAIT = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64)
-_HELPER = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
-_RELEASE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int32)
+_LAUNCH = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
+_HELPER = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int64)
 
 
 class Job(ctypes.Structure):
@@ -43,7 +43,7 @@ class Job(ctypes.Structure):
     _fields_ = [(name, ctypes.c_int32 if ty == "i32" else ctypes.c_void_p) for name, ty in abi.JOB_FIELDS]
 
 
-CLAIMS_PER_THREAD = 16  # programs are claimed in batches: few fences, still balanced
+CLAIMS_PER_THREAD = 16  # a share is claimed in batches: few fences, still balanced
 WORKER_STACK_BYTES = 64 << 20  # kernels keep their tiles on the stack
 SLICE_S = 0.05  # the launching thread checks for signals this often during a long launch
 _SLICE_NS = int(SLICE_S * 1e9)
@@ -86,6 +86,12 @@ def _signals() -> signals.Signals:
     return signals.install(_jit(signals.handlers_ir(*host_triple_and_layout())))
 
 
+def _lines(count: int) -> tuple[ctypes.Array, int]:
+    """A buffer of ``count`` cache lines (at least one), and the address of the first."""
+    buffer = ctypes.create_string_buffer(abi.LINE_BYTES * (max(1, count) + 1))
+    return buffer, -(-ctypes.addressof(buffer) // abi.LINE_BYTES) * abi.LINE_BYTES
+
+
 def grow_main_stack(size: int) -> None:
     """Let the main thread's stack grow to ``size`` bytes, as the helpers' do: the launching thread
     runs programs too, and kernels keep their tiles on the stack (a block at Triton's limit of 2**20
@@ -121,53 +127,56 @@ class WorkerPool:
         futex = abi.FUTEX_SYSCALLS.get(machine) if platform.system() == "Linux" else None
         self._engine = _jit(abi.trampolines_ir(machine in ("x86_64", "amd64", "i686"), time.CLOCK_MONOTONIC, futex))
         self._run_and_wait = _RUN_AND_WAIT(self._engine.get_function_address("tritium_cpu_run_and_wait"))
-        self._release = _RELEASE(self._engine.get_function_address("tritium_cpu_release"))
+        self._launch = _LAUNCH(self._engine.get_function_address("tritium_cpu_launch"))
         self._pending = ctypes.c_int32(0)
         self._pending_address = ctypes.addressof(self._pending)
         self._state = ctypes.c_int64(0)  # the launching thread's place in its batch (two i32)
         self._state_address = ctypes.addressof(self._state)
         self._current = ctypes.c_void_p(0)  # the job the helpers run
-        self._slots = ctypes.create_string_buffer(abi.HELPER_SLOT_BYTES * (self.size - 1) + abi.HELPER_SLOT_BYTES)
-        self._slots_address = -(-ctypes.addressof(self._slots) // abi.HELPER_SLOT_BYTES) * abi.HELPER_SLOT_BYTES
+        self._current_address = ctypes.addressof(self._current)
+        self._slots, self._slots_address = _lines(self.size - 1)
+        self._shares, self._shares_address = _lines(self.size)
         helper = _HELPER(self._engine.get_function_address("tritium_cpu_helper"))
-        current, spin = ctypes.addressof(self._current), int(HELPER_SPIN_S * 1e9)
+        current, spin = self._current_address, int(HELPER_SPIN_S * 1e9)
         grow_main_stack(WORKER_STACK_BYTES)
         previous = threading.stack_size(WORKER_STACK_BYTES)
         try:
             for i in range(self.size - 1):
-                slot = self._slots_address + i * abi.HELPER_SLOT_BYTES
-                threading.Thread(target=helper, args=(current, slot, spin), daemon=True, name="tritium-cpu").start()
+                slot = self._slots_address + i * abi.LINE_BYTES
+                threading.Thread(target=helper, args=(current, slot, i, spin), daemon=True, name="tritium-cpu").start()
         finally:
             threading.stack_size(previous)
 
-    def job(self, entry: int, args_address: int, counter_address: int, name_address: int) -> Job:
+    def job(self, entry: int, args_address: int, name_address: int) -> Job:
         """A kernel's ``Job`` on this pool: the ``_grid`` function at ``entry`` (see ``abi``), its
-        packed arguments, program counter and name (a C string)."""
-        return Job(grid=entry, args=args_address, counter=counter_address, pending=self._pending_address,
+        packed arguments and name (a C string)."""
+        return Job(grid=entry, args=args_address, shares=self._shares_address, pending=self._pending_address,
                    state=self._state_address, kernel=name_address)
 
-    def run(self, job: Job, job_address: int, threads: int) -> None:
-        """Run ``job`` (whose grid and batch are set; ``job_address`` is its address) on ``threads``
-        threads, this one included, and return when all are done; an exception here (Ctrl-C) stops
-        the grid, and so does Ctrl-C in a long program (``KeyboardInterrupt``, also where Python's
-        handler does not raise: the programs did not finish)."""
-        helpers = min(threads, self.size) - 1
+    def run(self, job: Job, job_address: int) -> None:
+        """Run ``job`` (whose grid, threads, at most this pool's size, and batch are set;
+        ``job_address`` is its address) on its threads, this one included, and return when all are
+        done; an exception here (Ctrl-C) stops the grid, and so does Ctrl-C in a long program
+        (``KeyboardInterrupt``, also where Python's handler does not raise: the programs did not
+        finish)."""
         self._state.value = 0
         self._interrupt.value = 0  # a Ctrl-C before this launch was Python's to handle
-        if helpers:  # else ``pending`` is zero, as every launch leaves it
-            self._pending.value = helpers
-            self._current.value = job_address
-            self._release(self._slots_address, helpers)
         try:
-            while (status := self._run_and_wait(job_address, _SLICE_NS)) == 1:
-                pass  # back in the interpreter: pending signal handlers run here
+            status = self._launch(job_address, self._slots_address, self._current_address, _SLICE_NS)
+            while status == 1:  # back in the interpreter: pending signal handlers run here
+                status = self._run_and_wait(job_address, _SLICE_NS)
         except BaseException:
-            ctypes.c_uint32.from_address(job.counter).value = abi.STOP
+            self.stop()
             while self._run_and_wait(job_address, _SLICE_NS) == 1:
                 pass  # the other threads finish the batches they hold
             raise
         if status == abi.INTERRUPTED:
             raise KeyboardInterrupt("Ctrl-C stopped the cpu kernel's programs before they finished")
+
+    def stop(self) -> None:
+        """Make every thread of the running launch return after its current program."""
+        for i in range(self.size):
+            ctypes.c_uint32.from_address(self._shares_address + i * abi.LINE_BYTES).value = abi.STOP
 
     @property
     def lock(self) -> threading.Lock:
@@ -197,12 +206,11 @@ class CpuLauncher:
         self._debug_area = len(signature.arg_types) * abi.SLOT_BYTES
         size = self._debug_area + (debug_area.debug_area_bytes(len(signature.arg_types)) if debug_sites is not None else 0)
         self._args = ctypes.create_string_buffer(max(8, size))
-        self._counter = ctypes.c_int32(0)
         self._name = ctypes.create_string_buffer(signature.name.encode())
         self._name_address = ctypes.addressof(self._name)
-        self._args_address, self._counter_address = ctypes.addressof(self._args), ctypes.addressof(self._counter)
+        self._args_address = ctypes.addressof(self._args)
         self._pool = pool
-        self._job = pool.job(address, self._args_address, self._counter_address, self._name_address)
+        self._job = pool.job(address, self._args_address, self._name_address)
         self._job_address = ctypes.addressof(self._job)
 
     def __call__(self, grid: tuple[int, int, int], args: Sequence[Any]) -> None:
@@ -218,16 +226,15 @@ class CpuLauncher:
                 args[i] = bf16_bits(args[i])
         with self._pool.lock:
             self._pack(self._args, 0, *args)
-            self._counter.value = 0
             threads = 1 if self._serial else min(total, self._pool.size)
             batch = 1 if self._serial else max(1, total // (threads * CLAIMS_PER_THREAD))
             if self._sites is not None:
                 debug_area.pack_spans(self._args, self._debug_area, args, self._signature.arg_types)
             if self._serial:
-                debug_callbacks.STATE.reset(self._counter)
+                debug_callbacks.STATE.reset(self._pool.stop)
             job = self._job
-            job.nx, job.ny, job.nz, job.batch = nx, ny, nz, batch
-            self._pool.run(job, self._job_address, threads)
+            job.nx, job.ny, job.nz, job.threads, job.batch = nx, ny, nz, threads, batch
+            self._pool.run(job, self._job_address)
             if self._serial:
                 debug_callbacks.raise_reported()
             if self._sites is not None:
