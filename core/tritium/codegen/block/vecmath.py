@@ -40,6 +40,8 @@ SHIFTER = 12582912.0 + 127
 #: |x| up to which e**x, and 2**x, are normal floats whose ``n`` (at most 126 in magnitude) fits the
 #: shifter's exponent field
 EXP_SHORT_LIMIT, EXP2_SHORT_LIMIT = 87.3, 126.0
+#: arguments past which e**x, and 2**x, round to 0 or overflow: clamping there keeps n in range
+EXP_CLAMP, EXP2_CLAMP = (-104.0, 89.0), (-151.0, 129.0)
 
 
 class VectorMathHooks(BlockHooks):
@@ -147,8 +149,8 @@ class _Emitter:
 
 
 def _exp(e: _Emitter, x):
-    if e.ldexp is not None:  # e**-104 rounds to 0, e**89 overflows: the clamp keeps n in range
-        xc = e.clamp(x, -104.0, 89.0)
+    if e.ldexp is not None:
+        xc = e.clamp(x, *EXP_CLAMP)
         _, n, r = _exp_reduction(e, xc)
         return e.ldexp(e.b, e.exp_reduced(r), n)
     return e.short_or_full(x, EXP_SHORT_LIMIT, _exp_short, _exp_full)
@@ -168,7 +170,7 @@ def _exp_short(e: _Emitter, x):
 
 def _exp_full(e: _Emitter, x):
     b = e.b
-    xc = e.intrinsic("llvm.minnum", e.intrinsic("llvm.maxnum", x, e.f(-104.0)), e.f(89.0))
+    xc = e.intrinsic("llvm.minnum", e.intrinsic("llvm.maxnum", x, e.f(EXP_CLAMP[0])), e.f(EXP_CLAMP[1]))
     n = e.intrinsic("llvm.roundeven", b.fmul(xc, e.f(LOG2E)))
     r = e.fma(n, e.f(-LN2_HI), xc)
     r = e.fma(n, e.f(-LN2_LO), r)
@@ -176,8 +178,8 @@ def _exp_full(e: _Emitter, x):
 
 
 def _exp2(e: _Emitter, x):
-    if e.ldexp is not None:  # 2**-151 rounds to 0, 2**129 overflows
-        xc = e.clamp(x, -151.0, 129.0)
+    if e.ldexp is not None:
+        xc = e.clamp(x, *EXP2_CLAMP)
         _, n, r = _exp2_reduction(e, xc)
         return e.ldexp(e.b, e.exp_reduced(r), n)
     return e.short_or_full(x, EXP2_SHORT_LIMIT, _exp2_short, _exp2_full)
@@ -198,7 +200,7 @@ def _exp2_short(e: _Emitter, x):
 
 def _exp2_full(e: _Emitter, x):
     b = e.b
-    xc = e.intrinsic("llvm.minnum", e.intrinsic("llvm.maxnum", x, e.f(-151.0)), e.f(129.0))
+    xc = e.intrinsic("llvm.minnum", e.intrinsic("llvm.maxnum", x, e.f(EXP2_CLAMP[0])), e.f(EXP2_CLAMP[1]))
     n = e.intrinsic("llvm.roundeven", xc)
     r = b.fmul(b.fsub(xc, n), e.f(0.693147180559945309))
     return e.keep_nan(x, e.exp_of_reduced(r, n))
