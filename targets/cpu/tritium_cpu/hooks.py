@@ -27,9 +27,15 @@ _CURRENT_ROUNDING = 4
 
 
 @functools.cache
+def host_features() -> dict[str, bool]:
+    """The host CPU's features as LLVM reports them (a call of over 100 us, so asked once)."""
+    return dict(llvm.get_host_cpu_features())
+
+
+@functools.cache
 def host_vector_bits() -> int:
     """Width of the host's widest SIMD registers that LLVM will use: 512, 256 or 128 bits."""
-    features = llvm.get_host_cpu_features()
+    features = host_features()
     if features.get("avx512f"):
         return 512
     if features.get("avx2"):
@@ -52,7 +58,7 @@ class CpuHooks(VectorMathHooks):
         """``vscalefps`` on an AVX-512 host, for f32 vectors of 16 lanes (8 and 4 with AVX512VL)."""
         if not (isinstance(ty, ll.VectorType) and isinstance(ty.element, ll.FloatType) and ty.count in _SCALEF):
             return None
-        features = llvm.get_host_cpu_features()
+        features = host_features()
         if not features.get("avx512f") or (ty.count < 16 and not features.get("avx512vl")):
             return None
         name, mask, rounding = _SCALEF[ty.count]
