@@ -61,10 +61,33 @@ def chunk_loops(text: str) -> list[str]:
 
 def test_a_last_axis_reduction_runs_in_the_loop_that_computes_its_source():
     """softmax: the load and the max in one loop, exp and the sum in a second, the quotient and
-    the store in a third (five loops when each reduction ran alone)."""
+    the store in a third (five loops when each reduction ran alone). The first and the third test
+    the bounds mask, so each comes twice: for a row inside it, and for one that is not."""
     text = _llir(softmax1d, {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32"}, {"BLOCK": 256},
                  OneProgramHooks(1))
-    assert chunk_loops(text) == ["chunk", "chunk.1", "chunk.2"], text
+    assert chunk_loops(text) == ["chunk"] + [f"chunk.{k}" for k in range(1, 5)], text
+    assert len(re.findall(r"^row\.bulk(?:\.\d+)?:", text, re.M)) == 2, text
+
+
+def loop_bodies(text: str) -> dict[str, str]:
+    """Each chunk loop's text, from its header to its end block (``chunk.end``, ``chunk.end.1``, ...)."""
+    def end(name: str) -> str:
+        return "chunk.end" + name[len("chunk"):]
+    return {name: re.search(rf"^{re.escape(name)}:\n(.*?)^{re.escape(end(name))}:", text, re.M | re.S).group(1)
+            for name in chunk_loops(text)}
+
+
+def test_a_row_inside_its_bounds_mask_runs_loops_without_a_test_a_chunk():
+    """The bounds masks of a row's loop are tested once at the row's start (a contiguous range
+    against one bound: both ends); where they hold, a second version of the loop runs with plain
+    loads and stores and no per-chunk test, else the general one (a masked tail)."""
+    text = _llir(softmax1d, {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32"}, {"BLOCK": 256},
+                 OneProgramHooks(1))
+    bodies = loop_bodies(text)
+    general, bulk = [bodies[name] for name in ("chunk", "chunk.3")], [bodies[name] for name in ("chunk.1", "chunk.4")]
+    assert "llvm.masked.load" in general[0] and "llvm.masked.store" in general[1], text
+    for body in bulk:
+        assert "llvm.masked" not in body and "icmp slt" not in body, body
 
 
 def test_a_reduction_accumulates_in_four_chains():

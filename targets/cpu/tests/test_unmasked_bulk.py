@@ -117,3 +117,31 @@ def test_2d_bounds_mask(m, n):
     grid = (max(1, -(-m // bm)), max(1, -(-n // bn)))
     add_2d_kernel[grid](x, y, out, m, n, BM=bm, BN=bn)
     np.testing.assert_array_equal(out, (x.astype(np.float64) + y).astype(np.float32))
+
+
+@tritium.jit
+def row_mask_kernel(x_ptr, out_ptr, N, B: tl.constexpr, FLIPPED: tl.constexpr):
+    """Rows of ``x`` (B x B) copied under the bounds mask ``cols < N - rows``: a row is inside it or
+    not by one test at its start, or, flipped upside down, each row is read under another's."""
+    rows = tl.arange(0, B)[:, None]
+    cols = tl.arange(0, B)[None, :]
+    inside = (cols + rows * 0) < N - rows
+    if FLIPPED:
+        inside = tl.flip(inside, 0)
+    offs = rows * B + cols
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=inside, other=-3.0) * 2.0)
+
+
+@pytest.mark.parametrize("flipped", [False, True])
+@pytest.mark.parametrize("n", [0, 5, 31, 32, 40, 70])
+def test_a_row_tested_once_at_its_start_matches_numpy(n, flipped):
+    """The loop over a row's chunks comes in two versions, one for a row inside its bounds masks
+    (no test a chunk), chosen by one test at the row's start; a mask read at another row than the
+    loop's (flipped) is not taken for the loop's row."""
+    b = 32
+    x = rng.random((b, b), dtype=np.float32)
+    out = np.zeros((b, b), np.float32)
+    row_mask_kernel[(1,)](x, out, n, B=b, FLIPPED=flipped)
+    cols, rows = np.meshgrid(np.arange(b), np.arange(b))
+    inside = cols < n - (b - 1 - rows if flipped else rows)
+    np.testing.assert_array_equal(out, np.where(inside, x.astype(np.float64) * 2.0, -6.0).astype(np.float32))

@@ -15,6 +15,7 @@ computed as scalar code where it takes arithmetic only (``first_lane``).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any, Sequence
 
 from llvmlite import ir as ll
@@ -61,6 +62,29 @@ def is_tensor(v: ir.Value) -> bool:
     return isinstance(v.type, ir.RankedTensorType)
 
 
+class RowBounds:
+    """The bounds compares a row's loop over chunks evaluates (``ChunkEvaluator.row_bounds``), and
+    which of them one test at the row's start decides: a compare of the loop's own shape, always
+    evaluated in the loop's row (``lead``), of a range contiguous along the whole row with a bound
+    constant along it, both computed by arithmetic alone. It then holds on every lane of the row
+    exactly when it holds at the row's two ends."""
+
+    def __init__(self, shape: tuple[int, ...], lead: tuple[Index, ...]):
+        self.shape, self.lead = shape, tuple(lead)
+        self.found: dict[ir.Value, tuple[ir.Value, ir.Value, tuple[str, str]]] = {}
+        self.mixed: set[ir.Value] = set()  # compares also evaluated where one test cannot decide them
+
+    def record(self, result: ir.Value, ranged: ir.Value, bound: ir.Value, predicate: tuple[str, str],
+               idx: Sequence[Index], whole_row: bool) -> None:
+        if whole_row and tuple(shape_of(result)) == self.shape and index_key(idx[:-1]) == index_key(self.lead):
+            self.found[result] = (ranged, bound, predicate)
+        else:
+            self.mixed.add(result)
+
+    def decided(self) -> dict[ir.Value, tuple[ir.Value, ir.Value, tuple[str, str]]]:
+        return {r: found for r, found in self.found.items() if r not in self.mixed}
+
+
 class ChunkEvaluator:
     """Evaluates tensors chunk by chunk; subclassed by the kernel code generator."""
 
@@ -73,6 +97,10 @@ class ChunkEvaluator:
     def __init__(self) -> None:
         self._memo: list[dict] = [{}]
         self._arithmetic: dict[ir.Value, bool] = {}
+        #: compares known to hold on every lane where the loop being emitted runs (``in_bounds``)
+        self.held: frozenset[ir.Value] = frozenset()
+        #: while not None, the bounds compares the loop being emitted evaluates (``RowBounds``)
+        self.row_bounds: RowBounds | None = None
 
     # -- scopes ----------------------------------------------------------------------------------
     def push_scope(self) -> None:
@@ -95,6 +123,8 @@ class ChunkEvaluator:
                 return hit
         if isinstance(entry, Buffer):
             chunk = self.load_buffer(entry, v, idx, w)
+        elif v in self.held:
+            chunk = uniform_chunk(self.b, ll.Constant(ll.IntType(1), 1), w)
         else:
             op = v.owner
             name = op.name
@@ -117,6 +147,8 @@ class ChunkEvaluator:
         chunk = Chunk(elementwise.emit(self.b, name, vals, vector_of(elem, w), attrs, self.hooks), w)
         if name == "arith.cmpi":
             chunk.all_on = self._range_compare_all_on(op, ins, idx, w)
+            if self.row_bounds is not None and chunk.all_on is None:
+                self.row_bounds.mixed.add(op.results[0])
         elif name == "arith.andi" and elem == ll.IntType(1):
             both = [c.all_on if c.all_on is not None else c.uniform for c in ins]
             if None not in both:
@@ -139,15 +171,42 @@ class ChunkEvaluator:
             return None
         if ins[1].uniform is None:  # a bound that differs by lane (fuzz seed 1016: a boolean < a range)
             return None
+        if self.row_bounds is not None:
+            self.row_bounds.record(op.results[0], operands[0], operands[1], predicate, idx,
+                                   self._decided_per_row(operands[0], operands[1]))
+        return self._run_holds(predicate, self.first_lane(operands[0], idx, ins[0]), w, ins[1].uniform)
+
+    def _decided_per_row(self, ranged: ir.Value, bound: ir.Value) -> bool:
+        """Whether ``ranged`` is one contiguous run and ``bound`` one value along the whole last axis,
+        both computed by arithmetic alone, so that a compare of them holds on a whole row exactly
+        when it holds at the row's two ends."""
+        length = shape_of(ranged)[-1]
+        bound_info = self.axis.get(bound) if is_tensor(bound) else None
+        return contiguous_run(self.axis[ranged], -1, length) and self.arithmetic(ranged) and \
+            self.arithmetic(bound) and (not is_tensor(bound) or (bound_info is not None and
+                                                                   constant_run(bound_info, -1, length)))
+
+    def row_in_bounds(self, row_bounds: RowBounds, w: int) -> ll.Value | None:
+        """One ``i1`` that holds when every compare ``row_bounds`` decides holds on every lane of its
+        row; None when there is none, or a bound is not one scalar there."""
+        held = []
+        for ranged, bound, predicate in row_bounds.decided().values():
+            idx = row_bounds.lead + (0,)
+            first_chunk, bound_chunk = self.eval(ranged, idx, w), self.eval(bound, idx, w)
+            if bound_chunk.uniform is None:
+                return None
+            first = self.first_lane(ranged, idx, first_chunk)
+            held.append(self._run_holds(predicate, first, shape_of(ranged)[-1], bound_chunk.uniform))
+        return functools.reduce(self.b.and_, held) if held else None
+
+    def _run_holds(self, predicate: tuple[str, str], first: ll.Value, length: int, bound: ll.Value) -> ll.Value:
+        """``first + k  <predicate>  bound`` for every k below ``length``: both ends hold and the run
+        does not wrap."""
         b = self.b
-        first, bound = self.first_lane(operands[0], idx, ins[0]), ins[1].uniform
-        last = b.add(first, ll.Constant(first.type, w - 1))
-        ends = b.and_(b.icmp_signed(predicate[1], first, bound) if predicate[0] == "s" else
-                      b.icmp_unsigned(predicate[1], first, bound),
-                      b.icmp_signed(predicate[1], last, bound) if predicate[0] == "s" else
-                      b.icmp_unsigned(predicate[1], last, bound))
-        ordered = b.icmp_signed("<=", first, last) if predicate[0] == "s" else b.icmp_unsigned("<=", first, last)
-        return b.and_(ends, ordered)
+        last = b.add(first, ll.Constant(first.type, length - 1))
+        compare = b.icmp_signed if predicate[0] == "s" else b.icmp_unsigned
+        ends = b.and_(compare(predicate[1], first, bound), compare(predicate[1], last, bound))
+        return b.and_(ends, compare("<=", first, last))
 
     def _constant(self, op, idx, w):
         attr = ir.DenseElementsAttr(op.attributes["value"])

@@ -20,7 +20,7 @@ accesses race.
 from __future__ import annotations
 
 import math as pymath
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 from llvmlite import ir as ll
@@ -40,7 +40,7 @@ from .chunks import I32, Index, counted_loop, mul, unflatten
 from .control_flow import ControlFlow
 from .debug import DebugOps
 from .dot import Dots
-from .evaluate import (BUFFER_ALIGN, CHUNK_OPS, HEAVY_OPS, REINDEXING_OPS, VIRTUAL, Buffer, ChunkEvaluator,
+from .evaluate import (BUFFER_ALIGN, CHUNK_OPS, HEAVY_OPS, REINDEXING_OPS, VIRTUAL, Buffer, ChunkEvaluator, RowBounds,
                        check_chunk_width, cpu_type, is_tensor, scalar_constant, shape_of)
 from .gather import Gathers
 from .hooks import BlockHooks
@@ -260,7 +260,11 @@ class KernelCodegen(ControlFlow, Reductions, Dots, Gathers, DebugOps, BoundsChec
                     root.emit(self, idx, w, c)
                 self.pop_scope()
 
-            counted_loop(self.b, group.shape[-1] // w, chunk_body)
+            chunks = group.shape[-1] // w
+            if chunks == 1 or self.debug_area is not None:  # debug mode records each access site once
+                counted_loop(self.b, chunks, chunk_body)
+            else:
+                self.versioned_loop(group.shape, lead_idx, w, lambda: counted_loop(self.b, chunks, chunk_body))
             for root in group.roots:
                 root.finish_row(self, row)
 
@@ -268,6 +272,41 @@ class KernelCodegen(ControlFlow, Reductions, Dots, Gathers, DebugOps, BoundsChec
         self.pop_scope()
         for root in group.roots:
             root.finish(self)
+
+
+    def versioned_loop(self, shape: tuple[int, ...], lead_idx: tuple, w: int, loop: Callable[[], None]) -> None:
+        """Emit ``loop`` (a row's loop over chunks) twice when the bounds masks it tests chunk by
+        chunk (``row_bounds``) hold on the whole row or not at all by one test: a version where they
+        are known to hold, with plain loads and stores and no test a chunk, taken when one test at
+        the row's start says so, and the general one. A row kernel over a row that fits its block
+        (the usual case) runs the first."""
+        b = self.b
+        before = b.block
+        general, after = b.append_basic_block("row.general"), b.append_basic_block("row.after")
+        b.position_at_end(general)
+        self.row_bounds = bounds = RowBounds(shape, lead_idx)
+        self.push_scope()
+        loop()
+        self.pop_scope()
+        self.row_bounds = None
+        b.branch(after)
+        b.position_at_end(before)
+        self.push_scope()
+        held = self.row_in_bounds(bounds, w)
+        self.pop_scope()
+        if held is None:
+            b.branch(general)
+        else:
+            bulk = b.append_basic_block("row.bulk")
+            b.cbranch(held, bulk, general)
+            b.position_at_end(bulk)
+            self.held = frozenset(bounds.decided())
+            self.push_scope()
+            loop()
+            self.pop_scope()
+            self.held = frozenset()
+            b.branch(after)
+        b.position_at_end(after)
 
 
 def plan_buffers(block: ir.Block, axis: dict[ir.Value, AxisInfo]) -> tuple[set[ir.Value], set[ir.Value]]:
