@@ -63,7 +63,7 @@ def dumped(monkeypatch, tmp_path):
 def edited(dumped, stage: str) -> str:
     old, new = EDITS[stage]
     text = (dumped / FILES[stage]).read_text()
-    assert text.count(old) == 1, f"the {stage} dump no longer holds {old!r} once"
+    assert text.count(old) >= 1, f"the {stage} dump no longer holds {old!r}"  # in llir, once a loop version
     return text.replace(old, new)
 
 

@@ -7,6 +7,7 @@ kinds, so no target edits IR text afterwards."""
 
 from __future__ import annotations
 
+from llvmlite import ir as ll
 from llvmlite.ir.values import FunctionAttributes
 
 
@@ -22,3 +23,12 @@ class StringAttributes(FunctionAttributes):
 
     def _to_list(self, ret_type):
         return super()._to_list(ret_type) + [f'"{k}"="{v}"' for k, v in self.strings.items()]
+
+
+def add_strings(fn: ll.Function, strings: dict[str, str]) -> None:
+    """Give ``fn`` the string attributes ``strings`` besides those it has, keyword ones included."""
+    old = fn.attributes
+    attrs = StringAttributes({**getattr(old, "strings", {}), **strings})
+    for name in old:
+        attrs.add(name)
+    fn.attributes = attrs

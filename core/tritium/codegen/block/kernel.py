@@ -33,6 +33,7 @@ from ...ir.mlir import ir
 from ...language.elementwise_fns import unsupported_message
 from ...passes.axis_info import AxisInfo, analyze
 from .. import elementwise
+from ..attributes import add_strings
 from ..types import memory_type
 from .atomics import ATOMIC_OPS, Atomics
 from .bounds import BoundsChecks, sites_constant
@@ -95,7 +96,8 @@ class KernelCodegen(ControlFlow, Reductions, Dots, Gathers, DebugOps, BoundsChec
         self.flush()
         self.b.ret_void()
         self.allocas.branch(start)
-        self.hooks.entry(self.module, fn, len(params), self.debug)
+        for function in (fn, self.hooks.entry(self.module, fn, len(params), self.debug)):
+            add_strings(function, KEEP_LOOPS)
         if self.debug:
             sites_constant(self.module, name, self.sites)
         return fn
@@ -307,6 +309,12 @@ class KernelCodegen(ControlFlow, Reductions, Dots, Gathers, DebugOps, BoundsChec
             self.held = frozenset()
             b.branch(after)
         b.position_at_end(after)
+
+
+#: LLVM may not turn a loop that copies or fills a buffer into a ``memcpy`` or ``memset`` call: a
+#: row's loop that copies it into a buffer also computes from it (a softmax's load and max), and a
+#: call would take the copy out of the loop into a second pass over the row
+KEEP_LOOPS = {"no-builtin-memcpy": "", "no-builtin-memset": ""}
 
 
 def plan_buffers(block: ir.Block, axis: dict[ir.Value, AxisInfo]) -> tuple[set[ir.Value], set[ir.Value]]:
