@@ -13,7 +13,7 @@ from llvmlite import binding as llvm
 import tritium
 import tritium.language as tl
 from tritium.passes.llvm_worker import OPT_LEVEL, optimize
-from tritium_conformance.kernels import add_kernel
+from tritium_conformance.kernels import add_kernel, softmax_kernel
 
 BLOCK = 1024
 X86 = platform.machine().lower() in ("x86_64", "amd64")
@@ -147,18 +147,11 @@ def test_a_row_tested_once_at_its_start_matches_numpy(n, flipped):
     np.testing.assert_array_equal(out, np.where(inside, x.astype(np.float64) * 2.0, -6.0).astype(np.float32))
 
 
-@tritium.jit
-def softmax_row_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.arange(0, BLOCK)
-    x = tl.load(x_ptr + tl.program_id(0) * n + offs, mask=offs < n, other=-float("inf"))
-    e = tl.exp(x - tl.max(x, axis=0))
-    tl.store(y_ptr + tl.program_id(0) * n + offs, e / tl.sum(e, axis=0), mask=offs < n)
-
-
 def test_a_row_copied_into_a_buffer_stays_in_its_loop(tmp_path, monkeypatch):
     """A softmax copies its row into a buffer in the loop that also takes the row's max. Where that
     loop has no per-chunk test (the row inside its mask), LLVM would make the copy a ``memcpy``
     call, a second pass over the row; the kernels forbid it (``KEEP_LOOPS``)."""
     monkeypatch.setenv("TRITIUM_CACHE_DIR", str(tmp_path / "cache"))
-    k = tritium.compile(softmax_row_kernel, signature="*fp32, *fp32, i32", constants={"BLOCK": BLOCK}, target="cpu")
+    k = tritium.compile(softmax_kernel, signature="*fp32, *fp32, i32, i32, i32, i32", constants={"BLOCK": BLOCK},
+                        target="cpu")
     assert "memcpy" not in k.asm["asm"] and "memset" not in k.asm["asm"]
