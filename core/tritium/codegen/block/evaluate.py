@@ -97,7 +97,7 @@ class ChunkEvaluator:
     def __init__(self) -> None:
         self._memo: list[dict] = [{}]
         self._arithmetic: dict[ir.Value, bool] = {}
-        #: compares known to hold on every lane where the loop being emitted runs (``in_bounds``)
+        #: compares known to hold on every lane where the loop being emitted runs (``versioned_loop``)
         self.held: frozenset[ir.Value] = frozenset()
         #: while not None, the bounds compares the loop being emitted evaluates (``RowBounds``)
         self.row_bounds: RowBounds | None = None
@@ -189,9 +189,8 @@ class ChunkEvaluator:
     def row_in_bounds(self, row_bounds: RowBounds, w: int) -> ll.Value | None:
         """One ``i1`` that holds when every compare ``row_bounds`` decides holds on every lane of its
         row; None when there is none, or a bound is not one scalar there."""
-        held = []
+        held, idx = [], row_bounds.lead + (0,)
         for ranged, bound, predicate in row_bounds.decided().values():
-            idx = row_bounds.lead + (0,)
             first_chunk, bound_chunk = self.eval(ranged, idx, w), self.eval(bound, idx, w)
             if bound_chunk.uniform is None:
                 return None

@@ -275,7 +275,6 @@ class KernelCodegen(ControlFlow, Reductions, Dots, Gathers, DebugOps, BoundsChec
         for root in group.roots:
             root.finish(self)
 
-
     def versioned_loop(self, shape: tuple[int, ...], lead_idx: tuple, w: int, loop: Callable[[], None]) -> None:
         """Emit ``loop`` (a row's loop over chunks) twice when the bounds masks it tests chunk by
         chunk (``row_bounds``) hold on the whole row or not at all by one test: a version where they
