@@ -111,6 +111,26 @@ def test_exp_and_exp2_within_one_ulp_to_the_ends_of_their_range(compile_ir, exp_
     np.testing.assert_array_equal(y[special], expect32[special])
 
 
+@pytest.mark.parametrize("block", [4, 8])
+@pytest.mark.parametrize("fn,ref", [("math.exp", np.exp), ("math.exp2", np.exp2)])
+def test_exp_of_narrow_blocks_within_one_ulp(compile_ir, exp_scaling, fn, ref, block):
+    """A block of 4 or 8 floats is one 128- or 256-bit chunk: the one-instruction scale is then
+    AVX512VL's narrower ``vscalefps``."""
+    k = compile_ir(UNARY.replace("256", str(block)).replace("FN", fn), *UNARY_SIG)
+    assert ("scalef.ps" in k.outputs["llir"]) == (exp_scaling == "one-instruction-scale")
+    x = np.concatenate([np.arange(-160.0, 140.0, 0.37), SPECIALS]).astype(np.float32)
+    y = np.zeros_like(x)
+    k(((x.size + block - 1) // block, 1, 1), x, y, x.size)
+    with np.errstate(all="ignore"):
+        expect = ref(x.astype(np.float64))
+        expect32 = expect.astype(np.float32)
+    normal = np.isfinite(expect32) & (expect >= 2.0**-126)
+    assert ulps(y[normal], expect[normal]).max() <= 1.0
+    denormal = expect < 2.0**-126
+    np.testing.assert_allclose(y[denormal], expect[denormal], rtol=0, atol=2.0**-149)
+    np.testing.assert_array_equal(y[~(normal | denormal)], expect32[~(normal | denormal)])
+
+
 def test_exp_scales_in_one_instruction_where_the_host_has_one(compile_ir, exp_scaling):
     k = compile_ir(UNARY.replace("FN", "math.exp"), *UNARY_SIG)
     llir = k.outputs["llir"]

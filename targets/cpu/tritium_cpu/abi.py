@@ -37,7 +37,8 @@ STOP = 1 << 31  # a share's next program past any grid (grids have fewer than 2*
 LINE_BYTES = 64  # a cache line: what threads write often is padded to one
 #: one thread's share of a grid: the next program to claim, the end of the share, padding to a
 #: cache line so that threads claiming from their own shares do not share one
-SHARE = "{i32, i32, [56 x i8]}"
+SHARE_TYPE = ll.LiteralStructType([I32, I32, ll.ArrayType(ll.IntType(8), LINE_BYTES - 8)])
+SHARE = str(SHARE_TYPE)
 INTERRUPTED = 2  # what ``tritium_cpu_run_and_wait`` returns when the interrupt flag stopped the launch
 
 #: struct format of one scalar argument, by Triton type name
@@ -84,10 +85,8 @@ def emit_grid_entry(module: ll.Module, body: ll.Function, n_args: int, debug: bo
             args.append(b.load(slot, typ=t))
     if debug:
         args.append(b.gep(args_ptr, [ll.Constant(ll.IntType(64), n_args * SLOT_BYTES)], source_etype=ll.IntType(8)))
-    share_type = ll.LiteralStructType([I32, I32, ll.ArrayType(ll.IntType(8), LINE_BYTES - 8)])
-
     def field(share: ll.Value, k: int) -> ll.Value:
-        return b.gep(shares, [share, ll.Constant(I32, k)], source_etype=share_type)
+        return b.gep(shares, [share, ll.Constant(I32, k)], source_etype=SHARE_TYPE)
 
     own_next = field(own, 0)
     last_ptr = b.gep(state, [ll.Constant(ll.IntType(64), 4)], source_etype=ll.IntType(8))
@@ -180,7 +179,8 @@ def trampolines_ir(x86: bool, clock_id: int, futex: int | None) -> str:
     ``tritium_cpu_helper(current, slot, index, spin_ns)`` is helper ``index``'s whole life: it waits
     until its slot's ``go`` count differs from the launches it ran (from 0, so a launch that comes
     before the thread runs is not missed), runs the grid entry of the job (a ``JOB``) that
-    ``*current`` points to to the end as thread ``index``, decrements ``*pending`` and waits again. It spins for ``spin_ns`` first, so back-to-back launches find it
+    ``*current`` points to to the end as thread ``index``, decrements ``*pending`` and waits again.
+    It spins for ``spin_ns`` first, so back-to-back launches find it
     awake, then sleeps in the kernel (the ``futex`` system call's number; None: it polls every
     50 us). ``tritium_cpu_release(slots, helpers)`` starts the first ``helpers`` helpers, waking
     those asleep; no Python runs on a helper, so a launch takes no helper through the GIL.
